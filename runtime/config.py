@@ -1,0 +1,396 @@
+"""Configuration with Flink's keys, defaults and value syntax, validated with clear errors.
+
+``Configuration`` holds raw settings (``{"execution.checkpointing.interval": "10 s"}``) checked
+against the registry of known options: an unknown key, a deprecated key used together with its
+replacement, or a value of the wrong type is a ``ConfigError`` naming the key, the value and
+what is allowed. ``CheckpointConfig`` is the typed view the runtime uses.
+
+Durations are written as Flink writes them: ``100 ms``, ``10 s``, ``10 min``, ``1 h``, ``2 d``
+(a bare number is milliseconds); memory sizes as ``20 kb``, ``64 mb`` (a bare number is bytes).
+"""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+import enum
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.checkpoint import ExternalizedCheckpointRetention
+
+
+class ConfigError(ValueError):
+    """A configuration key or value is wrong; the message says which and what is allowed."""
+
+
+class CheckpointingMode(enum.Enum):
+    EXACTLY_ONCE = "EXACTLY_ONCE"
+    AT_LEAST_ONCE = "AT_LEAST_ONCE"
+
+
+_DURATION_UNITS: dict[str, float] = {}
+for _factor, _labels in (
+    (1e-6, ("ns", "nano", "nanos", "nanosecond", "nanoseconds")),
+    (1e-3, ("us", "µs", "micro", "micros", "microsecond", "microseconds")),
+    (1, ("ms", "milli", "millis", "millisecond", "milliseconds")),
+    (1000, ("s", "sec", "secs", "second", "seconds")),
+    (60_000, ("m", "min", "mins", "minute", "minutes")),
+    (3_600_000, ("h", "hour", "hours")),
+    (86_400_000, ("d", "day", "days")),
+):
+    for _label in _labels:
+        _DURATION_UNITS[_label] = _factor
+
+_MEMORY_UNITS: dict[str, int] = {}
+for _mfactor, _mlabels in (
+    (1, ("b", "bytes")),
+    (1 << 10, ("k", "kb", "kibibytes")),
+    (1 << 20, ("m", "mb", "mebibytes")),
+    (1 << 30, ("g", "gb", "gibibytes")),
+    (1 << 40, ("t", "tb", "tebibytes")),
+):
+    for _mlabel in _mlabels:
+        _MEMORY_UNITS[_mlabel] = _mfactor
+
+_NUMBER_UNIT = re.compile(r"^\s*(\d+)\s*([a-zµ]*)\s*$")
+_ISO_DURATION = re.compile(
+    r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$", re.IGNORECASE
+)
+
+
+def parse_duration(value: object) -> int:
+    """A duration in milliseconds from Flink's syntax, an int (ms) or a ``timedelta``."""
+    if isinstance(value, bool):
+        raise ValueError("a duration, not a boolean")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError("a duration cannot be negative")
+        return value
+    if isinstance(value, datetime.timedelta):
+        return int(value.total_seconds() * 1000)
+    if not isinstance(value, str):
+        raise ValueError(f"a duration, not {type(value).__name__}")
+    text = value.strip().lower()
+    iso = _ISO_DURATION.match(text.upper())
+    if iso and text.startswith("p") and any(iso.groups()):
+        days, hours, minutes, seconds = iso.groups()
+        total = (
+            int(days or 0) * 86_400_000
+            + int(hours or 0) * 3_600_000
+            + int(minutes or 0) * 60_000
+            + float(seconds or 0) * 1000
+        )
+        return int(total)
+    match = _NUMBER_UNIT.match(text)
+    if not match:
+        raise ValueError("a number and a unit, e.g. '100 ms', '10 s', '10 min'")
+    number, unit = int(match.group(1)), match.group(2) or "ms"
+    if unit not in _DURATION_UNITS:
+        raise ValueError(f"unknown time unit {unit!r} (ms, s, min, h, d)")
+    return int(number * _DURATION_UNITS[unit])
+
+
+def parse_memory(value: object) -> int:
+    """A size in bytes from Flink's ``MemorySize`` syntax (``20 kb``) or an int."""
+    if isinstance(value, bool):
+        raise ValueError("a size, not a boolean")
+    if isinstance(value, int):
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"a size, not {type(value).__name__}")
+    text = value.strip().lower()
+    if text == "-1":
+        return -1
+    match = _NUMBER_UNIT.match(text)
+    if not match:
+        raise ValueError("a number and a unit, e.g. '20 kb', '64 mb'")
+    unit = match.group(2) or "b"
+    if unit not in _MEMORY_UNITS:
+        raise ValueError(f"unknown size unit {unit!r} (b, kb, mb, gb)")
+    return int(match.group(1)) * _MEMORY_UNITS[unit]
+
+
+def parse_bool(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError("true or false")
+
+
+def parse_int(value: object) -> int:
+    if isinstance(value, bool):
+        raise ValueError("an integer, not a boolean")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    raise ValueError("an integer")
+
+
+def parse_string(value: object) -> str:
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    raise ValueError("a non-empty string")
+
+
+def _enum_parser(choices: tuple[str, ...]) -> Callable[[object], str]:
+    def parse(value: object) -> str:
+        if isinstance(value, enum.Enum):
+            value = value.value
+        if isinstance(value, str):
+            normalized = value.strip().upper().replace("-", "_")
+            if normalized in choices:
+                return normalized
+        raise ValueError("one of " + ", ".join(choices))
+
+    return parse
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigOption:
+    key: str
+    kind: str
+    default: Any
+    parse: Callable[[object], Any]
+    description: str
+    deprecated_keys: tuple[str, ...] = ()
+    minimum: int | None = None
+    allow: tuple[Any, ...] = ()  # values allowed besides the minimum rule (e.g. -1 = off)
+
+    def validate(self, key: str, raw: object) -> Any:
+        try:
+            value = self.parse(raw)
+        except ValueError as error:
+            raise ConfigError(
+                f"Invalid value {raw!r} for configuration key '{key}': expected {error}."
+            ) from None
+        if self.minimum is not None and value not in self.allow and value < self.minimum:
+            allowed = f"at least {_render(self.kind, self.minimum)}"
+            if self.allow:
+                allowed += " (or " + ", ".join(str(a) for a in self.allow) + ")"
+            raise ConfigError(f"Invalid value {raw!r} for configuration key '{key}': must be {allowed}.")
+        return value
+
+
+def _render(kind: str, value: int) -> str:
+    return f"{value} ms" if kind == "duration" else str(value)
+
+
+def _opt(
+    key: str,
+    kind: str,
+    default: Any,
+    description: str,
+    *,
+    deprecated: tuple[str, ...] = (),
+    minimum: int | None = None,
+    allow: tuple[Any, ...] = (),
+    choices: tuple[str, ...] = (),
+) -> ConfigOption:
+    parsers: dict[str, Callable[[object], Any]] = {
+        "duration": parse_duration,
+        "int": parse_int,
+        "bool": parse_bool,
+        "memory": parse_memory,
+        "string": parse_string,
+    }
+    parse = _enum_parser(choices) if kind == "enum" else parsers[kind]
+    return ConfigOption(key, kind, default, parse, description, deprecated, minimum, allow)
+
+
+_CP = "execution.checkpointing."
+
+OPTIONS: tuple[ConfigOption, ...] = (
+    _opt(_CP + "interval", "duration", None, "Base interval of periodic checkpoints (none: disabled).", minimum=10),
+    _opt(_CP + "mode", "enum", "EXACTLY_ONCE", "Checkpointing mode.", choices=("EXACTLY_ONCE", "AT_LEAST_ONCE")),
+    _opt(_CP + "timeout", "duration", 600_000, "A checkpoint not completed in this time expires.", minimum=10),
+    _opt(_CP + "min-pause", "duration", 0, "Minimal pause between a completion and the next periodic trigger.", minimum=0),
+    _opt(_CP + "max-concurrent-checkpoints", "int", 1, "Checkpoints that may be pending at once.", minimum=1),
+    _opt(_CP + "tolerable-failed-checkpoints", "int", 0, "Consecutive counted failures tolerated before failing the job.", minimum=0),
+    _opt(_CP + "num-retained", "int", 1, "Completed checkpoints kept.", deprecated=("state.checkpoints.num-retained",), minimum=1),
+    _opt(_CP + "unaligned.enabled", "bool", False, "Unaligned checkpoints.", deprecated=(_CP + "unaligned",)),
+    _opt(_CP + "unaligned.forced", "bool", False, "Force unaligned checkpoints on every edge."),
+    _opt(_CP + "aligned-checkpoint-timeout", "duration", 0, "With unaligned checkpoints: start aligned, switch to unaligned after this time (0: always unaligned).", deprecated=(_CP + "alignment-timeout",), minimum=0),
+    _opt(_CP + "externalized-checkpoint-retention", "enum", "NO_EXTERNALIZED_CHECKPOINTS", "Keep checkpoints when the job ends.", choices=tuple(r.value for r in ExternalizedCheckpointRetention)),
+    _opt(_CP + "checkpoints-after-tasks-finish", "bool", True, "Checkpoints continue after some tasks finished (FLIP-147); an end of partition counts as aligned.", deprecated=(_CP + "checkpoints-after-tasks-finish.enabled",)),
+    _opt(_CP + "dir", "string", None, "Checkpoint directory (default: a temporary directory).", deprecated=("state.checkpoints.dir",)),
+    _opt(_CP + "savepoint-dir", "string", None, "Default savepoint directory.", deprecated=("state.savepoints.dir",)),
+    _opt(_CP + "storage", "enum", "FILESYSTEM", "Checkpoint storage.", deprecated=("state.checkpoint-storage",), choices=("JOBMANAGER", "FILESYSTEM")),
+    _opt(_CP + "create-subdir", "bool", True, "Per-job sub-directory under the checkpoint directory.", deprecated=("state.checkpoints.create-subdir",)),
+    _opt(_CP + "incremental", "bool", False, "Incremental snapshots.", deprecated=("state.backend.incremental",)),
+    _opt(_CP + "data-inline-threshold", "memory", 20 * 1024, "State smaller than this is inlined in the metadata.", deprecated=("state.storage.fs.memory-threshold",), minimum=0),
+    _opt(_CP + "interval-during-backlog", "duration", None, "Interval while sources report a backlog.", minimum=0),
+    _opt("task.checkpoint.alignment.max-size", "memory", -1, "Flink 1.10 buffered alignment: abort past this many buffered bytes (-1: unlimited).", minimum=1, allow=(-1,)),
+    _opt("execution.state-recovery.without-channel-state.checkpoint-id", "int", -1, "Drop the in-flight data of this checkpoint on restore.", deprecated=(_CP + "recover-without-channel-state.checkpoint-id",), minimum=-1),
+    _opt("web.checkpoints.history", "int", 10, "Checkpoints kept in the statistics history.", deprecated=("jobmanager.web.checkpoints.history",), minimum=0),
+    _opt("taskmanager.network.memory.buffers-per-channel", "int", 2, "Exclusive credits per input channel.", minimum=1),
+    _opt("taskmanager.network.memory.floating-buffers-per-gate", "int", 8, "Floating credits per input gate.", minimum=0),
+    _opt("taskmanager.network.memory.max-overdraft-buffers-per-gate", "int", 5, "Overdraft buffers under back-pressure.", minimum=0),
+    _opt("taskmanager.network.memory.buffer-debloat.enabled", "bool", False, "Adaptive buffer sizing."),
+    _opt("taskmanager.network.memory.buffer-debloat.target", "duration", 1000, "Target time to consume in-flight data.", minimum=0),
+    _opt("parallelism.default", "int", 1, "Default parallelism of operators.", minimum=1),
+    # ckptsim's own settings
+    _opt("ckptsim.buffer.records", "int", 1000, "Records per network buffer.", minimum=1),
+    _opt("ckptsim.checkpointing.trigger-semantics", "enum", "CURRENT", "CURRENT (Flink 1.11+ request queue) or FLINK_1_7 (immediate decline).", choices=("CURRENT", "FLINK_1_7")),
+    _opt("ckptsim.checkpointing.alignment", "enum", "CURRENT", "CURRENT (network blocks channels, Flink 1.11+) or LEGACY_BUFFERED (Flink 1.10 consumer-side buffering).", choices=("CURRENT", "LEGACY_BUFFERED")),
+    _opt("ckptsim.seed", "int", 0, "Seed of every random choice (initial checkpoint delay, simulation).", minimum=0),
+)
+
+_BY_KEY: dict[str, ConfigOption] = {o.key: o for o in OPTIONS}
+_DEPRECATED: dict[str, ConfigOption] = {k: o for o in OPTIONS for k in o.deprecated_keys}
+
+
+def option(key: str) -> ConfigOption:
+    return _BY_KEY[key]
+
+
+class Configuration(Mapping[str, Any]):
+    """Validated settings by current key (deprecated keys are accepted and mapped)."""
+
+    def __init__(self, settings: Mapping[str, object] | None = None) -> None:
+        self._values: dict[str, Any] = {}
+        self._given: dict[str, str] = {}
+        if settings:
+            self.update(settings)
+
+    def update(self, settings: Mapping[str, object]) -> None:
+        for key, raw in settings.items():
+            self.set(key, raw)
+
+    def set(self, key: str, raw: object) -> None:
+        if not isinstance(key, str):
+            raise ConfigError(f"Configuration keys are strings, got {key!r}.")
+        opt = _BY_KEY.get(key) or _DEPRECATED.get(key)
+        if opt is None:
+            close = difflib.get_close_matches(key, [*_BY_KEY, *_DEPRECATED], n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise ConfigError(
+                f"Unknown configuration key '{key}'.{hint} "
+                "Run 'ckptsim config' to list the supported keys."
+            )
+        earlier = self._given.get(opt.key)
+        if earlier is not None and earlier != key:
+            raise ConfigError(
+                f"Configuration keys '{earlier}' and '{key}' set the same option "
+                f"('{opt.key}'); keep one."
+            )
+        self._values[opt.key] = opt.validate(key, raw)
+        self._given[opt.key] = key
+
+    def __getitem__(self, key: str) -> Any:
+        opt = _BY_KEY.get(key) or _DEPRECATED.get(key)
+        if opt is None:
+            raise KeyError(key)
+        return self._values.get(opt.key, opt.default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_BY_KEY)
+
+    def __len__(self) -> int:
+        return len(_BY_KEY)
+
+    def is_set(self, key: str) -> bool:
+        return key in self._values
+
+    def explicit(self) -> dict[str, Any]:
+        return dict(self._values)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointConfig:
+    """The checkpointing settings of one job (Flink's ``CheckpointConfig``), durations in ms."""
+
+    interval: int | None = None
+    mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE
+    timeout: int = 600_000
+    min_pause: int = 0
+    max_concurrent: int = 1
+    tolerable_failures: int = 0
+    num_retained: int = 1
+    unaligned: bool = False
+    aligned_checkpoint_timeout: int = 0
+    externalized_retention: ExternalizedCheckpointRetention = (
+        ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
+    )
+    checkpoints_after_tasks_finish: bool = True
+    checkpoint_dir: str | None = None
+    savepoint_dir: str | None = None
+    alignment_max_size: int = -1
+    history_size: int = 10
+    trigger_semantics: str = "current"
+    legacy_alignment: bool = False
+
+    @property
+    def is_checkpointing_enabled(self) -> bool:
+        return self.interval is not None
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.mode is CheckpointingMode.EXACTLY_ONCE
+
+    @classmethod
+    def from_configuration(cls, conf: Configuration) -> CheckpointConfig:
+        config = cls(
+            interval=conf[_CP + "interval"],
+            mode=CheckpointingMode(conf[_CP + "mode"]),
+            timeout=conf[_CP + "timeout"],
+            min_pause=conf[_CP + "min-pause"],
+            max_concurrent=conf[_CP + "max-concurrent-checkpoints"],
+            tolerable_failures=conf[_CP + "tolerable-failed-checkpoints"],
+            num_retained=conf[_CP + "num-retained"],
+            unaligned=conf[_CP + "unaligned.enabled"],
+            aligned_checkpoint_timeout=conf[_CP + "aligned-checkpoint-timeout"],
+            externalized_retention=ExternalizedCheckpointRetention(
+                conf[_CP + "externalized-checkpoint-retention"]
+            ),
+            checkpoints_after_tasks_finish=conf[_CP + "checkpoints-after-tasks-finish"],
+            checkpoint_dir=conf[_CP + "dir"],
+            savepoint_dir=conf[_CP + "savepoint-dir"],
+            alignment_max_size=conf["task.checkpoint.alignment.max-size"],
+            history_size=conf["web.checkpoints.history"],
+            trigger_semantics="flink-1.7"
+            if conf["ckptsim.checkpointing.trigger-semantics"] == "FLINK_1_7"
+            else "current",
+            legacy_alignment=conf["ckptsim.checkpointing.alignment"] == "LEGACY_BUFFERED",
+        )
+        config.check()
+        return config
+
+    @classmethod
+    def from_dict(cls, settings: Mapping[str, object]) -> CheckpointConfig:
+        return cls.from_configuration(Configuration(settings))
+
+    def check(self) -> None:
+        """Constraints between options (Flink rejects the same combinations)."""
+        if self.unaligned and not self.exactly_once:
+            raise ConfigError(
+                "'execution.checkpointing.unaligned.enabled' = true requires "
+                "'execution.checkpointing.mode' = EXACTLY_ONCE (unaligned checkpoints are "
+                "exactly-once only); got AT_LEAST_ONCE."
+            )
+        if self.unaligned and self.max_concurrent > 1:
+            raise ConfigError(
+                "'execution.checkpointing.unaligned.enabled' = true requires "
+                f"'execution.checkpointing.max-concurrent-checkpoints' = 1; got {self.max_concurrent}."
+            )
+        if self.unaligned and self.legacy_alignment:
+            raise ConfigError(
+                "'ckptsim.checkpointing.alignment' = LEGACY_BUFFERED (Flink 1.10) cannot be "
+                "combined with unaligned checkpoints (Flink 1.11+)."
+            )
+
+    @property
+    def handler_mode(self) -> str:
+        """Which input-side handler tasks use: the ``make_gate`` mode names."""
+        if not self.exactly_once:
+            return "at_least_once"
+        if self.legacy_alignment:
+            return "legacy_buffered"
+        return "aligned_with_timeout" if self.unaligned else "aligned"

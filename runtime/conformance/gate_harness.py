@@ -1,0 +1,288 @@
+"""Runs ``@kind gate`` scenarios against one real input gate (channels + barrier handler).
+
+Every observed value comes from what the implementation did: triggers and aborts are the
+handler's effects, ``out`` is what the gate delivered, ``blocked`` is the channels' own pause
+state, ``inflight`` is what the channels persisted.
+"""
+
+from __future__ import annotations
+
+import re
+
+from runtime.barrier.gate import (
+    GATE_MODES,
+    CheckpointedInputGate,
+    GatePoll,
+    LegacyCheckpointedInputGate,
+    make_gate,
+)
+from runtime.barrier.tracker import CheckpointBarrierTracker
+from runtime.checkpoint import (
+    NO_ALIGNED_CHECKPOINT_TIMEOUT,
+    AlignmentType,
+    CheckpointOptions,
+    SnapshotType,
+)
+from runtime.clock import ManualClock, TimerQueue
+from runtime.conformance.scenario import (
+    Scenario,
+    ScenarioError,
+    Step,
+    channel_index,
+    parse_int,
+    parse_ints,
+)
+from runtime.effects import (
+    AbortCheckpointOnBarrier,
+    CancelTimer,
+    Effect,
+    ScheduleTimer,
+    TriggerCheckpointOnBarrier,
+)
+from runtime.network import (
+    Buffer,
+    CancelCheckpointMarker,
+    ChannelItem,
+    CheckpointBarrier,
+    EndOfPartition,
+    EventAnnouncement,
+)
+
+_DATA = re.compile(r"^d(\d*)$")
+_BARRIER = re.compile(r"^([BP])(\d+)(!|~(\d+)(?:@(\d+))?)?$")
+_OTHER = re.compile(r"^([AC])(\d+)$")
+
+
+class Mismatch(Exception):
+    def __init__(self, expected: str, got: str) -> None:
+        super().__init__(f"expected {expected}, got {got}")
+
+
+def _bool(scenario: Scenario, key: str, default: bool) -> bool:
+    value = scenario.headers.get(key)
+    if value is None:
+        return default
+    if value not in ("true", "false"):
+        raise ScenarioError(scenario.header_lines[key], f"@{key} must be true or false, got {value!r}")
+    return value == "true"
+
+
+def _int_header(scenario: Scenario, key: str, default: int | None = None) -> int:
+    value = scenario.headers.get(key)
+    if value is None:
+        if default is None:
+            raise ScenarioError(1, f"missing header @{key}")
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ScenarioError(scenario.header_lines[key], f"@{key} must be an integer, got {value!r}") from None
+
+
+class GateHarness:
+    def __init__(self, scenario: Scenario) -> None:
+        mode = scenario.headers.get("mode")
+        if mode not in GATE_MODES:
+            line = scenario.header_lines.get("mode", 1)
+            raise ScenarioError(line, f"@mode must be one of {', '.join(GATE_MODES)}, got {mode!r}")
+        self.mode = mode
+        self.num_channels = _int_header(scenario, "channels")
+        if self.num_channels < 1:
+            raise ScenarioError(scenario.header_lines["channels"], "@channels must be >= 1")
+        local = scenario.headers.get("local_channels", "")
+        try:
+            local_channels = frozenset(int(c) for c in local.split())
+        except ValueError:
+            raise ScenarioError(scenario.header_lines["local_channels"], "@local_channels lists channel numbers") from None
+        self.gate: CheckpointedInputGate = make_gate(
+            mode,
+            self.num_channels,
+            eop_counts_as_aligned=_bool(scenario, "eop_counts_as_aligned", True),
+            local_channels=local_channels,
+            max_buffered_bytes=_int_header(scenario, "max_buffered_bytes", -1),
+        )
+        self.clock = ManualClock()
+        self.timers = TimerQueue()
+        self.arrivals = 0
+        self.holding = False
+        self.triggered: list[str] = []
+        self.aborted: list[str] = []
+        self.out: list[int] = []
+
+    # --- actions ----------------------------------------------------------------------------
+
+    def act(self, step: Step) -> None:
+        channel = channel_index(step.name)
+        if channel is not None:
+            self._put(step, channel, step.args[0])
+        elif step.name == "hold":
+            self.holding = True
+        elif step.name == "drain":
+            self.holding = False
+            self._drain()
+        elif step.name == "poll":
+            count = parse_int(step, step.args[0], "poll count") if step.args else 1
+            for _ in range(count):
+                if not self._poll_one():
+                    raise ScenarioError(step.line, "poll: no channel can be polled")
+            return
+        elif step.name in ("advance", "advance!"):
+            if len(step.args) != 1:
+                raise ScenarioError(step.line, f"{step.name} takes one duration in ms")
+            millis = parse_int(step, step.args[0], "duration")
+            if millis < 0:
+                raise ScenarioError(step.line, "the clock cannot go back")
+            target = self.clock.now() + millis
+            if step.name == "advance":
+                self._fire_timers_until(target)
+            self.clock.set(target)
+        if not self.holding:
+            self._drain()
+
+    def _put(self, step: Step, channel: int, token: str) -> None:
+        if channel >= self.num_channels:
+            raise ScenarioError(step.line, f"channel {channel} does not exist (@channels {self.num_channels})")
+        item = self._item(step, token)
+        self.gate.push(channel, item, self.arrivals)
+        self.arrivals += 1
+
+    def _item(self, step: Step, token: str) -> ChannelItem:
+        now = self.clock.now()
+        if token == "E":
+            return EndOfPartition()
+        data = _DATA.match(token)
+        if data:
+            size = int(data.group(1)) if data.group(1) else 1
+            return Buffer((self.arrivals,), size)
+        barrier = _BARRIER.match(token)
+        if barrier:
+            letter, number, suffix, timeout, created = barrier.groups()
+            checkpoint_id = int(number)
+            if letter == "P":
+                if suffix:
+                    raise ScenarioError(step.line, f"savepoint barrier {token!r} takes no suffix")
+                options = CheckpointOptions(snapshot_type=SnapshotType.SAVEPOINT)
+            elif suffix == "!":
+                options = CheckpointOptions(alignment=AlignmentType.UNALIGNED)
+            elif suffix:
+                options = CheckpointOptions(
+                    alignment=AlignmentType.ALIGNED, aligned_checkpoint_timeout=int(timeout)
+                )
+                if created is not None:
+                    now = int(created)
+            elif self.mode == "at_least_once":
+                options = CheckpointOptions(alignment=AlignmentType.AT_LEAST_ONCE)
+            else:
+                options = CheckpointOptions(aligned_checkpoint_timeout=NO_ALIGNED_CHECKPOINT_TIMEOUT)
+            return CheckpointBarrier(checkpoint_id=checkpoint_id, timestamp=now, options=options)
+        other = _OTHER.match(token)
+        if other:
+            letter, number = other.groups()
+            if letter == "C":
+                return CancelCheckpointMarker(int(number))
+            # an explicit announcement of barrier n, pointing at the next barrier n queued on
+            # its channel (the position is resolved when the channel converts it)
+            announced = CheckpointBarrier(checkpoint_id=int(number), timestamp=now)
+            return EventAnnouncement(barrier=announced, sequence_number=-1)
+        raise ScenarioError(step.line, f"unknown channel token {token!r}")
+
+    # --- draining ------------------------------------------------------------------------------
+
+    def _drain(self) -> None:
+        while self._poll_one():
+            pass
+
+    def _poll_one(self) -> bool:
+        now = self.clock.now()
+        if isinstance(self.gate, LegacyCheckpointedInputGate) and self.gate.replay_pending:
+            self._observe(self.gate.poll_replay(now))
+            return True
+        best: tuple[int, int] | None = None
+        for channel in self.gate.pollable():
+            head = self.gate.channels[channel].head()
+            assert head is not None
+            if best is None or head.seq < best[0]:
+                best = (head.seq, channel)
+        if best is None:
+            return False
+        self._observe(self.gate.poll(best[1], now))
+        return True
+
+    def _observe(self, result: GatePoll) -> None:
+        if result.delivered is not None:
+            self.out.append(result.delivered.seq)
+        self._effects(result.effects)
+
+    def _effects(self, effects: list[Effect]) -> None:
+        for effect in effects:
+            match effect:
+                case TriggerCheckpointOnBarrier(barrier=barrier):
+                    mark = "!" if barrier.is_unaligned else ""
+                    self.triggered.append(f"{barrier.checkpoint_id}{mark}")
+                case AbortCheckpointOnBarrier(checkpoint_id=checkpoint_id, reason=reason):
+                    self.aborted.append(f"{checkpoint_id}:{reason.name}")
+                case ScheduleTimer(key=key, due=due):
+                    self.timers.schedule(key, due)
+                case CancelTimer(key=key):
+                    self.timers.cancel(key)
+                case _:
+                    pass
+
+    def _fire_timers_until(self, target: int) -> None:
+        while (due := self.timers.pop_due(target)) is not None:
+            key, when = due
+            self.clock.set(max(when, self.clock.now()))
+            self._effects(self.gate.on_timer(key, self.clock.now()))
+            if not self.holding:
+                self._drain()
+
+    # --- facts ----------------------------------------------------------------------------------
+
+    def check(self, step: Step) -> None:
+        name, args = step.name, step.args
+        if name == "triggered":
+            expected = [] if args == ("-",) else list(args)
+            _compare(expected, self.triggered)
+        elif name == "aborted":
+            expected = [] if args == ("-",) else list(args)
+            _compare(expected, self.aborted)
+        elif name == "out":
+            _compare(parse_ints(step, args, "arrival index"), self.out)
+        elif name == "blocked":
+            _compare(sorted(parse_ints(step, args, "channel")), sorted(self.gate.blocked()))
+        elif name == "inflight":
+            if not args or not args[0].endswith(":"):
+                raise ScenarioError(step.line, "inflight needs 'N:' then arrival indices or -")
+            checkpoint_id = parse_int(step, args[0][:-1], "checkpoint id")
+            expected_set = sorted(parse_ints(step, args[1:] or ("-",), "arrival index"))
+            got = sorted(e.seq for e in self.gate.inflight(checkpoint_id))
+            _compare(expected_set, got, prefix=f"{checkpoint_id}: ")
+        elif name == "latest":
+            _compare([parse_int(step, _one(step), "checkpoint id")], [self.gate.handler.latest_checkpoint_id])
+        elif name == "pending":
+            handler = self.gate.handler
+            if not isinstance(handler, CheckpointBarrierTracker):
+                raise ScenarioError(step.line, "? pending is for at_least_once gates")
+            _compare(parse_ints(step, args, "checkpoint id"), handler.pending_checkpoint_ids)
+        elif name == "alignment_ms":
+            value = parse_int(step, _one(step), "duration")
+            _compare([value], [self.gate.handler.last_alignment_duration_ms])
+        elif name == "buffered_bytes":
+            if not isinstance(self.gate, LegacyCheckpointedInputGate):
+                raise ScenarioError(step.line, "? buffered_bytes is for legacy_buffered gates")
+            _compare([parse_int(step, _one(step), "bytes")], [self.gate.last_buffered_bytes])
+
+
+def _one(step: Step) -> str:
+    if len(step.args) != 1:
+        raise ScenarioError(step.line, f"? {step.name} takes one value")
+    return step.args[0]
+
+
+def _render(values: list[int] | list[str], prefix: str = "") -> str:
+    return prefix + (" ".join(str(v) for v in values) if values else "-")
+
+
+def _compare(expected: list[int] | list[str], got: list[int] | list[str], prefix: str = "") -> None:
+    if expected != got:
+        raise Mismatch(_render(expected, prefix), _render(got, prefix))

@@ -1,0 +1,626 @@
+"""``CheckpointCoordinator``: the JobManager side of the protocol, as a pure state machine.
+
+``handle(msg, now)`` takes a message (see ``messages.CoordinatorMessage``) and returns effects:
+triggers and notifications to send, timers to schedule, state to discard, request results, job
+failures. It composes the small pieces: ``CheckpointRequestDecider`` (queueing),
+``CheckpointPlanCalculator`` (which tasks), ``PendingCheckpoint``, ``CompletedCheckpointStore``
+(retention), ``CheckpointFailureManager`` (tolerable failures) and ``CheckpointStatsTracker``.
+
+Two trigger semantics: ``current`` (Flink 1.11+, the default: a request queue) and ``flink-1.7``
+(no queue: a request is declined at once with a ``CheckpointDeclineReason``, as in the Flink 1.7
+sources the project started from).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from runtime.checkpoint import (
+    INVALID_CHECKPOINT_ID,
+    CheckpointOptions,
+    CheckpointProperties,
+    CompletedCheckpoint,
+    ExternalizedCheckpointRetention,
+    SnapshotType,
+    StateHandle,
+    TaskId,
+)
+from runtime.coordinator.failure_manager import CheckpointFailureManager
+from runtime.coordinator.pending import AckResult, PendingCheckpoint
+from runtime.coordinator.plan import CheckpointPlan, CheckpointPlanCalculator
+from runtime.coordinator.request_decider import (
+    CheckpointRequestDecider,
+    CheckpointTriggerRequest,
+    Decision,
+)
+from runtime.coordinator.store import CompletedCheckpointStore
+from runtime.effects import (
+    CancelTimer,
+    CheckpointAborted,
+    CheckpointCompleted,
+    CheckpointTriggered,
+    DiscardState,
+    Effect,
+    FailJob,
+    RequestCompleted,
+    RequestDeclined,
+    RequestFailed,
+    ScheduleTimer,
+    SendNotifyCheckpointAborted,
+    SendNotifyCheckpointComplete,
+    SendTriggerCheckpoint,
+)
+from runtime.messages import (
+    AbortPendingCheckpoints,
+    AcknowledgeCheckpoint,
+    CoordinatorMessage,
+    DeclineCheckpoint,
+    ExecutionStateChanged,
+    FailUnacknowledgedCheckpoints,
+    JobStatusChanged,
+    ShutdownCoordinator,
+    TimerFired,
+    TriggerCheckpointRequest,
+)
+from runtime.reasons import CheckpointDeclineReason, CheckpointFailureReason
+from runtime.stats import CheckpointStatsTracker
+from runtime.status import JobStatus
+from runtime.storage import CheckpointStorage, InMemoryCheckpointStorage
+
+ONE_YEAR_MS = 365 * 24 * 60 * 60 * 1000
+#: late messages of this many expired checkpoints are recognised as late
+NUM_GHOST_CHECKPOINT_IDS = 16
+TRIGGER_SEMANTICS = ("current", "flink-1.7")
+
+_PendingPredicate = Callable[[PendingCheckpoint], bool]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CoordinatorConfig:
+    """The coordinator's settings (Flink's ``CheckpointCoordinatorConfiguration``), in ms."""
+
+    interval: int | None = None
+    timeout: int = 600_000
+    min_pause: int = 0
+    max_concurrent: int = 1
+    tolerable_failures: int = 0
+    num_retained: int = 1
+    exactly_once: bool = True
+    unaligned: bool = False
+    aligned_checkpoint_timeout: int = 0
+    retention: ExternalizedCheckpointRetention = ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
+    history_size: int = 10
+    trigger_semantics: str = "current"
+    #: fixes the periodic trigger's first delay (default: drawn from [min pause, interval])
+    initial_delay: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PeriodicTrigger:
+    """Timer key of the periodic trigger (a new generation on every (re)schedule)."""
+
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointCanceller:
+    """Timer key of a pending checkpoint's timeout."""
+
+    checkpoint_id: int
+
+
+class CheckpointCoordinator:
+    def __init__(
+        self,
+        config: CoordinatorConfig,
+        plan: CheckpointPlanCalculator,
+        *,
+        seed: int = 0,
+        storage: CheckpointStorage | None = None,
+        store: CompletedCheckpointStore | None = None,
+        stats: CheckpointStatsTracker | None = None,
+    ) -> None:
+        if config.trigger_semantics not in TRIGGER_SEMANTICS:
+            raise ValueError(
+                f"unknown trigger semantics {config.trigger_semantics!r}; one of {TRIGGER_SEMANTICS}"
+            )
+        self.config = config
+        self.plan = plan
+        self.min_pause = min(config.min_pause, ONE_YEAR_MS)
+        self.base_interval = (
+            max(config.interval, self.min_pause) if config.interval is not None else None
+        )
+        self.storage: CheckpointStorage = storage or InMemoryCheckpointStorage()
+        self.store = store or CompletedCheckpointStore(config.num_retained)
+        self.stats = stats or CheckpointStatsTracker(config.history_size)
+        self.failure_manager = CheckpointFailureManager(config.tolerable_failures)
+        self.decider = CheckpointRequestDecider(
+            max_concurrent=config.max_concurrent, min_pause=self.min_pause
+        )
+        self.checkpoint_props = CheckpointProperties.for_checkpoint(config.retention)
+        self.pending: dict[int, PendingCheckpoint] = {}
+        self.periodic_scheduling = False
+        self.is_shutdown = False
+        self._rng = random.Random(seed)
+        self._next_checkpoint_id = 1
+        self._recent_expired: deque[int] = deque(maxlen=NUM_GHOST_CHECKPOINT_IDS)
+        self._last_completion = 0
+        self._periodic_generation = 0
+        self._periodic_key: PeriodicTrigger | None = None
+        self._next_periodic_due = 0
+        self._next_internal_request = -1
+        self._trigger_request_queued = False  # flink-1.7 semantics only
+        self._draining = False
+        self._now = 0
+        self._out: list[Effect] = []
+
+    # --- views ------------------------------------------------------------------------------
+
+    @property
+    def is_periodic_checkpointing_configured(self) -> bool:
+        return self.base_interval is not None
+
+    @property
+    def pending_ids(self) -> list[int]:
+        return list(self.pending)
+
+    @property
+    def queued_requests(self) -> int:
+        return len(self.decider)
+
+    @property
+    def next_checkpoint_id(self) -> int:
+        return self._next_checkpoint_id
+
+    @property
+    def latest_completed(self) -> CompletedCheckpoint | None:
+        return self.store.latest
+
+    # --- entry point --------------------------------------------------------------------------
+
+    def handle(self, msg: CoordinatorMessage, now: int) -> list[Effect]:
+        self._now = now
+        self._out = out = []
+        match msg:
+            case TriggerCheckpointRequest():
+                self._on_request(msg)
+            case AcknowledgeCheckpoint():
+                self._on_ack(msg)
+            case DeclineCheckpoint():
+                self._on_decline(msg)
+            case TimerFired(key=key):
+                self._on_timer(key)
+            case JobStatusChanged(status=status):
+                self._on_job_status(status)
+            case ExecutionStateChanged(task=task, state=state, attempt=attempt):
+                self.plan.set_state(task, state, attempt)
+            case FailUnacknowledgedCheckpoints(task=task, attempt=attempt):
+                self._abort_where(
+                    lambda p: not p.is_acknowledged_by(task, attempt),
+                    CheckpointFailureReason.TASK_FAILURE,
+                )
+            case AbortPendingCheckpoints(reason=reason):
+                self._abort_where(lambda p: True, reason)
+            case ShutdownCoordinator(job_status=job_status):
+                self._shutdown(job_status)
+        return out
+
+    def _emit(self, effect: Effect) -> None:
+        self._out.append(effect)
+
+    def restore_id_counter(self, next_checkpoint_id: int) -> None:
+        """After restoring checkpoint N, new checkpoints continue from N + 1."""
+        self._next_checkpoint_id = max(self._next_checkpoint_id, next_checkpoint_id)
+
+    def new_request_id(self) -> int:
+        request_id = self._next_internal_request
+        self._next_internal_request -= 1
+        return request_id
+
+    # --- requests ---------------------------------------------------------------------------
+
+    def _props_for(self, msg: TriggerCheckpointRequest) -> CheckpointProperties:
+        if msg.snapshot_type.is_savepoint:
+            return CheckpointProperties.for_savepoint(
+                forced=not self.config.unaligned, synchronous=msg.snapshot_type.is_synchronous
+            )
+        if msg.snapshot_type is SnapshotType.FULL_CHECKPOINT:
+            return dataclasses.replace(self.checkpoint_props, snapshot_type=SnapshotType.FULL_CHECKPOINT)
+        return self.checkpoint_props
+
+    def _on_request(self, msg: TriggerCheckpointRequest) -> None:
+        request = CheckpointTriggerRequest(
+            request_id=msg.request_id,
+            props=self._props_for(msg),
+            periodic=msg.periodic,
+            timestamp=self._now,
+            target_location=msg.target_location,
+        )
+        if self.config.trigger_semantics == "flink-1.7":
+            self._trigger_legacy(request)
+            return
+        decision = self.decider.submit(
+            request,
+            is_triggering=False,
+            pending=len(self.pending),
+            last_completion=self._last_completion,
+            now=self._now,
+        )
+        self._apply(decision)
+        self._drain_queue()
+
+    def _apply(self, decision: Decision) -> None:
+        for request, reason in decision.failed:
+            self._emit(RequestFailed(request_id=request.request_id, reason=reason))
+        if decision.reschedule_in is not None:
+            self._reschedule_trigger(decision.reschedule_in)
+        if decision.execute is not None:
+            self._start_triggering(decision.execute)
+
+    def _drain_queue(self) -> None:
+        """Start queued requests while the decider allows (Flink's ``executeQueuedRequest``)."""
+        if self._draining:
+            return
+        self._draining = True
+        try:
+            while True:
+                decision = self.decider.choose_queued(
+                    is_triggering=False,
+                    pending=len(self.pending),
+                    last_completion=self._last_completion,
+                    now=self._now,
+                )
+                self._apply(decision)
+                if decision.execute is None:
+                    return
+        finally:
+            self._draining = False
+
+    def _pre_check(self, periodic: bool) -> CheckpointFailureReason | None:
+        if self.is_shutdown:
+            return CheckpointFailureReason.CHECKPOINT_COORDINATOR_SHUTDOWN
+        if periodic and not self.periodic_scheduling:
+            return CheckpointFailureReason.PERIODIC_SCHEDULER_SHUTDOWN
+        return None
+
+    def _start_triggering(self, request: CheckpointTriggerRequest) -> None:
+        failure = self._pre_check(request.periodic)
+        plan: CheckpointPlan | CheckpointFailureReason
+        plan = failure if failure is not None else self.plan.calculate()
+        if isinstance(plan, CheckpointFailureReason):
+            self._on_trigger_failure(request, plan)
+            return
+        checkpoint_id = self._next_checkpoint_id
+        self._next_checkpoint_id += 1
+        try:
+            location = self.storage.initialize_location(
+                checkpoint_id, request.props, request.target_location
+            )
+        except OSError:
+            self._on_trigger_failure(request, CheckpointFailureReason.IO_EXCEPTION)
+            return
+        self._create_and_trigger(request, plan, checkpoint_id, location)
+
+    def _create_and_trigger(
+        self,
+        request: CheckpointTriggerRequest,
+        plan: CheckpointPlan,
+        checkpoint_id: int,
+        location: str | None,
+    ) -> None:
+        options = CheckpointOptions.for_config(
+            request.props.snapshot_type,
+            exactly_once=self.config.exactly_once,
+            unaligned_enabled=self.config.unaligned,
+            aligned_checkpoint_timeout=self.config.aligned_checkpoint_timeout,
+            target_location=location,
+        )
+        pending = PendingCheckpoint(
+            checkpoint_id=checkpoint_id,
+            timestamp=self._now,
+            props=request.props,
+            options=options,
+            plan=plan,
+            request_id=request.request_id,
+            periodic=request.periodic,
+        )
+        subtasks: dict[str, int] = {}
+        for task in plan.tasks_to_wait_for:
+            subtasks[task.vertex] = subtasks.get(task.vertex, 0) + 1
+        self.stats.report_pending(checkpoint_id, self._now, request.props.snapshot_type, subtasks)
+        self.pending[checkpoint_id] = pending
+        self._emit(ScheduleTimer(key=CheckpointCanceller(checkpoint_id), due=self._now + self.config.timeout))
+        self._emit(
+            CheckpointTriggered(
+                checkpoint_id=checkpoint_id,
+                request_id=request.request_id,
+                timestamp=self._now,
+                options=options,
+            )
+        )
+        for task, attempt in plan.tasks_to_trigger.items():
+            self._emit(
+                SendTriggerCheckpoint(
+                    task=task,
+                    attempt=attempt,
+                    checkpoint_id=checkpoint_id,
+                    timestamp=self._now,
+                    options=options,
+                )
+            )
+        if pending.is_fully_acknowledged:
+            self._complete(pending)
+
+    def _on_trigger_failure(
+        self, request: CheckpointTriggerRequest, reason: CheckpointFailureReason
+    ) -> None:
+        """The request failed before a pending checkpoint existed."""
+        self._emit(RequestFailed(request_id=request.request_id, reason=reason))
+        self.stats.report_failed_without_in_progress()
+        verdict = self.failure_manager.handle_checkpoint_exception(
+            checkpoint_id=None, props=request.props, reason=reason, task=None
+        )
+        if verdict is not None:
+            self._emit(FailJob(message=verdict.message, reason=verdict.reason, task=verdict.task))
+
+    # --- acknowledgements and declines -------------------------------------------------------------
+
+    def _on_ack(self, msg: AcknowledgeCheckpoint) -> None:
+        if self.is_shutdown:
+            return
+        pending = self.pending.get(msg.checkpoint_id)
+        if pending is None:
+            # late (expired recently) or unknown: the state must not linger
+            self._discard(msg.checkpoint_id, msg.state.handles if msg.state else ())
+            return
+        result = pending.acknowledge_task(msg.task, msg.attempt, msg.state, msg.metrics, self._now)
+        if result is AckResult.SUCCESS:
+            self.stats.report_subtask(msg.checkpoint_id, msg.task, self._now, msg.state, msg.metrics)
+            if pending.is_fully_acknowledged:
+                self._complete(pending)
+        elif result in (AckResult.UNKNOWN, AckResult.DISCARDED):
+            self._discard(msg.checkpoint_id, msg.state.handles if msg.state else ())
+
+    def is_recently_expired(self, checkpoint_id: int) -> bool:
+        return checkpoint_id in self._recent_expired
+
+    def _on_decline(self, msg: DeclineCheckpoint) -> None:
+        if self.is_shutdown:
+            return
+        pending = self.pending.get(msg.checkpoint_id)
+        if pending is not None and not pending.disposed:
+            self._abort(pending, msg.reason, task=msg.task)
+
+    # --- completion ---------------------------------------------------------------------------------
+
+    def _complete(self, pending: PendingCheckpoint) -> None:
+        checkpoint_id = pending.checkpoint_id
+        try:
+            path = self.storage.finalize(pending.to_completed(self._now, None))
+        except OSError:
+            self._abort(pending, CheckpointFailureReason.FINALIZE_CHECKPOINT_FAILURE)
+            return
+        completed = pending.finalize(self._now, path)
+        self._emit(CancelTimer(key=CheckpointCanceller(checkpoint_id)))
+        last_subsumed = INVALID_CHECKPOINT_ID
+        subsumed_ids: tuple[int, ...] = ()
+        if not pending.props.is_savepoint:
+            subsumed = self.store.add_checkpoint_and_subsume_oldest(completed)
+            subsumed_ids = tuple(c.checkpoint_id for c in subsumed)
+            for old in subsumed:
+                if old.props.discard_on_subsumed:
+                    self._discard(old.checkpoint_id, old.handles())
+                    self.stats.report_discarded(old.checkpoint_id)
+            if subsumed:
+                newest = max(subsumed, key=lambda c: c.checkpoint_id)
+                if newest.props.discard_on_subsumed:
+                    last_subsumed = newest.checkpoint_id
+        del self.pending[checkpoint_id]
+        self._emit(RequestCompleted(request_id=pending.request_id, checkpoint=completed))
+        self.failure_manager.handle_checkpoint_success(checkpoint_id)
+        self.stats.report_completed(checkpoint_id, path)
+        self._last_completion = self._now
+        if not pending.props.is_savepoint or pending.props.is_synchronous:
+            self._abort_where(
+                lambda p: p.checkpoint_id < checkpoint_id and p.can_be_subsumed,
+                CheckpointFailureReason.CHECKPOINT_SUBSUMED,
+            )
+            for task, attempt in pending.plan.tasks_to_commit_to.items():
+                self._emit(
+                    SendNotifyCheckpointComplete(
+                        task=task,
+                        attempt=attempt,
+                        checkpoint_id=checkpoint_id,
+                        timestamp=pending.timestamp,
+                        last_subsumed_checkpoint_id=last_subsumed,
+                    )
+                )
+        self._emit(CheckpointCompleted(checkpoint=completed, subsumed=subsumed_ids))
+        self._after_slot_freed()
+
+    # --- aborts -------------------------------------------------------------------------------------
+
+    def _abort_where(self, predicate: _PendingPredicate, reason: CheckpointFailureReason) -> None:
+        for pending in [p for p in self.pending.values() if predicate(p)]:
+            self._abort(pending, reason)
+
+    def _abort(
+        self,
+        pending: PendingCheckpoint,
+        reason: CheckpointFailureReason,
+        task: TaskId | None = None,
+    ) -> None:
+        if pending.disposed:
+            return
+        if reason is CheckpointFailureReason.CHECKPOINT_SUBSUMED and pending.props.is_savepoint:
+            raise AssertionError("a savepoint must never be subsumed")
+        checkpoint_id = pending.checkpoint_id
+        self._discard(checkpoint_id, pending.abort(reason))
+        self._emit(CancelTimer(key=CheckpointCanceller(checkpoint_id)))
+        self._emit(RequestFailed(request_id=pending.request_id, reason=reason, checkpoint_id=checkpoint_id))
+        self.stats.report_failed(checkpoint_id, self._now, reason.message)
+        verdict = self.failure_manager.handle_checkpoint_exception(
+            checkpoint_id=checkpoint_id, props=pending.props, reason=reason, task=task
+        )
+        if verdict is not None:
+            self._emit(FailJob(message=verdict.message, reason=verdict.reason, task=verdict.task))
+        latest = self.store.latest_checkpoint_id
+        for commit_task, attempt in pending.plan.tasks_to_commit_to.items():
+            self._emit(
+                SendNotifyCheckpointAborted(
+                    task=commit_task,
+                    attempt=attempt,
+                    checkpoint_id=checkpoint_id,
+                    latest_completed_checkpoint_id=latest,
+                    timestamp=pending.timestamp,
+                )
+            )
+        del self.pending[checkpoint_id]
+        if reason is CheckpointFailureReason.CHECKPOINT_EXPIRED:
+            self._recent_expired.append(checkpoint_id)
+        self._emit(CheckpointAborted(checkpoint_id=checkpoint_id, reason=reason))
+        self._after_slot_freed()
+
+    def _after_slot_freed(self) -> None:
+        if self.is_shutdown:
+            return
+        if self.config.trigger_semantics == "flink-1.7":
+            self._trigger_queued_legacy()
+        else:
+            self._drain_queue()
+
+    def _discard(self, checkpoint_id: int, handles: tuple[StateHandle, ...]) -> None:
+        if handles:
+            self._emit(DiscardState(checkpoint_id=checkpoint_id, handles=handles))
+
+    # --- timers and scheduling -----------------------------------------------------------------------
+
+    def _on_timer(self, key: object) -> None:
+        if isinstance(key, CheckpointCanceller):
+            pending = self.pending.get(key.checkpoint_id)
+            if pending is not None and not pending.disposed:
+                self._abort(pending, CheckpointFailureReason.CHECKPOINT_EXPIRED)
+        elif isinstance(key, PeriodicTrigger) and key == self._periodic_key:
+            assert self.base_interval is not None
+            self._next_periodic_due += self.base_interval
+            self._emit(ScheduleTimer(key=key, due=max(self._next_periodic_due, self._now)))
+            self._on_request(
+                TriggerCheckpointRequest(request_id=self.new_request_id(), periodic=True)
+            )
+
+    def _on_job_status(self, status: JobStatus) -> None:
+        # the DeActivator is only registered when periodic checkpointing is configured
+        if self.is_shutdown or not self.is_periodic_checkpointing_configured:
+            return
+        if status is JobStatus.RUNNING:
+            self.start_checkpoint_scheduler()
+        else:
+            self.stop_checkpoint_scheduler()
+
+    def start_checkpoint_scheduler(self) -> None:
+        if self.is_shutdown:
+            raise RuntimeError("checkpoint coordinator is shut down")
+        if self.base_interval is None:
+            raise RuntimeError("cannot start the checkpoint scheduler: no interval is configured")
+        self.stop_checkpoint_scheduler()
+        self.periodic_scheduling = True
+        self._schedule_trigger_with_delay(self._random_initial_delay())
+
+    def stop_checkpoint_scheduler(self) -> None:
+        self.periodic_scheduling = False
+        self._cancel_periodic_trigger()
+        self._abort_pending_and_queued(CheckpointFailureReason.CHECKPOINT_COORDINATOR_SUSPEND)
+
+    def _random_initial_delay(self) -> int:
+        if self.config.initial_delay is not None:
+            return self.config.initial_delay
+        assert self.base_interval is not None
+        return self._rng.randint(self.min_pause, self.base_interval)
+
+    def _schedule_trigger_with_delay(self, delay: int) -> None:
+        self._periodic_generation += 1
+        self._periodic_key = PeriodicTrigger(self._periodic_generation)
+        self._next_periodic_due = self._now + delay
+        self._emit(ScheduleTimer(key=self._periodic_key, due=self._next_periodic_due))
+
+    def _cancel_periodic_trigger(self) -> None:
+        if self._periodic_key is not None:
+            self._emit(CancelTimer(key=self._periodic_key))
+            self._periodic_key = None
+
+    def _reschedule_trigger(self, delay: int) -> None:
+        if self.base_interval is None:
+            return
+        self._cancel_periodic_trigger()
+        self._schedule_trigger_with_delay(delay)
+
+    def _abort_pending_and_queued(self, reason: CheckpointFailureReason) -> None:
+        self._apply(self.decider.abort_all(reason))
+        self._abort_where(lambda p: True, reason)
+
+    def _shutdown(self, job_status: JobStatus) -> None:
+        if self.is_shutdown:
+            return
+        self.is_shutdown = True
+        self.periodic_scheduling = False
+        self._cancel_periodic_trigger()
+        self._abort_pending_and_queued(CheckpointFailureReason.CHECKPOINT_COORDINATOR_SHUTDOWN)
+        for checkpoint in self.store.shutdown(job_status):
+            self._discard(checkpoint.checkpoint_id, checkpoint.handles())
+
+    # --- Flink 1.7 trigger semantics --------------------------------------------------------------------
+
+    def _trigger_legacy(self, request: CheckpointTriggerRequest) -> None:
+        reason = self._legacy_pre_check(request)
+        if reason is None:
+            plan = self.plan.calculate()
+            if isinstance(plan, CheckpointFailureReason) or plan.finished_tasks:
+                reason = CheckpointDeclineReason.NOT_ALL_REQUIRED_TASKS_RUNNING
+        if reason is not None:
+            self._emit(RequestDeclined(request_id=request.request_id, reason=reason))
+            return
+        assert not isinstance(plan, CheckpointFailureReason)
+        checkpoint_id = self._next_checkpoint_id
+        self._next_checkpoint_id += 1
+        try:
+            location = self.storage.initialize_location(
+                checkpoint_id, request.props, request.target_location
+            )
+        except OSError:
+            self._emit(RequestDeclined(request_id=request.request_id, reason=CheckpointDeclineReason.EXCEPTION))
+            return
+        self._create_and_trigger(request, plan, checkpoint_id, location)
+
+    def _legacy_pre_check(self, request: CheckpointTriggerRequest) -> CheckpointDeclineReason | None:
+        if self.is_shutdown:
+            return CheckpointDeclineReason.COORDINATOR_SHUTDOWN
+        if request.periodic and not self.periodic_scheduling:
+            return CheckpointDeclineReason.PERIODIC_SCHEDULER_SHUTDOWN
+        if request.forced:
+            return None
+        if self._trigger_request_queued:
+            return CheckpointDeclineReason.ALREADY_QUEUED
+        if len(self.pending) >= self.config.max_concurrent:
+            self._trigger_request_queued = True
+            self._cancel_periodic_trigger()
+            return CheckpointDeclineReason.TOO_MANY_CONCURRENT_CHECKPOINTS
+        remaining = self._last_completion + self.min_pause - self._now
+        if remaining > 0:
+            self._cancel_periodic_trigger()
+            if self.base_interval is not None:
+                self._schedule_trigger_with_delay(remaining)
+            return CheckpointDeclineReason.MINIMUM_TIME_BETWEEN_CHECKPOINTS
+        return None
+
+    def _trigger_queued_legacy(self) -> None:
+        """A slot freed: the queued request runs from the timer (Flink 1.7 ``triggerQueuedRequests``)."""
+        if not self._trigger_request_queued:
+            return
+        self._trigger_request_queued = False
+        if self.periodic_scheduling and self.base_interval is not None:
+            self._cancel_periodic_trigger()
+            self._schedule_trigger_with_delay(0)

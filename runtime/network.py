@@ -1,0 +1,73 @@
+"""What travels through a channel: data buffers and events between them (Flink's network stack).
+
+Records never travel one per message: a ``Buffer`` holds a batch of records (a list, or any
+sequence such as an Arrow RecordBatch's rows) and its size in bytes. Barriers, cancel markers,
+end of partition and announcements are *events* between buffers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.checkpoint import CheckpointOptions
+
+
+@dataclass(frozen=True, slots=True)
+class Buffer:
+    """A network buffer: a batch of records and the bytes it occupies."""
+
+    records: Sequence[Any]
+    size: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointBarrier:
+    """Flink's ``CheckpointBarrier``: checkpoint id, trigger timestamp (ms) and options."""
+
+    checkpoint_id: int
+    timestamp: int
+    options: CheckpointOptions = CheckpointOptions()
+
+    @property
+    def is_unaligned(self) -> bool:
+        return self.options.is_unaligned
+
+    def as_unaligned(self) -> CheckpointBarrier:
+        """Flink's ``asUnaligned``: timeoutable aligned barriers become unaligned, others stay."""
+        options = self.options.to_unaligned()
+        return self if options is self.options else dataclasses.replace(self, options=options)
+
+
+@dataclass(frozen=True, slots=True)
+class CancelCheckpointMarker:
+    """Flink's ``CancelCheckpointMarker``: downstream tasks stop waiting for this checkpoint."""
+
+    checkpoint_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class EndOfPartition:
+    """Flink's ``EndOfPartitionEvent``: the upstream subpartition is finished."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EventAnnouncement:
+    """Flink's ``EventAnnouncement``: a priority notice that an aligned, timeoutable barrier
+    is queued on a remote channel at ``sequence_number``."""
+
+    barrier: CheckpointBarrier
+    sequence_number: int
+
+
+ChannelEvent = CheckpointBarrier | CancelCheckpointMarker | EndOfPartition | EventAnnouncement
+ChannelItem = Buffer | ChannelEvent
+
+
+def is_priority(item: ChannelItem) -> bool:
+    """Priority items overtake the buffers queued on their channel."""
+    return isinstance(item, EventAnnouncement) or (
+        isinstance(item, CheckpointBarrier) and item.is_unaligned
+    )
