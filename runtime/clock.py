@@ -77,7 +77,7 @@ class TimerQueue:
     def __len__(self) -> int:
         return len(self._due)
 
-    def keys(self) -> Iterator[Hashable]:
+    def scheduled(self) -> Iterator[Hashable]:
         return iter(self._due)
 
     def next_due(self) -> int | None:

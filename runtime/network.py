@@ -29,7 +29,7 @@ class CheckpointBarrier:
 
     checkpoint_id: int
     timestamp: int
-    options: CheckpointOptions = CheckpointOptions()
+    options: CheckpointOptions = dataclasses.field(default_factory=CheckpointOptions)
 
     @property
     def is_unaligned(self) -> bool:

@@ -18,7 +18,11 @@ class CheckpointFailureReason(enum.Enum):
     """
 
     PERIODIC_SCHEDULER_SHUTDOWN = (True, False, "Periodic checkpoint scheduler is shut down.")
-    TOO_MANY_CHECKPOINT_REQUESTS = (True, False, "The maximum number of queued checkpoint requests exceeded")
+    TOO_MANY_CHECKPOINT_REQUESTS = (
+        True,
+        False,
+        "The maximum number of queued checkpoint requests exceeded",
+    )
     MINIMUM_TIME_BETWEEN_CHECKPOINTS = (
         True,
         False,
@@ -26,7 +30,11 @@ class CheckpointFailureReason(enum.Enum):
         "Checkpoint will be triggered at a later time.",
     )
     NOT_ALL_REQUIRED_TASKS_RUNNING = (True, False, "Not all required tasks are currently running.")
-    IO_EXCEPTION = (True, True, "An Exception occurred while triggering the checkpoint. IO-problem detected.")
+    IO_EXCEPTION = (
+        True,
+        True,
+        "An Exception occurred while triggering the checkpoint. IO-problem detected.",
+    )
     BLOCKING_OUTPUT_EXIST = (True, False, "Blocking output edge exists in running tasks.")
     CHECKPOINT_ASYNC_EXCEPTION = (False, True, "Asynchronous task checkpoint failed.")
     CHANNEL_STATE_SHARED_STREAM_EXCEPTION = (
@@ -39,8 +47,16 @@ class CheckpointFailureReason(enum.Enum):
     CHECKPOINT_DECLINED = (False, True, "Checkpoint was declined.")
     CHECKPOINT_DECLINED_TASK_NOT_READY = (False, False, "Checkpoint was declined (tasks not ready)")
     CHECKPOINT_DECLINED_TASK_CLOSING = (False, False, "Checkpoint was declined (task is closing)")
-    CHECKPOINT_DECLINED_SUBSUMED = (False, False, "Checkpoint was canceled because a barrier from newer checkpoint was received.")
-    CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER = (False, False, "Task received cancellation from one of its inputs")
+    CHECKPOINT_DECLINED_SUBSUMED = (
+        False,
+        False,
+        "Checkpoint was canceled because a barrier from newer checkpoint was received.",
+    )
+    CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER = (
+        False,
+        False,
+        "Task received cancellation from one of its inputs",
+    )
     CHECKPOINT_DECLINED_INPUT_END_OF_STREAM = (
         False,
         False,
@@ -76,7 +92,9 @@ class CheckpointFailureReason(enum.Enum):
             return cls[name]
         except KeyError:
             allowed = ", ".join(r.name for r in cls)
-            raise ValueError(f"unknown checkpoint failure reason {name!r}; one of: {allowed}") from None
+            raise ValueError(
+                f"unknown checkpoint failure reason {name!r}; one of: {allowed}"
+            ) from None
 
 
 class CheckpointDeclineReason(enum.Enum):
@@ -93,3 +111,15 @@ class CheckpointDeclineReason(enum.Enum):
     @property
     def message(self) -> str:
         return str(self.value)
+
+
+class CheckpointException(Exception):
+    """A checkpoint cannot go on (Flink's ``CheckpointException``); carries the reason.
+
+    Raised only inside the core between collaborators (an input refusing to start persisting);
+    what leaves the core is always an effect carrying the reason.
+    """
+
+    def __init__(self, reason: CheckpointFailureReason, message: str = "") -> None:
+        super().__init__(message or reason.message)
+        self.reason = reason

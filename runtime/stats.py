@@ -384,7 +384,11 @@ class CheckpointStatsTracker:
             stats.discarded = True
 
     def report_restored(
-        self, checkpoint_id: int, restore_timestamp: int, is_savepoint: bool, external_path: str | None
+        self,
+        checkpoint_id: int,
+        restore_timestamp: int,
+        is_savepoint: bool,
+        external_path: str | None,
     ) -> None:
         self.restored += 1
         self.latest_restored = {

@@ -49,7 +49,8 @@ class CheckpointBarrierHandler:
 
     def handle(self, msg: HandlerMessage, now: int) -> list[Effect]:
         self._now = now
-        self._out = out = []
+        out: list[Effect] = []
+        self._out = out
         match msg:
             case BarrierReceived(channel=channel, barrier=barrier):
                 self._on_barrier(barrier, channel)
@@ -136,7 +137,9 @@ class CheckpointBarrierHandler:
 
     def _mark_alignment_end(self, duration: int | None = None) -> None:
         if duration is None:
-            duration = self._now - (self._alignment_start if self._alignment_start is not None else self._now)
+            duration = self._now - (
+                self._alignment_start if self._alignment_start is not None else self._now
+            )
         self.last_alignment_duration_ms = duration
         self.last_bytes_processed_during_alignment = self._bytes_processed
         self._ended_alignment_id = self._alignment_checkpoint_id

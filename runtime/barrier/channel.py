@@ -24,12 +24,13 @@ from dataclasses import dataclass
 
 from runtime.network import (
     Buffer,
-    CheckpointBarrier,
     ChannelItem,
+    CheckpointBarrier,
     EndOfPartition,
     EventAnnouncement,
     is_priority,
 )
+from runtime.reasons import CheckpointException, CheckpointFailureReason
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,9 @@ class InputChannelQueue:
         "remote",
     )
 
-    def __init__(self, index: int, *, remote: bool = True, pause_on_aligned_barrier: bool = True) -> None:
+    def __init__(
+        self, index: int, *, remote: bool = True, pause_on_aligned_barrier: bool = True
+    ) -> None:
         self.index = index
         self.remote = remote
         self.pause_on_aligned_barrier = pause_on_aligned_barrier
@@ -94,11 +97,7 @@ class InputChannelQueue:
             self._priority.append(entry)
         else:
             self._queue.append(entry)
-            if (
-                self.remote
-                and isinstance(item, CheckpointBarrier)
-                and item.options.is_timeoutable
-            ):
+            if self.remote and isinstance(item, CheckpointBarrier) and item.options.is_timeoutable:
                 announcement = EventAnnouncement(barrier=item, sequence_number=seq)
                 self._priority.append(Entry(seq, announcement))
         if isinstance(item, CheckpointBarrier):
@@ -173,8 +172,21 @@ class InputChannelQueue:
     # --- persisting in-flight data -----------------------------------------------------------
 
     def checkpoint_started(self, barrier: CheckpointBarrier) -> list[Entry]:
-        """Start persisting for an unaligned checkpoint; returns the buffers recorded now."""
+        """Start persisting for an unaligned checkpoint; returns the buffers recorded now.
+
+        Raises ``CheckpointException(CHECKPOINT_SUBSUMED)`` when a newer barrier already
+        arrived: where this checkpoint's barrier sat in the queue is no longer known.
+        """
         checkpoint_id = barrier.checkpoint_id
+        if checkpoint_id < self._last_barrier_id:
+            raise CheckpointException(
+                CheckpointFailureReason.CHECKPOINT_SUBSUMED,
+                f"channel {self.index}: the position of barrier {checkpoint_id} is not known "
+                f"(overwritten by the newer barrier {self._last_barrier_id})",
+            )
+        if checkpoint_id > self._last_barrier_id:
+            self._last_barrier_id = -1  # an older, obsolete barrier's position
+            self._last_barrier_seq = None
         if self._last_seen_barrier < checkpoint_id:
             self._persisting = _Persisting.BARRIER_PENDING
             self._last_seen_barrier = checkpoint_id
@@ -195,8 +207,6 @@ class InputChannelQueue:
         self.persisted.pop(checkpoint_id, None)
 
     def _inflight_buffers(self, checkpoint_id: int) -> list[Entry]:
-        if self._last_barrier_id > checkpoint_id:
-            return []  # a newer barrier already arrived: nothing of this checkpoint is queued
         limit = self._last_barrier_seq if self._last_barrier_id == checkpoint_id else None
         known: list[Entry] = []
         for entry in self._queue:

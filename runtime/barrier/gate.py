@@ -18,6 +18,7 @@ from runtime.barrier.base import CheckpointBarrierHandler
 from runtime.barrier.channel import Entry, InputChannelQueue
 from runtime.barrier.handler import SingleCheckpointBarrierHandler
 from runtime.barrier.legacy import CheckpointBarrierAligner
+from runtime.barrier.states import ProtocolError
 from runtime.barrier.tracker import CheckpointBarrierTracker
 from runtime.effects import (
     AbortCheckpointOnBarrier,
@@ -49,11 +50,12 @@ GATE_MODES = ("aligned", "unaligned", "aligned_with_timeout", "at_least_once", "
 
 @dataclass(slots=True)
 class GatePoll:
-    """One poll of the gate: what reached the operator (a buffer or end of partition, with its
-    channel and sequence number), and the effects for the task."""
+    """One poll of the gate: the entry taken from the channel, what reached the operator (a
+    buffer or end of partition; ``None`` for events and buffered data), and the task's effects."""
 
+    polled: Entry
+    channel: int
     delivered: Entry | None = None
-    channel: int = -1
     effects: list[Effect] = field(default_factory=list)
 
 
@@ -80,7 +82,7 @@ class CheckpointedInputGate:
     def poll(self, channel: int, now: int) -> GatePoll:
         entry = self.channels[channel].poll()
         item = entry.item
-        result = GatePoll(channel=channel)
+        result = GatePoll(entry, channel)
         if isinstance(item, Buffer):
             self.handler.add_processed_bytes(item.size)
             result.delivered = entry
@@ -119,27 +121,44 @@ class CheckpointedInputGate:
     # --- channel effects ------------------------------------------------------------------------
 
     def _apply(self, effects: list[Effect]) -> list[Effect]:
-        """Carry out the effects on channels; return the ones for the task."""
-        for_task: list[Effect] = []
+        """The handler drove the channels directly (``ChannelInputs``); what is left is for the
+        task. An aborted checkpoint's persisted in-flight data is dropped."""
         for effect in effects:
-            match effect:
-                case ResumeConsumption(channel=channel):
-                    self.channels[channel].resume()
-                case CheckpointStarted(barrier=barrier):
-                    for c in self.channels:
-                        c.checkpoint_started(barrier)
-                case CheckpointStopped(checkpoint_id=checkpoint_id):
-                    for c in self.channels:
-                        c.checkpoint_stopped(checkpoint_id)
-                case ConvertToPriorityEvent(channel=channel, sequence_number=seq):
-                    self.channels[channel].convert_to_priority(seq)
-                case AbortCheckpointOnBarrier(checkpoint_id=checkpoint_id):
-                    for c in self.channels:
-                        c.discard_persisted(checkpoint_id)
-                    for_task.append(effect)
-                case _:
-                    for_task.append(effect)
-        return for_task
+            if isinstance(effect, _CHANNEL_EFFECTS):
+                raise ProtocolError(
+                    f"{effect} must be carried out by the gate's inputs: build the handler with "
+                    "inputs=ChannelInputs(channels)"
+                )
+            if isinstance(effect, AbortCheckpointOnBarrier):
+                for c in self.channels:
+                    c.discard_persisted(effect.checkpoint_id)
+        return effects
+
+
+_CHANNEL_EFFECTS = (ResumeConsumption, CheckpointStarted, CheckpointStopped, ConvertToPriorityEvent)
+
+
+class ChannelInputs:
+    """The gate's own channels as the handler's ``CheckpointableInputs``."""
+
+    __slots__ = ("channels",)
+
+    def __init__(self, channels: list[InputChannelQueue]) -> None:
+        self.channels = channels
+
+    def resume_consumption(self, channel: int) -> None:
+        self.channels[channel].resume()
+
+    def convert_to_priority_event(self, channel: int, sequence_number: int) -> None:
+        self.channels[channel].convert_to_priority(sequence_number)
+
+    def checkpoint_started(self, barrier: CheckpointBarrier) -> None:
+        for channel in self.channels:
+            channel.checkpoint_started(barrier)
+
+    def checkpoint_stopped(self, checkpoint_id: int) -> None:
+        for channel in self.channels:
+            channel.checkpoint_stopped(checkpoint_id)
 
 
 class LegacyCheckpointedInputGate(CheckpointedInputGate):
@@ -182,7 +201,7 @@ class LegacyCheckpointedInputGate(CheckpointedInputGate):
 
     def _process(self, channel: int, entry: Entry, now: int) -> GatePoll:
         item = entry.item
-        result = GatePoll(channel=channel)
+        result = GatePoll(entry, channel)
         if self.aligner.is_blocked(channel):
             self._pending.append((channel, entry))
             if isinstance(item, Buffer):
@@ -237,20 +256,22 @@ def make_gate(
         InputChannelQueue(i, remote=i not in local_channels, pause_on_aligned_barrier=not legacy)
         for i in range(num_channels)
     ]
-    flag = {"checkpoints_after_tasks_finish": eop_counts_as_aligned}
+    flag = eop_counts_as_aligned
     if legacy:
         return LegacyCheckpointedInputGate(
-            CheckpointBarrierAligner(num_channels, **flag),
+            CheckpointBarrierAligner(num_channels, checkpoints_after_tasks_finish=flag),
             channels,
             max_buffered_bytes=max_buffered_bytes,
         )
     handler: CheckpointBarrierHandler
     if mode == "at_least_once":
-        handler = CheckpointBarrierTracker(num_channels, **flag)
-    elif mode == "aligned":
-        handler = SingleCheckpointBarrierHandler.aligned(num_channels, **flag)
-    elif mode == "unaligned":
-        handler = SingleCheckpointBarrierHandler.unaligned(num_channels, **flag)
+        handler = CheckpointBarrierTracker(num_channels, checkpoints_after_tasks_finish=flag)
     else:
-        handler = SingleCheckpointBarrierHandler.alternating(num_channels, **flag)
+        handler_mode = {"aligned_with_timeout": "alternating"}.get(mode, mode)
+        handler = SingleCheckpointBarrierHandler(
+            num_channels,
+            mode=handler_mode,
+            checkpoints_after_tasks_finish=flag,
+            inputs=ChannelInputs(channels),
+        )
     return CheckpointedInputGate(handler, channels)

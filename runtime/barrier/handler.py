@@ -18,18 +18,13 @@ from runtime.barrier.states import (
     AlternatingWaitingForFirstBarrierUnaligned,
     BarrierHandlerState,
     ChannelBook,
+    CheckpointableInputs,
+    EffectInputs,
     WaitingForFirstBarrier,
 )
-from runtime.effects import (
-    CancelTimer,
-    CheckpointStarted,
-    CheckpointStopped,
-    ResumeConsumption,
-    ScheduleTimer,
-)
+from runtime.effects import CancelTimer, ScheduleTimer
 from runtime.network import CheckpointBarrier
-from runtime.reasons import CheckpointFailureReason
-
+from runtime.reasons import CheckpointException, CheckpointFailureReason
 
 _Transform = Callable[[BarrierHandlerState], BarrierHandlerState]
 
@@ -48,11 +43,15 @@ class SingleCheckpointBarrierHandler(CheckpointBarrierHandler):
         *,
         mode: str,
         checkpoints_after_tasks_finish: bool = True,
+        inputs: CheckpointableInputs | None = None,
     ) -> None:
         super().__init__(checkpoints_after_tasks_finish=checkpoints_after_tasks_finish)
         if num_channels < 0:
             raise ValueError(f"num_channels must be >= 0, got {num_channels}")
-        book = ChannelBook(self._emit)
+        self.inputs: CheckpointableInputs = (
+            inputs if inputs is not None else EffectInputs(self._emit)
+        )
+        book = ChannelBook(self.inputs)
         self._state: BarrierHandlerState
         if mode == "aligned":
             self._state = WaitingForFirstBarrier(book)
@@ -74,16 +73,49 @@ class SingleCheckpointBarrierHandler(CheckpointBarrierHandler):
         self._ctl = _Controller(self)
 
     @classmethod
-    def aligned(cls, num_channels: int, **kw: bool) -> SingleCheckpointBarrierHandler:
-        return cls(num_channels, mode="aligned", **kw)
+    def aligned(
+        cls,
+        num_channels: int,
+        *,
+        checkpoints_after_tasks_finish: bool = True,
+        inputs: CheckpointableInputs | None = None,
+    ) -> SingleCheckpointBarrierHandler:
+        return cls(
+            num_channels,
+            mode="aligned",
+            inputs=inputs,
+            checkpoints_after_tasks_finish=checkpoints_after_tasks_finish,
+        )
 
     @classmethod
-    def unaligned(cls, num_channels: int, **kw: bool) -> SingleCheckpointBarrierHandler:
-        return cls(num_channels, mode="unaligned", **kw)
+    def unaligned(
+        cls,
+        num_channels: int,
+        *,
+        checkpoints_after_tasks_finish: bool = True,
+        inputs: CheckpointableInputs | None = None,
+    ) -> SingleCheckpointBarrierHandler:
+        return cls(
+            num_channels,
+            mode="unaligned",
+            inputs=inputs,
+            checkpoints_after_tasks_finish=checkpoints_after_tasks_finish,
+        )
 
     @classmethod
-    def alternating(cls, num_channels: int, **kw: bool) -> SingleCheckpointBarrierHandler:
-        return cls(num_channels, mode="alternating", **kw)
+    def alternating(
+        cls,
+        num_channels: int,
+        *,
+        checkpoints_after_tasks_finish: bool = True,
+        inputs: CheckpointableInputs | None = None,
+    ) -> SingleCheckpointBarrierHandler:
+        return cls(
+            num_channels,
+            mode="alternating",
+            inputs=inputs,
+            checkpoints_after_tasks_finish=checkpoints_after_tasks_finish,
+        )
 
     # --- views ------------------------------------------------------------------------------
 
@@ -126,7 +158,7 @@ class SingleCheckpointBarrierHandler(CheckpointBarrierHandler):
         ):
             # obsolete: the network paused the channel for this aligned barrier; resume it
             if not barrier.is_unaligned:
-                self._emit(ResumeConsumption(channel=channel))
+                self.inputs.resume_consumption(channel)
             return
         self._check_new_checkpoint(barrier)
         self._mark_aligned_and_transform(
@@ -150,7 +182,9 @@ class SingleCheckpointBarrierHandler(CheckpointBarrierHandler):
         if checkpoint_id > self._current_checkpoint_id or (
             checkpoint_id == self._current_checkpoint_id and self._aligned_channels
         ):
-            self._abort(checkpoint_id, CheckpointFailureReason.CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER)
+            self._abort(
+                checkpoint_id, CheckpointFailureReason.CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER
+            )
 
     def _on_end_of_partition(self, channel: int) -> None:
         self._num_open_channels -= 1
@@ -179,7 +213,10 @@ class SingleCheckpointBarrierHandler(CheckpointBarrierHandler):
             and self._current_checkpoint_id == key.checkpoint_id
             and self.is_checkpoint_pending
         ):
-            self._state = self._state.aligned_checkpoint_timeout(self._ctl, barrier)
+            try:
+                self._state = self._state.aligned_checkpoint_timeout(self._ctl, barrier)
+            except CheckpointException as error:
+                self._abort(key.checkpoint_id, error.reason)
 
     # --- internals --------------------------------------------------------------------------
 
@@ -215,7 +252,10 @@ class SingleCheckpointBarrierHandler(CheckpointBarrierHandler):
         all_aligned = len(self._aligned_channels) == self._target_channel_count
         if all_aligned and self._target_channel_count > 1:
             self._mark_alignment_end()
-        self._state = transform(self._state)
+        try:
+            self._state = transform(self._state)
+        except CheckpointException as error:
+            self._abort(self._current_checkpoint_id, error.reason)
         if len(self._aligned_channels) == self._target_channel_count:
             self._aligned_channels.clear()
             self._last_cancelled_or_completed_id = self._current_checkpoint_id
@@ -223,7 +263,9 @@ class SingleCheckpointBarrierHandler(CheckpointBarrierHandler):
 
     def _abort(self, checkpoint_id: int, reason: CheckpointFailureReason) -> None:
         self._current_checkpoint_id = max(checkpoint_id, self._current_checkpoint_id)
-        self._last_cancelled_or_completed_id = max(self._last_cancelled_or_completed_id, checkpoint_id)
+        self._last_cancelled_or_completed_id = max(
+            self._last_cancelled_or_completed_id, checkpoint_id
+        )
         self._pending_barrier = None
         self._aligned_channels.clear()
         self._target_channel_count = 0
@@ -264,7 +306,7 @@ class _Controller:
         return self._h._pending_barrier
 
     def checkpoint_started(self, barrier: CheckpointBarrier) -> None:
-        self._h._emit(CheckpointStarted(barrier=barrier))
+        self._h.inputs.checkpoint_started(barrier)
 
     def checkpoint_stopped(self, checkpoint_id: int) -> None:
-        self._h._emit(CheckpointStopped(checkpoint_id=checkpoint_id))
+        self._h.inputs.checkpoint_stopped(checkpoint_id)

@@ -49,7 +49,8 @@ class CheckpointBarrierAligner(CheckpointBarrierHandler):
     def checkpoint_size_limit_exceeded(self, now: int) -> list[Effect]:
         """The gate buffered more than ``task.checkpoint.alignment.max-size``: give up."""
         self._now = now
-        self._out = out = []
+        out: list[Effect] = []
+        self._out = out
         self._release_blocks_and_reset_barriers()
         self._notify_abort(
             self._current_checkpoint_id,

@@ -18,7 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from runtime.effects import ConvertToPriorityEvent, Effect, ResumeConsumption
+from runtime.effects import (
+    CheckpointStarted,
+    CheckpointStopped,
+    ConvertToPriorityEvent,
+    Effect,
+    ResumeConsumption,
+)
 from runtime.network import CheckpointBarrier
 
 
@@ -43,14 +49,51 @@ class Controller(Protocol):
     def checkpoint_stopped(self, checkpoint_id: int) -> None: ...
 
 
-class ChannelBook:
-    """The handler's bookkeeping of blocked channels and seen announcements (Flink's
-    ``ChannelState``); resuming and prioritising are effects on the channels."""
+class CheckpointableInputs(Protocol):
+    """The task's input channels as the handler drives them (Flink's ``CheckpointableInput``).
 
-    __slots__ = ("_emit", "announced", "blocked")
+    ``checkpoint_started`` may raise ``CheckpointException``: the checkpoint is then aborted
+    with its reason instead of triggered.
+    """
+
+    def resume_consumption(self, channel: int) -> None: ...
+
+    def convert_to_priority_event(self, channel: int, sequence_number: int) -> None: ...
+
+    def checkpoint_started(self, barrier: CheckpointBarrier) -> None: ...
+
+    def checkpoint_stopped(self, checkpoint_id: int) -> None: ...
+
+
+class EffectInputs:
+    """Inputs living elsewhere (channel actors): every call becomes an effect to carry out."""
+
+    __slots__ = ("_emit",)
 
     def __init__(self, emit: Callable[[Effect], None]) -> None:
         self._emit = emit
+
+    def resume_consumption(self, channel: int) -> None:
+        self._emit(ResumeConsumption(channel=channel))
+
+    def convert_to_priority_event(self, channel: int, sequence_number: int) -> None:
+        self._emit(ConvertToPriorityEvent(channel=channel, sequence_number=sequence_number))
+
+    def checkpoint_started(self, barrier: CheckpointBarrier) -> None:
+        self._emit(CheckpointStarted(barrier=barrier))
+
+    def checkpoint_stopped(self, checkpoint_id: int) -> None:
+        self._emit(CheckpointStopped(checkpoint_id=checkpoint_id))
+
+
+class ChannelBook:
+    """The handler's bookkeeping of blocked channels and seen announcements (Flink's
+    ``ChannelState``), and the inputs it resumes and prioritises."""
+
+    __slots__ = ("announced", "blocked", "inputs")
+
+    def __init__(self, inputs: CheckpointableInputs) -> None:
+        self.inputs = inputs
         self.blocked: set[int] = set()
         self.announced: dict[int, int] = {}
 
@@ -71,7 +114,7 @@ class ChannelBook:
         self.announced.pop(channel, None)
 
     def convert_to_priority(self, channel: int, sequence_number: int) -> None:
-        self._emit(ConvertToPriorityEvent(channel=channel, sequence_number=sequence_number))
+        self.inputs.convert_to_priority_event(channel, sequence_number)
 
     def prioritize_all_announcements(self) -> None:
         for channel, sequence_number in sorted(self.announced.items()):
@@ -80,11 +123,11 @@ class ChannelBook:
 
     def unblock_all(self) -> None:
         for channel in sorted(self.blocked):
-            self._emit(ResumeConsumption(channel=channel))
+            self.inputs.resume_consumption(channel)
         self.blocked.clear()
 
     def empty(self) -> ChannelBook:
-        return ChannelBook(self._emit)
+        return ChannelBook(self.inputs)
 
 
 class BarrierHandlerState:

@@ -104,7 +104,8 @@ class CheckpointBarrierTracker(CheckpointBarrierHandler):
         if head is not None and head.checkpoint_id == checkpoint_id:
             if head.mark_aborted():
                 self._notify_abort(
-                    checkpoint_id, CheckpointFailureReason.CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER
+                    checkpoint_id,
+                    CheckpointFailureReason.CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER,
                 )
             if head.mark_aligned(channel) == head.target:
                 self._pending.popleft()

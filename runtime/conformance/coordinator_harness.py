@@ -66,7 +66,9 @@ class CoordinatorHarness:
             tolerable_failures=_int_header(scenario, "tolerable_failures", 0),
             num_retained=_int_header(scenario, "retained", 1),
             unaligned=_bool(scenario, "unaligned", False),
-            initial_delay=_int_header(scenario, "initial_delay_ms") if initial is not None else None,
+            initial_delay=_int_header(scenario, "initial_delay_ms")
+            if initial is not None
+            else None,
         )
         self.tasks = {name: TaskId(name) for name in dict.fromkeys([*trigger, *ack, *commit])}
         plan = CheckpointPlanCalculator(
@@ -127,10 +129,10 @@ class CoordinatorHarness:
             if len(args) != 2:
                 raise ScenarioError(step.line, "task TASK STATUS")
             try:
-                state = ExecutionState[args[1]]
+                execution_state = ExecutionState[args[1]]
             except KeyError:
                 raise ScenarioError(step.line, f"unknown task status {args[1]!r}") from None
-            self._send(ExecutionStateChanged(task=self._task(step, args[0]), state=state))
+            self._send(ExecutionStateChanged(task=self._task(step, args[0]), state=execution_state))
         elif name == "job":
             try:
                 self.job_status = JobStatus[self._one(step)]
@@ -211,7 +213,10 @@ class CoordinatorHarness:
             got, self.sent = sorted(self.sent), []
             _compare(expected, got)
         elif name == "pending":
-            _compare(sorted(parse_ints(step, args, "checkpoint id")), sorted(self.coordinator.pending_ids))
+            _compare(
+                sorted(parse_ints(step, args, "checkpoint id")),
+                sorted(self.coordinator.pending_ids),
+            )
         elif name == "store":
             got_ids = [c.checkpoint_id for c in self.coordinator.store.checkpoints]
             _compare(parse_ints(step, args, "checkpoint id"), got_ids)
@@ -221,19 +226,21 @@ class CoordinatorHarness:
             request_id = parse_int(step, args[0][1:], "request number")
             if request_id not in self.results:
                 raise ScenarioError(step.line, f"there is no request #{request_id} yet")
-            expected = " ".join(args[1:])
-            got = self.results[request_id]
-            if expected != got:
-                raise Mismatch(expected, got)
+            expected_result = " ".join(args[1:])
+            got_result = self.results[request_id]
+            if expected_result != got_result:
+                raise Mismatch(expected_result, got_result)
         elif name == "discarded":
             expected = [] if args == ("-",) else sorted(args)
             _compare(expected, sorted(self.discarded))
         elif name == "failjob":
             _compare([parse_int(step, self._one(step), "count")], [self.fail_job])
         elif name == "queued":
-            _compare([parse_int(step, self._one(step), "count")], [self.coordinator.queued_requests])
+            _compare(
+                [parse_int(step, self._one(step), "count")], [self.coordinator.queued_requests]
+            )
         elif name == "timers":
-            timeouts = sum(1 for k in self.timers.keys() if isinstance(k, CheckpointCanceller))
+            timeouts = sum(1 for k in self.timers.scheduled() if isinstance(k, CheckpointCanceller))
             _compare([parse_int(step, self._one(step), "count")], [timeouts])
 
     # --- helpers -------------------------------------------------------------------------------
@@ -247,7 +254,9 @@ class CoordinatorHarness:
     def _task(self, step: Step, name: str) -> TaskId:
         task = self.tasks.get(name)
         if task is None:
-            raise ScenarioError(step.line, f"unknown task {name!r}; declared: {', '.join(self.tasks)}")
+            raise ScenarioError(
+                step.line, f"unknown task {name!r}; declared: {', '.join(self.tasks)}"
+            )
         return task
 
     @staticmethod
@@ -256,4 +265,3 @@ class CoordinatorHarness:
             return CheckpointFailureReason.parse(name)
         except ValueError as error:
             raise ScenarioError(step.line, str(error)) from None
-

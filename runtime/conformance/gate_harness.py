@@ -34,6 +34,7 @@ from runtime.conformance.scenario import (
 )
 from runtime.effects import (
     AbortCheckpointOnBarrier,
+    AllBarriersReceived,
     CancelTimer,
     Effect,
     ScheduleTimer,
@@ -63,7 +64,9 @@ def _bool(scenario: Scenario, key: str, default: bool) -> bool:
     if value is None:
         return default
     if value not in ("true", "false"):
-        raise ScenarioError(scenario.header_lines[key], f"@{key} must be true or false, got {value!r}")
+        raise ScenarioError(
+            scenario.header_lines[key], f"@{key} must be true or false, got {value!r}"
+        )
     return value == "true"
 
 
@@ -76,7 +79,9 @@ def _int_header(scenario: Scenario, key: str, default: int | None = None) -> int
     try:
         return int(value)
     except ValueError:
-        raise ScenarioError(scenario.header_lines[key], f"@{key} must be an integer, got {value!r}") from None
+        raise ScenarioError(
+            scenario.header_lines[key], f"@{key} must be an integer, got {value!r}"
+        ) from None
 
 
 class GateHarness:
@@ -93,7 +98,9 @@ class GateHarness:
         try:
             local_channels = frozenset(int(c) for c in local.split())
         except ValueError:
-            raise ScenarioError(scenario.header_lines["local_channels"], "@local_channels lists channel numbers") from None
+            raise ScenarioError(
+                scenario.header_lines["local_channels"], "@local_channels lists channel numbers"
+            ) from None
         self.gate: CheckpointedInputGate = make_gate(
             mode,
             self.num_channels,
@@ -105,9 +112,23 @@ class GateHarness:
         self.timers = TimerQueue()
         self.arrivals = 0
         self.holding = False
-        self.triggered: list[str] = []
-        self.aborted: list[str] = []
-        self.out: list[int] = []
+        #: what happened, in order: ("polled", arrival index, channel), ("out", arrival index,
+        #: channel), ("trigger", id, unaligned), ("aligned", id, alignment ms: all barriers of
+        #: a triggered checkpoint are in), ("abort", id, reason name)
+        self.log: list[tuple[str, int, object]] = []
+        self.items: dict[int, tuple[int, ChannelItem]] = {}  # arrival index -> (channel, item)
+
+    @property
+    def triggered(self) -> list[str]:
+        return [f"{e[1]}{'!' if e[2] else ''}" for e in self.log if e[0] == "trigger"]
+
+    @property
+    def aborted(self) -> list[str]:
+        return [f"{e[1]}:{e[2]}" for e in self.log if e[0] == "abort"]
+
+    @property
+    def out(self) -> list[int]:
+        return [e[1] for e in self.log if e[0] == "out"]
 
     # --- actions ----------------------------------------------------------------------------
 
@@ -141,9 +162,12 @@ class GateHarness:
 
     def _put(self, step: Step, channel: int, token: str) -> None:
         if channel >= self.num_channels:
-            raise ScenarioError(step.line, f"channel {channel} does not exist (@channels {self.num_channels})")
+            raise ScenarioError(
+                step.line, f"channel {channel} does not exist (@channels {self.num_channels})"
+            )
         item = self._item(step, token)
         self.gate.push(channel, item, self.arrivals)
+        self.items[self.arrivals] = (channel, item)
         self.arrivals += 1
 
     def _item(self, step: Step, token: str) -> ChannelItem:
@@ -173,7 +197,9 @@ class GateHarness:
             elif self.mode == "at_least_once":
                 options = CheckpointOptions(alignment=AlignmentType.AT_LEAST_ONCE)
             else:
-                options = CheckpointOptions(aligned_checkpoint_timeout=NO_ALIGNED_CHECKPOINT_TIMEOUT)
+                options = CheckpointOptions(
+                    aligned_checkpoint_timeout=NO_ALIGNED_CHECKPOINT_TIMEOUT
+                )
             return CheckpointBarrier(checkpoint_id=checkpoint_id, timestamp=now, options=options)
         other = _OTHER.match(token)
         if other:
@@ -209,18 +235,24 @@ class GateHarness:
         return True
 
     def _observe(self, result: GatePoll) -> None:
+        self.log.append(("polled", result.polled.seq, result.channel))
         if result.delivered is not None:
-            self.out.append(result.delivered.seq)
+            self.log.append(("out", result.delivered.seq, result.channel))
         self._effects(result.effects)
 
     def _effects(self, effects: list[Effect]) -> None:
         for effect in effects:
             match effect:
-                case TriggerCheckpointOnBarrier(barrier=barrier):
-                    mark = "!" if barrier.is_unaligned else ""
-                    self.triggered.append(f"{barrier.checkpoint_id}{mark}")
+                case TriggerCheckpointOnBarrier(barrier=barrier, alignment_duration_ms=duration):
+                    self.log.append(("trigger", barrier.checkpoint_id, barrier.is_unaligned))
+                    if duration is not None:
+                        self.log.append(("aligned", barrier.checkpoint_id, duration))
+                case AllBarriersReceived(
+                    checkpoint_id=checkpoint_id, alignment_duration_ms=duration
+                ):
+                    self.log.append(("aligned", checkpoint_id, duration))
                 case AbortCheckpointOnBarrier(checkpoint_id=checkpoint_id, reason=reason):
-                    self.aborted.append(f"{checkpoint_id}:{reason.name}")
+                    self.log.append(("abort", checkpoint_id, reason.name))
                 case ScheduleTimer(key=key, due=due):
                     self.timers.schedule(key, due)
                 case CancelTimer(key=key):
@@ -258,7 +290,10 @@ class GateHarness:
             got = sorted(e.seq for e in self.gate.inflight(checkpoint_id))
             _compare(expected_set, got, prefix=f"{checkpoint_id}: ")
         elif name == "latest":
-            _compare([parse_int(step, _one(step), "checkpoint id")], [self.gate.handler.latest_checkpoint_id])
+            _compare(
+                [parse_int(step, _one(step), "checkpoint id")],
+                [self.gate.handler.latest_checkpoint_id],
+            )
         elif name == "pending":
             handler = self.gate.handler
             if not isinstance(handler, CheckpointBarrierTracker):

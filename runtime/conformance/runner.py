@@ -62,7 +62,9 @@ def run_scenario(text: str, source: str = "<scenario>") -> ScenarioResult:
         message = f"{type(error).__name__}: {error}"
         return ScenarioResult(name, source, False, line, message, checked)
     if checked == 0:
-        return ScenarioResult(name, source, False, None, "the scenario checks no fact (add ? lines)")
+        return ScenarioResult(
+            name, source, False, None, "the scenario checks no fact (add ? lines)"
+        )
     return ScenarioResult(name, source, True, None, "", checked)
 
 

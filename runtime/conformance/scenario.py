@@ -52,25 +52,65 @@ class Scenario:
 
 
 GATE_HEADERS = {
-    "name", "origin", "kind", "channels", "mode", "max_buffered_bytes",
-    "eop_counts_as_aligned", "local_channels",
+    "name",
+    "origin",
+    "kind",
+    "channels",
+    "mode",
+    "max_buffered_bytes",
+    "eop_counts_as_aligned",
+    "local_channels",
 }
 COORDINATOR_HEADERS = {
-    "name", "origin", "kind", "tasks", "trigger", "ack", "commit", "interval_ms", "timeout_ms",
-    "min_pause_ms", "max_concurrent", "tolerable_failures", "retained", "unaligned",
+    "name",
+    "origin",
+    "kind",
+    "tasks",
+    "trigger",
+    "ack",
+    "commit",
+    "interval_ms",
+    "timeout_ms",
+    "min_pause_ms",
+    "max_concurrent",
+    "tolerable_failures",
+    "retained",
+    "unaligned",
     "initial_delay_ms",
 }
 GATE_ACTIONS = {"hold", "drain", "poll", "advance", "advance!"}
 GATE_FACTS = {
-    "triggered", "aborted", "out", "blocked", "inflight", "latest", "pending",
-    "alignment_ms", "buffered_bytes",
+    "triggered",
+    "aborted",
+    "out",
+    "blocked",
+    "inflight",
+    "latest",
+    "pending",
+    "alignment_ms",
+    "buffered_bytes",
 }
 COORDINATOR_ACTIONS = {
-    "request", "savepoint", "tick", "advance", "ack", "decline", "expire", "task", "job",
+    "request",
+    "savepoint",
+    "tick",
+    "advance",
+    "ack",
+    "decline",
+    "expire",
+    "task",
+    "job",
     "shutdown",
 }
 COORDINATOR_FACTS = {
-    "sent", "pending", "store", "result", "discarded", "failjob", "queued", "timers",
+    "sent",
+    "pending",
+    "store",
+    "result",
+    "discarded",
+    "failjob",
+    "queued",
+    "timers",
 }
 
 _CHANNEL = re.compile(r"^ch(\d+)$")
@@ -114,16 +154,24 @@ def _validate(scenario: Scenario) -> None:
     if kind == "gate":
         allowed_headers, actions, facts = GATE_HEADERS, GATE_ACTIONS, GATE_FACTS
     elif kind == "coordinator":
-        allowed_headers, actions, facts = COORDINATOR_HEADERS, COORDINATOR_ACTIONS, COORDINATOR_FACTS
+        allowed_headers, actions, facts = (
+            COORDINATOR_HEADERS,
+            COORDINATOR_ACTIONS,
+            COORDINATOR_FACTS,
+        )
     else:
-        raise ScenarioError(scenario.header_lines["kind"], f"unknown @kind {kind!r} (gate or coordinator)")
+        raise ScenarioError(
+            scenario.header_lines["kind"], f"unknown @kind {kind!r} (gate or coordinator)"
+        )
     for key, line in scenario.header_lines.items():
         if key not in allowed_headers:
             raise ScenarioError(line, f"unknown header @{key} for a {kind} scenario")
     for step in scenario.steps:
         if step.is_fact:
             if step.name not in facts:
-                raise ScenarioError(step.line, f"unknown fact {step.name!r}; one of: {', '.join(sorted(facts))}")
+                raise ScenarioError(
+                    step.line, f"unknown fact {step.name!r}; one of: {', '.join(sorted(facts))}"
+                )
         elif kind == "gate" and _CHANNEL.match(step.name):
             if len(step.args) != 1:
                 raise ScenarioError(step.line, f"{step.name} takes exactly one token")

@@ -92,7 +92,9 @@ class CoordinatorConfig:
     exactly_once: bool = True
     unaligned: bool = False
     aligned_checkpoint_timeout: int = 0
-    retention: ExternalizedCheckpointRetention = ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
+    retention: ExternalizedCheckpointRetention = (
+        ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
+    )
     history_size: int = 10
     trigger_semantics: str = "current"
     #: fixes the periodic trigger's first delay (default: drawn from [min pause, interval])
@@ -184,7 +186,8 @@ class CheckpointCoordinator:
 
     def handle(self, msg: CoordinatorMessage, now: int) -> list[Effect]:
         self._now = now
-        self._out = out = []
+        out: list[Effect] = []
+        self._out = out
         match msg:
             case TriggerCheckpointRequest():
                 self._on_request(msg)
@@ -229,7 +232,9 @@ class CheckpointCoordinator:
                 forced=not self.config.unaligned, synchronous=msg.snapshot_type.is_synchronous
             )
         if msg.snapshot_type is SnapshotType.FULL_CHECKPOINT:
-            return dataclasses.replace(self.checkpoint_props, snapshot_type=SnapshotType.FULL_CHECKPOINT)
+            return dataclasses.replace(
+                self.checkpoint_props, snapshot_type=SnapshotType.FULL_CHECKPOINT
+            )
         return self.checkpoint_props
 
     def _on_request(self, msg: TriggerCheckpointRequest) -> None:
@@ -333,7 +338,11 @@ class CheckpointCoordinator:
             subtasks[task.vertex] = subtasks.get(task.vertex, 0) + 1
         self.stats.report_pending(checkpoint_id, self._now, request.props.snapshot_type, subtasks)
         self.pending[checkpoint_id] = pending
-        self._emit(ScheduleTimer(key=CheckpointCanceller(checkpoint_id), due=self._now + self.config.timeout))
+        self._emit(
+            ScheduleTimer(
+                key=CheckpointCanceller(checkpoint_id), due=self._now + self.config.timeout
+            )
+        )
         self._emit(
             CheckpointTriggered(
                 checkpoint_id=checkpoint_id,
@@ -379,7 +388,9 @@ class CheckpointCoordinator:
             return
         result = pending.acknowledge_task(msg.task, msg.attempt, msg.state, msg.metrics, self._now)
         if result is AckResult.SUCCESS:
-            self.stats.report_subtask(msg.checkpoint_id, msg.task, self._now, msg.state, msg.metrics)
+            self.stats.report_subtask(
+                msg.checkpoint_id, msg.task, self._now, msg.state, msg.metrics
+            )
             if pending.is_fully_acknowledged:
                 self._complete(pending)
         elif result in (AckResult.UNKNOWN, AckResult.DISCARDED):
@@ -461,7 +472,9 @@ class CheckpointCoordinator:
         checkpoint_id = pending.checkpoint_id
         self._discard(checkpoint_id, pending.abort(reason))
         self._emit(CancelTimer(key=CheckpointCanceller(checkpoint_id)))
-        self._emit(RequestFailed(request_id=pending.request_id, reason=reason, checkpoint_id=checkpoint_id))
+        self._emit(
+            RequestFailed(request_id=pending.request_id, reason=reason, checkpoint_id=checkpoint_id)
+        )
         self.stats.report_failed(checkpoint_id, self._now, reason.message)
         verdict = self.failure_manager.handle_checkpoint_exception(
             checkpoint_id=checkpoint_id, props=pending.props, reason=reason, task=task
@@ -591,11 +604,17 @@ class CheckpointCoordinator:
                 checkpoint_id, request.props, request.target_location
             )
         except OSError:
-            self._emit(RequestDeclined(request_id=request.request_id, reason=CheckpointDeclineReason.EXCEPTION))
+            self._emit(
+                RequestDeclined(
+                    request_id=request.request_id, reason=CheckpointDeclineReason.EXCEPTION
+                )
+            )
             return
         self._create_and_trigger(request, plan, checkpoint_id, location)
 
-    def _legacy_pre_check(self, request: CheckpointTriggerRequest) -> CheckpointDeclineReason | None:
+    def _legacy_pre_check(
+        self, request: CheckpointTriggerRequest
+    ) -> CheckpointDeclineReason | None:
         if self.is_shutdown:
             return CheckpointDeclineReason.COORDINATOR_SHUTDOWN
         if request.periodic and not self.periodic_scheduling:

@@ -90,7 +90,10 @@ class PendingCheckpoint:
 
     def state_handles(self) -> tuple[StateHandle, ...]:
         return tuple(
-            h for ack in self.acknowledged.values() if ack.state is not None for h in ack.state.handles
+            h
+            for ack in self.acknowledged.values()
+            if ack.state is not None
+            for h in ack.state.handles
         )
 
     def abort(self, reason: CheckpointFailureReason) -> tuple[StateHandle, ...]:

@@ -45,7 +45,9 @@ class Decision:
     """What the coordinator must do: run a request, fail some, reschedule the periodic trigger."""
 
     execute: CheckpointTriggerRequest | None = None
-    failed: list[tuple[CheckpointTriggerRequest, CheckpointFailureReason]] = field(default_factory=list)
+    failed: list[tuple[CheckpointTriggerRequest, CheckpointFailureReason]] = field(
+        default_factory=list
+    )
     reschedule_in: int | None = None
 
 
@@ -120,7 +122,9 @@ class CheckpointRequestDecider:
             delay = last_completion - now + self.min_pause
             if delay > 0:
                 self._queue.pop(0)
-                decision.failed.append((first, CheckpointFailureReason.MINIMUM_TIME_BETWEEN_CHECKPOINTS))
+                decision.failed.append(
+                    (first, CheckpointFailureReason.MINIMUM_TIME_BETWEEN_CHECKPOINTS)
+                )
                 decision.reschedule_in = delay
                 return
         decision.execute = self._queue.pop(0)[1]

@@ -1,0 +1,46 @@
+# ckptsim: two commands. `make demo` runs the main job, `make test` the whole suite.
+# Both create .venv when missing and install the project (editable, with dev extras).
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: demo test lint typecheck unit conformance java clean
+
+$(STAMP): setup.cfg pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
+		{ echo "ckptsim needs Python >= 3.11 (found: $$($(PYTHON) --version 2>&1)). Install python3.11 and rerun, or set PYTHON=/path/to/python3.11."; exit 2; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+java:
+	@if command -v java >/dev/null 2>&1; then \
+		java -version 2>&1 | head -n 1; \
+	else \
+		echo "WARNING: no 'java' on PATH. PySpark (the Spark bridge) needs Java 17:"; \
+		echo "  Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless"; \
+		echo "  macOS:         brew install openjdk@17"; \
+		echo "  or set JAVA_HOME to a JDK 17 installation."; \
+	fi
+
+demo: $(STAMP) java
+	$(BIN)/ckptsim conformance tests/conformance
+	$(BIN)/ckptsim demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest
+
+test: $(STAMP) java lint typecheck unit
+
+clean:
+	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,0 +1,31 @@
+"""Suite-wide settings: Hypothesis profiles.
+
+``ci`` (the default, used by ``make test`` and CI) is derandomized: every run explores the same
+examples, so a red build is reproducible as is. ``dev`` searches randomly (a failure prints the
+``--hypothesis-seed`` that replays it); ``thorough`` searches long.
+Select with ``HYPOTHESIS_PROFILE=dev make test``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=150,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile("dev", max_examples=150, deadline=None, print_blob=True)
+settings.register_profile(
+    "thorough",
+    max_examples=3000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
