@@ -64,7 +64,7 @@ _ISO_DURATION = re.compile(
 def parse_duration(value: object) -> int:
     """A duration in milliseconds from Flink's syntax, an int (ms) or a ``timedelta``."""
     if isinstance(value, bool):
-        raise ValueError("a duration, not a boolean")
+        raise ValueError("expected a duration, not a boolean")
     if isinstance(value, int):
         if value < 0:
             raise ValueError("a duration cannot be negative")
@@ -72,7 +72,7 @@ def parse_duration(value: object) -> int:
     if isinstance(value, datetime.timedelta):
         return int(value.total_seconds() * 1000)
     if not isinstance(value, str):
-        raise ValueError(f"a duration, not {type(value).__name__}")
+        raise ValueError(f"expected a duration, not {type(value).__name__}")
     text = value.strip().lower()
     iso = _ISO_DURATION.match(text.upper())
     if iso and text.startswith("p") and any(iso.groups()):
@@ -86,30 +86,30 @@ def parse_duration(value: object) -> int:
         return int(total)
     match = _NUMBER_UNIT.match(text)
     if not match:
-        raise ValueError("a number and a unit, e.g. '100 ms', '10 s', '10 min'")
+        raise ValueError("expected a duration: a number and a unit, e.g. '100 ms', '10 s', '10 min'")
     number, unit = int(match.group(1)), match.group(2) or "ms"
     if unit not in _DURATION_UNITS:
-        raise ValueError(f"unknown time unit {unit!r} (ms, s, min, h, d)")
+        raise ValueError(f"unknown time unit {unit!r} (use ms, s, min, h or d)")
     return int(number * _DURATION_UNITS[unit])
 
 
 def parse_memory(value: object) -> int:
     """A size in bytes from Flink's ``MemorySize`` syntax (``20 kb``) or an int."""
     if isinstance(value, bool):
-        raise ValueError("a size, not a boolean")
+        raise ValueError("expected a size, not a boolean")
     if isinstance(value, int):
         return value
     if not isinstance(value, str):
-        raise ValueError(f"a size, not {type(value).__name__}")
+        raise ValueError(f"expected a size, not {type(value).__name__}")
     text = value.strip().lower()
     if text == "-1":
         return -1
     match = _NUMBER_UNIT.match(text)
     if not match:
-        raise ValueError("a number and a unit, e.g. '20 kb', '64 mb'")
+        raise ValueError("expected a size: a number and a unit, e.g. '20 kb', '64 mb'")
     unit = match.group(2) or "b"
     if unit not in _MEMORY_UNITS:
-        raise ValueError(f"unknown size unit {unit!r} (b, kb, mb, gb)")
+        raise ValueError(f"unknown size unit {unit!r} (use b, kb, mb or gb)")
     return int(match.group(1)) * _MEMORY_UNITS[unit]
 
 
@@ -118,12 +118,12 @@ def parse_bool(value: object) -> bool:
         return value
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
-    raise ValueError("true or false")
+    raise ValueError("expected true or false")
 
 
 def parse_int(value: object) -> int:
     if isinstance(value, bool):
-        raise ValueError("an integer, not a boolean")
+        raise ValueError("expected an integer, not a boolean")
     if isinstance(value, int):
         return value
     if isinstance(value, str):
@@ -131,13 +131,13 @@ def parse_int(value: object) -> int:
             return int(value.strip())
         except ValueError:
             pass
-    raise ValueError("an integer")
+    raise ValueError("expected an integer")
 
 
 def parse_string(value: object) -> str:
     if isinstance(value, str) and value.strip():
         return value.strip()
-    raise ValueError("a non-empty string")
+    raise ValueError("expected a non-empty string")
 
 
 def _enum_parser(choices: tuple[str, ...]) -> Callable[[object], str]:
@@ -148,7 +148,7 @@ def _enum_parser(choices: tuple[str, ...]) -> Callable[[object], str]:
             normalized = value.strip().upper().replace("-", "_")
             if normalized in choices:
                 return normalized
-        raise ValueError("one of " + ", ".join(choices))
+        raise ValueError("expected one of " + ", ".join(choices))
 
     return parse
 
@@ -169,7 +169,7 @@ class ConfigOption:
             value = self.parse(raw)
         except ValueError as error:
             raise ConfigError(
-                f"Invalid value {raw!r} for configuration key '{key}': expected {error}."
+                f"Invalid value {raw!r} for configuration key '{key}': {error}."
             ) from None
         if self.minimum is not None and value not in self.allow and value < self.minimum:
             allowed = f"at least {_render(self.kind, self.minimum)}"

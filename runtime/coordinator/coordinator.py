@@ -150,7 +150,9 @@ class CheckpointCoordinator:
         self._rng = random.Random(seed)
         self._next_checkpoint_id = 1
         self._recent_expired: deque[int] = deque(maxlen=NUM_GHOST_CHECKPOINT_IDS)
-        self._last_completion = 0
+        # None until a checkpoint completes: no pause is owed at job start (Flink's relative
+        # clock has an arbitrary origin, so its initial 0 is "long ago" in production)
+        self._last_completion: int | None = None
         self._periodic_generation = 0
         self._periodic_key: PeriodicTrigger | None = None
         self._next_periodic_due = 0
@@ -627,7 +629,8 @@ class CheckpointCoordinator:
             self._trigger_request_queued = True
             self._cancel_periodic_trigger()
             return CheckpointDeclineReason.TOO_MANY_CONCURRENT_CHECKPOINTS
-        remaining = self._last_completion + self.min_pause - self._now
+        last = self._last_completion
+        remaining = 0 if last is None else last + self.min_pause - self._now
         if remaining > 0:
             self._cancel_periodic_trigger()
             if self.base_interval is not None:

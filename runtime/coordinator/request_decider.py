@@ -79,7 +79,7 @@ class CheckpointRequestDecider:
         *,
         is_triggering: bool,
         pending: int,
-        last_completion: int,
+        last_completion: int | None,
         now: int,
     ) -> Decision:
         """A new request arrives; decide what runs."""
@@ -96,7 +96,7 @@ class CheckpointRequestDecider:
         return decision
 
     def choose_queued(
-        self, *, is_triggering: bool, pending: int, last_completion: int, now: int
+        self, *, is_triggering: bool, pending: int, last_completion: int | None, now: int
     ) -> Decision:
         """A slot may have freed (completion, abort, trigger done): decide what runs."""
         decision = Decision()
@@ -109,7 +109,12 @@ class CheckpointRequestDecider:
         return decision
 
     def _choose(
-        self, decision: Decision, is_triggering: bool, pending: int, last_completion: int, now: int
+        self,
+        decision: Decision,
+        is_triggering: bool,
+        pending: int,
+        last_completion: int | None,
+        now: int,
     ) -> None:
         if is_triggering or not self._queue:
             return
@@ -118,7 +123,7 @@ class CheckpointRequestDecider:
             if first.forced:
                 decision.execute = self._queue.pop(0)[1]
             return
-        if not first.forced and first.periodic:
+        if not first.forced and first.periodic and last_completion is not None:
             delay = last_completion - now + self.min_pause
             if delay > 0:
                 self._queue.pop(0)
