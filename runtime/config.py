@@ -17,6 +17,7 @@ import enum
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from runtime.checkpoint import ExternalizedCheckpointRetention
@@ -70,7 +71,9 @@ def parse_duration(value: object) -> int:
             raise ValueError("a duration cannot be negative")
         return value
     if isinstance(value, datetime.timedelta):
-        return int(value.total_seconds() * 1000)
+        if value < datetime.timedelta(0):
+            raise ValueError("a duration cannot be negative")
+        return value // datetime.timedelta(milliseconds=1)
     if not isinstance(value, str):
         raise ValueError(f"expected a duration, not {type(value).__name__}")
     text = value.strip().lower()
@@ -81,12 +84,14 @@ def parse_duration(value: object) -> int:
             int(days or 0) * 86_400_000
             + int(hours or 0) * 3_600_000
             + int(minutes or 0) * 60_000
-            + float(seconds or 0) * 1000
+            + Decimal(seconds or 0) * 1000
         )
         return int(total)
     match = _NUMBER_UNIT.match(text)
     if not match:
-        raise ValueError("expected a duration: a number and a unit, e.g. '100 ms', '10 s', '10 min'")
+        raise ValueError(
+            "expected a duration: a number and a unit, e.g. '100 ms', '10 s', '10 min'"
+        )
     number, unit = int(match.group(1)), match.group(2) or "ms"
     if unit not in _DURATION_UNITS:
         raise ValueError(f"unknown time unit {unit!r} (use ms, s, min, h or d)")
@@ -479,7 +484,8 @@ class Configuration(Mapping[str, Any]):
         return len(_BY_KEY)
 
     def is_set(self, key: str) -> bool:
-        return key in self._values
+        opt = _BY_KEY.get(key) or _DEPRECATED.get(key)
+        return opt is not None and opt.key in self._values
 
     def explicit(self) -> dict[str, Any]:
         return dict(self._values)

@@ -279,6 +279,13 @@ class CheckpointStats:
         }
 
 
+def _newer(current: CheckpointStats | None, candidate: CheckpointStats) -> CheckpointStats:
+    """Flink keeps the checkpoint with the highest id as the latest of its kind."""
+    if current is None or candidate.checkpoint_id > current.checkpoint_id:
+        return candidate
+    return current
+
+
 class CheckpointStatsTracker:
     def __init__(self, history_size: int = DEFAULT_HISTORY_SIZE) -> None:
         self.history_size = history_size
@@ -287,7 +294,7 @@ class CheckpointStatsTracker:
         self.in_progress = 0
         self.completed = 0
         self.failed = 0
-        self._history: deque[CheckpointStats] = deque(maxlen=max(history_size, 0) or None)
+        self._history: deque[CheckpointStats] = deque(maxlen=max(history_size, 0))
         self._by_id: dict[int, CheckpointStats] = {}
         self._summary = {
             k: StatsSummary()
@@ -321,11 +328,12 @@ class CheckpointStatsTracker:
             num_subtasks=dict(num_subtasks),
         )
         self._by_id[checkpoint_id] = stats
-        if self._history.maxlen is not None and len(self._history) == self._history.maxlen:
+        if self._history.maxlen and len(self._history) == self._history.maxlen:
             evicted = self._history.pop()
             if evicted.status is not CheckpointStatsStatus.IN_PROGRESS:
                 self._by_id.pop(evicted.checkpoint_id, None)
-        self._history.appendleft(stats)
+        if self._history.maxlen:
+            self._history.appendleft(stats)
         self.in_progress += 1
         self.total += 1
 
@@ -359,9 +367,9 @@ class CheckpointStatsTracker:
         for key, summary in self._summary.items():
             summary.add(0 if key == "alignment_buffered" else int(getattr(stats, key)))
         if stats.is_savepoint:
-            self.latest_savepoint = stats
+            self.latest_savepoint = _newer(self.latest_savepoint, stats)
         else:
-            self.latest_completed = stats
+            self.latest_completed = _newer(self.latest_completed, stats)
 
     def report_failed(self, checkpoint_id: int, failure_timestamp: int, message: str) -> None:
         stats = self._by_id.get(checkpoint_id)
@@ -372,7 +380,7 @@ class CheckpointStatsTracker:
         stats.failure_message = message
         self.in_progress -= 1
         self.failed += 1
-        self.latest_failed = stats
+        self.latest_failed = _newer(self.latest_failed, stats)
 
     def report_failed_without_in_progress(self) -> None:
         self.failed += 1
@@ -432,6 +440,8 @@ class CheckpointStatsTracker:
         }
 
     def details_json(self, checkpoint_id: int) -> JsonDict | None:
-        """``GET /jobs/:jobid/checkpoints/details/:checkpointid``."""
-        stats = self._by_id.get(checkpoint_id)
-        return stats.to_json(with_tasks=True) if stats is not None else None
+        """``GET /jobs/:jobid/checkpoints/details/:checkpointid`` (None: not in the history)."""
+        for stats in self._history:
+            if stats.checkpoint_id == checkpoint_id:
+                return stats.to_json(with_tasks=True)
+        return None

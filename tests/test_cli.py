@@ -25,10 +25,15 @@ def test_config_lists_flink_keys_with_defaults(capsys: pytest.CaptureFixture[str
     assert main(["config"]) == 0
     out = capsys.readouterr().out
     assert "execution.checkpointing.timeout = 600000" in out
-    assert "execution.checkpointing.num-retained = 1  [deprecated: state.checkpoints.num-retained]" in out
+    assert (
+        "execution.checkpointing.num-retained = 1  [deprecated: state.checkpoints.num-retained]"
+        in out
+    )
 
 
-@pytest.mark.parametrize("argv", [[], ["no-such-command"], ["conformance"], ["--log-level", "loud", "demo"]])
+@pytest.mark.parametrize(
+    "argv", [[], ["no-such-command"], ["conformance"], ["--log-level", "loud", "demo"]]
+)
 def test_usage_errors_exit_with_2(argv: list[str]) -> None:
     assert main(argv) == 2
 

@@ -57,6 +57,8 @@ class GatePoll:
     channel: int
     delivered: Entry | None = None
     effects: list[Effect] = field(default_factory=list)
+    #: Flink 1.10: the item came from a blocked channel and was buffered for replay
+    buffered: bool = False
 
 
 class CheckpointedInputGate:
@@ -203,6 +205,7 @@ class LegacyCheckpointedInputGate(CheckpointedInputGate):
         item = entry.item
         result = GatePoll(entry, channel)
         if self.aligner.is_blocked(channel):
+            result.buffered = True
             self._pending.append((channel, entry))
             if isinstance(item, Buffer):
                 self._pending_bytes += item.size

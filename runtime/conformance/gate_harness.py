@@ -112,9 +112,10 @@ class GateHarness:
         self.timers = TimerQueue()
         self.arrivals = 0
         self.holding = False
-        #: what happened, in order: ("polled", arrival index, channel), ("out", arrival index,
-        #: channel), ("trigger", id, unaligned), ("aligned", id, alignment ms: all barriers of
-        #: a triggered checkpoint are in), ("abort", id, reason name)
+        #: what happened, in order: ("polled", arrival index, channel): handed to the handler;
+        #: ("buffered", ...): stored by a Flink 1.10 gate for replay; ("out", arrival index,
+        #: channel): reached the operator; ("trigger", id, unaligned); ("aligned", id, ms): all
+        #: barriers of a triggered checkpoint are in; ("abort", id, reason name)
         self.log: list[tuple[str, int, object]] = []
         self.items: dict[int, tuple[int, ChannelItem]] = {}  # arrival index -> (channel, item)
 
@@ -235,10 +236,12 @@ class GateHarness:
         return True
 
     def _observe(self, result: GatePoll) -> None:
-        self.log.append(("polled", result.polled.seq, result.channel))
+        # the handler acts on an event before the gate hands it on (Flink's pollNext)
+        kind = "buffered" if result.buffered else "polled"
+        self.log.append((kind, result.polled.seq, result.channel))
+        self._effects(result.effects)
         if result.delivered is not None:
             self.log.append(("out", result.delivered.seq, result.channel))
-        self._effects(result.effects)
 
     def _effects(self, effects: list[Effect]) -> None:
         for effect in effects:
