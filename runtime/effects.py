@@ -6,11 +6,13 @@ conformance harness) interprets them; the core never sends, sleeps or writes on 
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from runtime.checkpoint import CheckpointOptions, CompletedCheckpoint, StateHandle, TaskId
-from runtime.network import CheckpointBarrier
+from runtime.messages import AcknowledgeCheckpoint, DeclineCheckpoint
+from runtime.network import Buffer, ChannelItem, CheckpointBarrier
 from runtime.reasons import CheckpointDeclineReason, CheckpointFailureReason
 
 # --- timers (any core object) ------------------------------------------------------------------
@@ -188,6 +190,104 @@ class FailJob:
     task: TaskId | None = None
 
 
+# --- stream task -> its channels, itself, the coordinator, its sinks ------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendToOutput:
+    """Send an item to the channel behind output ``channel``."""
+
+    channel: int
+    item: ChannelItem
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AckInput:
+    """The task consumed the last item input ``channel`` handed it (the channel may hand on
+    the next one, and returns a credit upstream for a buffer)."""
+
+    channel: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestDefaultAction:
+    """Put the default action back in the mailbox (Flink's mailbox loop)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskSnapshot:
+    """What one subtask stores for one checkpoint: operator state and channel state (JSON-safe)."""
+
+    checkpoint_id: int
+    task: TaskId
+    operator_states: dict[str, Any]
+    input_channels: dict[int, list[Buffer]]
+    output_channels: dict[int, list[Buffer]]
+
+    @property
+    def persisted_bytes(self) -> int:
+        return sum(b.size for bufs in self.input_channels.values() for b in bufs)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteSnapshot:
+    """The asynchronous part: store the snapshot (at the checkpoint's storage location), then
+    report ``SnapshotWritten``."""
+
+    snapshot: TaskSnapshot
+    location: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportToCoordinator:
+    message: AcknowledgeCheckpoint | DeclineCheckpoint
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SinkWrite:
+    sink: str
+    records: Sequence[Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SinkNotify:
+    """Checkpoint lifecycle for a sink's connector: ``snapshot``, ``complete`` or ``aborted``."""
+
+    sink: str
+    event: str
+    checkpoint_id: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskFinished:
+    task: TaskId
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskFailed:
+    task: TaskId
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointTakenOnTask:
+    """Informational: the task took its (synchronous) snapshot."""
+
+    checkpoint_id: int
+    unaligned: bool
+    start_delay_ms: int
+    alignment_ms: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlignmentCompleted:
+    """Informational: every barrier of a checkpoint reached the task."""
+
+    checkpoint_id: int
+    alignment_ms: int
+    bytes_processed: int
+
+
 Effect = (
     ScheduleTimer
     | CancelTimer
@@ -209,4 +309,15 @@ Effect = (
     | CheckpointCompleted
     | CheckpointAborted
     | FailJob
+    | SendToOutput
+    | AckInput
+    | RequestDefaultAction
+    | WriteSnapshot
+    | ReportToCoordinator
+    | SinkWrite
+    | SinkNotify
+    | TaskFinished
+    | TaskFailed
+    | CheckpointTakenOnTask
+    | AlignmentCompleted
 )

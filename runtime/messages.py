@@ -8,8 +8,14 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from runtime.checkpoint import CheckpointMetrics, SnapshotType, TaskId, TaskStateSnapshot
-from runtime.network import CheckpointBarrier
+from runtime.checkpoint import (
+    CheckpointMetrics,
+    CheckpointOptions,
+    SnapshotType,
+    TaskId,
+    TaskStateSnapshot,
+)
+from runtime.network import Buffer, ChannelItem, CheckpointBarrier
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import ExecutionState, JobStatus
 
@@ -112,6 +118,95 @@ class AbortPendingCheckpoints:
 class ShutdownCoordinator:
     job_status: JobStatus = JobStatus.FINISHED
 
+
+# --- stream task -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StartTask:
+    """Deployed: open the operators (restoring state if given) and start working."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InputItem:
+    """An item an input channel hands its task. ``overtaken``: the buffers a priority barrier
+    jumped over in the channel (they follow it, and belong to its checkpoint's channel state)."""
+
+    channel: int
+    seq: int
+    item: ChannelItem
+    priority: bool = False
+    overtaken: tuple[Buffer, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutputCredit:
+    """The receiving channel freed buffers: this many more may be sent on the output channel."""
+
+    channel: int
+    credits: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunDefaultAction:
+    """The mailbox's default action: process the next input buffer (or emit a source batch)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TriggerCheckpoint:
+    """Coordinator -> source task (Flink's ``triggerCheckpointAsync``)."""
+
+    checkpoint_id: int
+    timestamp: int
+    options: CheckpointOptions
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotifyCheckpointComplete:
+    checkpoint_id: int
+    last_subsumed_checkpoint_id: int = -1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotifyCheckpointAborted:
+    checkpoint_id: int
+    latest_completed_checkpoint_id: int = -1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SnapshotWritten:
+    """The asynchronous part stored the snapshot."""
+
+    checkpoint_id: int
+    state: TaskStateSnapshot
+    sync_duration_ms: int = 0
+    async_duration_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SnapshotFailed:
+    checkpoint_id: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CancelTask:
+    pass
+
+
+TaskMessage = (
+    StartTask
+    | InputItem
+    | OutputCredit
+    | RunDefaultAction
+    | TriggerCheckpoint
+    | NotifyCheckpointComplete
+    | NotifyCheckpointAborted
+    | SnapshotWritten
+    | SnapshotFailed
+    | CancelTask
+    | TimerFired
+)
 
 HandlerMessage = (
     BarrierReceived

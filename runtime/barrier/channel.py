@@ -138,6 +138,14 @@ class InputChannelQueue:
             self.finished = True
         return entry
 
+    def head_is_priority(self) -> bool:
+        return bool(self._priority)
+
+    def buffers_before(self, seq: int) -> list[Buffer]:
+        """Queued (non-priority) buffers that precede position ``seq``: what a barrier at
+        ``seq`` overtakes when it moves to the front."""
+        return [e.item for e in self._queue if e.seq < seq and isinstance(e.item, Buffer)]
+
     @property
     def paused(self) -> bool:
         return self._pause_seq is not None

@@ -90,9 +90,10 @@ class CoordinatorMachine(RuleBasedStateMachine):
         self.timers = TimerQueue()
         self.request_ids = itertools.count(1)
         self.periodic_requests: set[int] = set()
-        self.triggered: dict[int, tuple[int, int]] = {}  # checkpoint -> (request, time)
+        self.triggered: dict[int, tuple[int, int, int]] = {}  # checkpoint -> (request, time, step)
         self.savepoints: set[int] = set()
-        self.completions: list[tuple[int, int]] = []  # (checkpoint, time), in order
+        self.completions: list[tuple[int, int, int]] = []  # (checkpoint, time, step), in order
+        self.steps = itertools.count()
         self.ended: dict[int, int] = {}
         self.acked: dict[str, int] = {}  # handle -> checkpoint
         self.discarded: list[str] = []
@@ -114,12 +115,12 @@ class CoordinatorMachine(RuleBasedStateMachine):
                 self.timers.cancel(key)
             case CheckpointTriggered(checkpoint_id=cid, request_id=rid, options=options):
                 assert cid not in self.triggered, f"checkpoint id {cid} reused"
-                self.triggered[cid] = (rid, self.now)
+                self.triggered[cid] = (rid, self.now, next(self.steps))
                 if options.snapshot_type.is_savepoint:
                     self.savepoints.add(cid)
             case CheckpointCompleted(checkpoint=checkpoint):
                 self._end(checkpoint.checkpoint_id)
-                self.completions.append((checkpoint.checkpoint_id, self.now))
+                self.completions.append((checkpoint.checkpoint_id, self.now, next(self.steps)))
             case CheckpointAborted(checkpoint_id=cid):
                 self._end(cid)
             case DiscardState(handles=handles):
@@ -224,7 +225,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
     def completed_checkpoint_ids_increase(self) -> None:
         if not hasattr(self, "coordinator"):
             return
-        ids = [c for c, _ in self.completions if c not in self.savepoints]
+        ids = [c for c, _, _ in self.completions if c not in self.savepoints]
         assert ids == sorted(set(ids))
         store = [c.checkpoint_id for c in self.coordinator.store.checkpoints]
         assert store == sorted(set(store))
@@ -234,11 +235,11 @@ class CoordinatorMachine(RuleBasedStateMachine):
     def periodic_checkpoints_respect_min_pause(self) -> None:
         if not hasattr(self, "coordinator"):
             return
-        for checkpoint_id, (request_id, started) in self.triggered.items():
+        for checkpoint_id, (request_id, started, step) in self.triggered.items():
             if request_id in self.periodic_requests or request_id < 0:
                 if checkpoint_id in self.savepoints:
                     continue
-                before = [t for c, t in self.completions if t <= started and c != checkpoint_id]
+                before = [t for _, t, s in self.completions if s < step]
                 if before:  # no pause is owed before the first completion
                     last = max(before)
                     assert started - last >= self.config.min_pause, (
@@ -271,7 +272,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
         savepoint_handles = {
             h
             for h, cid in self.acked.items()
-            if cid in self.savepoints and cid in dict(self.completions)
+            if cid in self.savepoints and cid in {c for c, _, _ in self.completions}
         }
         for handle, checkpoint_id in self.acked.items():
             if checkpoint_id > 0 and handle not in savepoint_handles:

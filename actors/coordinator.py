@@ -1,0 +1,170 @@
+"""``CheckpointCoordinator`` actor: the JobManager's checkpointing, around the pure core.
+
+It delivers acknowledgements, declines, job status changes (the ``CheckpointCoordinatorDeActivator``
+behaviour), task state changes and timers to the core, and carries out its effects: triggers and
+notifications to task actors, timers, discarding state files, failing the job.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pykka
+import structlog
+
+from actors.execution import ActorRuntime
+from actors.protocol import CheckpointFailure, WireCoordinator
+from runtime.checkpoint import TaskId
+from runtime.coordinator import CheckpointCoordinator
+from runtime.effects import (
+    CancelTimer,
+    CheckpointAborted,
+    CheckpointCompleted,
+    CheckpointTriggered,
+    DiscardState,
+    Effect,
+    FailJob,
+    RequestCompleted,
+    RequestDeclined,
+    RequestFailed,
+    ScheduleTimer,
+    SendNotifyCheckpointAborted,
+    SendNotifyCheckpointComplete,
+    SendTriggerCheckpoint,
+)
+from runtime.messages import (
+    NotifyCheckpointAborted,
+    NotifyCheckpointComplete,
+    TriggerCheckpoint,
+)
+from runtime.storage import FileSystemCheckpointStorage
+
+log = structlog.get_logger(__name__)
+
+
+class CoordinatorActor(pykka.ThreadingActor):
+    def __init__(
+        self,
+        *,
+        core: CheckpointCoordinator,
+        runtime: ActorRuntime,
+        storage: FileSystemCheckpointStorage,
+        job_master: pykka.ActorRef[Any],
+        job_id: str,
+    ) -> None:
+        super().__init__()
+        self.core = core
+        self.runtime = runtime
+        self.storage = storage
+        self.job_master = job_master
+        self.job_id = job_id
+        self.tasks: dict[TaskId, pykka.ActorRef[Any]] = {}
+        self.request_futures: dict[int, pykka.Future[Any]] = {}
+        self.completed_ids: list[int] = []
+
+    def on_start(self) -> None:
+        self.log = log.bind(role="checkpoint_coordinator", job=self.job_id)
+
+    def on_receive(self, message: Any) -> None:
+        if isinstance(message, WireCoordinator):
+            self.tasks = dict(message.tasks)
+            return
+        self._apply(self.core.handle(message, self.runtime.clock.now()))
+
+    def watch_request(self, request_id: int, future: pykka.Future[Any]) -> None:
+        """Complete ``future`` with the request's outcome (for savepoints asked from outside)."""
+        self.request_futures[request_id] = future
+
+    def summary(self) -> dict[str, Any]:
+        return {"stats": self.core.stats.to_json(), "completed": list(self.completed_ids)}
+
+    def details(self) -> dict[int, dict[str, Any]]:
+        stats = self.core.stats
+        out: dict[int, dict[str, Any]] = {}
+        for entry in stats.history:
+            details = stats.details_json(entry.checkpoint_id)
+            if details is not None:
+                details["subtasks"] = {v: entry.subtasks_json(v) for v in entry.num_subtasks}
+                out[entry.checkpoint_id] = details
+        return out
+
+    def _send(self, task: TaskId, message: Any) -> None:
+        ref = self.tasks.get(task)
+        if ref is None:
+            return
+        try:
+            ref.tell(message)
+        except pykka.ActorDeadError:
+            self.log.debug("task_gone", task=str(task))
+
+    def _apply(self, effects: list[Effect]) -> None:
+        for effect in effects:
+            match effect:
+                case SendTriggerCheckpoint(
+                    task=task, checkpoint_id=cid, timestamp=ts, options=options
+                ):
+                    self._send(
+                        task, TriggerCheckpoint(checkpoint_id=cid, timestamp=ts, options=options)
+                    )
+                case SendNotifyCheckpointComplete(
+                    task=task, checkpoint_id=cid, last_subsumed_checkpoint_id=sub
+                ):
+                    self._send(
+                        task,
+                        NotifyCheckpointComplete(
+                            checkpoint_id=cid, last_subsumed_checkpoint_id=sub
+                        ),
+                    )
+                case SendNotifyCheckpointAborted(
+                    task=task, checkpoint_id=cid, latest_completed_checkpoint_id=latest
+                ):
+                    self._send(
+                        task,
+                        NotifyCheckpointAborted(
+                            checkpoint_id=cid, latest_completed_checkpoint_id=latest
+                        ),
+                    )
+                case ScheduleTimer(key=key, due=due):
+                    self.runtime.schedule(self.actor_ref, key, due)
+                case CancelTimer(key=key):
+                    self.runtime.cancel(self.actor_ref, key)
+                case DiscardState(checkpoint_id=cid, handles=handles):
+                    self.storage.discard(cid, handles)
+                case CheckpointTriggered(checkpoint_id=cid, options=options):
+                    self.log.info(
+                        "checkpoint_triggered",
+                        checkpoint_id=cid,
+                        type=options.snapshot_type.value,
+                        alignment=options.alignment.value,
+                    )
+                case CheckpointCompleted(checkpoint=checkpoint, subsumed=subsumed):
+                    self.completed_ids.append(checkpoint.checkpoint_id)
+                    self.log.info(
+                        "checkpoint_completed",
+                        checkpoint_id=checkpoint.checkpoint_id,
+                        duration_ms=checkpoint.completion_timestamp - checkpoint.timestamp,
+                        state_size=checkpoint.state_size,
+                        path=checkpoint.external_path,
+                        subsumed=list(subsumed),
+                    )
+                case CheckpointAborted(checkpoint_id=cid, reason=reason):
+                    self.storage.discard(cid, ())
+                    self.log.info("checkpoint_aborted", checkpoint_id=cid, reason=reason.name)
+                case FailJob(message=text, reason=reason):
+                    self.log.warning(
+                        "checkpoint_failure_fails_job", reason=reason.name, message=text
+                    )
+                    self.job_master.tell(CheckpointFailure(message=text, reason=reason))
+                case RequestCompleted(request_id=rid, checkpoint=checkpoint):
+                    future = self.request_futures.pop(rid, None)
+                    if future is not None:
+                        future.set(checkpoint)
+                case (
+                    RequestFailed(request_id=rid, reason=reason)
+                    | RequestDeclined(request_id=rid, reason=reason)
+                ):
+                    future = self.request_futures.pop(rid, None)
+                    if future is not None:
+                        future.set(reason)
+                case _:
+                    self.log.debug("effect_ignored", effect=type(effect).__name__)

@@ -1,0 +1,59 @@
+"""Where actors run. ``ThreadedRuntime``: Pykka threads, the wall clock, a timer thread. The
+deterministic simulation provides the same interface (spawn, clock, timers, wait)."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any, Protocol, TypeVar
+
+import pykka
+
+from actors.timers import TimerService
+from runtime.clock import Clock, SystemClock
+
+A = TypeVar("A", bound=pykka.Actor)
+
+
+class ActorRuntime(Protocol):
+    name: str
+    clock: Clock
+
+    def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]: ...
+
+    def schedule(self, ref: pykka.ActorRef[Any], key: Hashable, due: int) -> None: ...
+
+    def cancel(self, ref: pykka.ActorRef[Any], key: Hashable) -> None: ...
+
+    def future(self) -> pykka.Future[Any]: ...
+
+    def wait(self, future: pykka.Future[Any], timeout: float | None) -> Any: ...
+
+    def shutdown(self) -> None: ...
+
+
+class ThreadedRuntime:
+    """Every actor on its own thread (``pykka.ThreadingActor``); timers on one more thread."""
+
+    name = "threaded"
+
+    def __init__(self) -> None:
+        self.clock = SystemClock()
+        self.timers = TimerService(self.clock)
+
+    def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]:
+        return cls.start(*args, **kwargs)
+
+    def schedule(self, ref: pykka.ActorRef[Any], key: Hashable, due: int) -> None:
+        self.timers.schedule(ref, key, due)
+
+    def cancel(self, ref: pykka.ActorRef[Any], key: Hashable) -> None:
+        self.timers.cancel(ref, key)
+
+    def future(self) -> pykka.Future[Any]:
+        return pykka.ThreadingFuture()
+
+    def wait(self, future: pykka.Future[Any], timeout: float | None) -> Any:
+        return future.get(timeout=timeout)
+
+    def shutdown(self) -> None:
+        self.timers.stop()

@@ -1,0 +1,102 @@
+"""``InputChannel``: one actor per channel (upstream subtask -> downstream subtask).
+
+It holds the channel's FIFO (``runtime.barrier.InputChannelQueue``): buffers and events from
+the producer, priority events ahead of buffers, the pause after an aligned barrier until the
+consumer resumes it. It hands its consumer at most ``WINDOW`` ordinary items at a time and one
+credit goes back to the producer for every buffer the consumer took (credit-based flow control:
+with no credit the producer stops, and back-pressure travels upstream). A priority barrier is
+handed on at once, with the buffers it overtook in the queue.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import pykka
+import structlog
+
+from actors.protocol import Consumed, Deliver, Prioritize, Resume, WireChannel
+from runtime.barrier.channel import InputChannelQueue
+from runtime.messages import InputItem, OutputCredit
+from runtime.network import Buffer, CheckpointBarrier
+
+log = structlog.get_logger(__name__)
+
+#: ordinary items handed to the consumer and not yet taken
+WINDOW = 2
+
+
+class InputChannel(pykka.ThreadingActor):
+    def __init__(
+        self,
+        *,
+        channel_id: int,
+        input_index: int,
+        output_index: int,
+        consumer: pykka.ActorRef[Any],
+        producer_name: str,
+        consumer_name: str,
+    ) -> None:
+        super().__init__()
+        self.channel_id = channel_id
+        self.input_index = input_index
+        self.output_index = output_index
+        self.consumer = consumer
+        self.producer: pykka.ActorRef[Any] | None = None
+        self.queue = InputChannelQueue(input_index)
+        self._handed: deque[bool] = deque()  # per ordinary item handed on: was it a buffer
+        self.names = (producer_name, consumer_name)
+
+    def on_start(self) -> None:
+        self.log = log.bind(channel=self.channel_id, producer=self.names[0], consumer=self.names[1])
+
+    def on_receive(self, message: Any) -> None:
+        match message:
+            case WireChannel(producer=producer):
+                self.producer = producer
+            case Deliver(item=item):
+                seq = self.queue.push(item)
+                if isinstance(item, CheckpointBarrier) and item.is_unaligned:
+                    self.log.debug(
+                        "priority_barrier_arrived", checkpoint_id=item.checkpoint_id, seq=seq
+                    )
+                self._hand_on()
+            case Consumed():
+                was_buffer = self._handed.popleft()
+                if was_buffer and self.producer is not None:
+                    self.producer.tell(OutputCredit(channel=self.output_index, credits=1))
+                self._hand_on()
+            case Resume():
+                self.queue.resume()
+                self._hand_on()
+            case Prioritize(sequence_number=seq):
+                if self.queue.convert_to_priority(seq):
+                    self.log.debug("barrier_prioritized", seq=seq)
+                    self._hand_on()
+            case _:
+                raise TypeError(f"InputChannel cannot handle {message!r}")
+
+    def _hand_on(self) -> None:
+        queue = self.queue
+        while queue.can_poll():
+            if queue.head_is_priority():
+                entry = queue.poll()
+                overtaken: tuple[Buffer, ...] = ()
+                if isinstance(entry.item, CheckpointBarrier):
+                    overtaken = tuple(queue.buffers_before(entry.seq))
+                self.consumer.tell(
+                    InputItem(
+                        channel=self.input_index,
+                        seq=entry.seq,
+                        item=entry.item,
+                        priority=True,
+                        overtaken=overtaken,
+                    )
+                )
+                continue
+            if len(self._handed) >= WINDOW:
+                return
+            entry = queue.poll()
+            self._handed.append(isinstance(entry.item, Buffer))
+            self.consumer.tell(InputItem(channel=self.input_index, seq=entry.seq, item=entry.item))

@@ -1,0 +1,134 @@
+"""Runs a job graph on actors and waits for its result (the only place that blocks on actors)."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pykka
+import structlog
+
+from actors.execution import ActorRuntime, ThreadedRuntime
+from actors.job_master import JobMaster
+from actors.protocol import CancelJob, Deploy, QueryProgress
+from runtime.config import Configuration
+from runtime.graph import JobGraph
+from runtime.job import JobResult, plan_execution
+from runtime.storage import FileSystemCheckpointStorage, make_temp_dir
+
+log = structlog.get_logger(__name__)
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+def execute(
+    job: JobGraph,
+    conf: Configuration,
+    *,
+    runtime: ActorRuntime | None = None,
+    timeout: float | None = None,
+    progress: Progress | None = None,
+    progress_interval: float = 0.5,
+) -> JobResult:
+    """Deploy ``job`` on actors, wait for it to end, stop every actor, return the result."""
+    plan = plan_execution(job, conf)
+    rt: ActorRuntime = runtime or ThreadedRuntime()
+    seed: int = conf["ckptsim.seed"]
+    job_id = uuid.UUID(int=seed * 2**64 + 1).hex if rt.name == "simulation" else uuid.uuid4().hex
+    base_dir = plan.checkpoint.checkpoint_dir
+    temporary = base_dir is None
+    directory = base_dir if base_dir is not None else make_temp_dir()
+    storage = FileSystemCheckpointStorage(
+        directory, job_id, job_name=job.name, savepoint_dir=plan.checkpoint.savepoint_dir
+    )
+    future: pykka.Future[JobResult] = rt.future()
+    master = rt.spawn(
+        JobMaster, plan=plan, runtime=rt, storage=storage, job_id=job_id, result=future, seed=seed
+    )
+    log.info(
+        "job_submitted",
+        job=job_id,
+        name=job.name,
+        runtime=rt.name,
+        checkpoint_dir=str(storage.root),
+    )
+    master.tell(Deploy())
+    reporter = (
+        _ProgressReporter(master, progress, progress_interval)
+        if progress and rt.name == "threaded"
+        else None
+    )
+    try:
+        try:
+            result: JobResult = rt.wait(future, timeout)
+        except (KeyboardInterrupt, pykka.Timeout):
+            log.warning("job_cancel_requested", job=job_id)
+            master.tell(CancelJob())
+            result = rt.wait(future, 30)
+    finally:
+        if reporter is not None:
+            reporter.stop()
+        master.stop(block=False)
+        _stop_everything(rt)
+        rt.shutdown()
+        if temporary:
+            _remove_empty(storage.root)
+            _remove_empty(Path(directory))
+    return result
+
+
+def _stop_everything(rt: ActorRuntime) -> None:
+    if rt.name != "threaded":
+        return
+    for ref in pykka.ActorRegistry.get_all():
+        with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
+            ref.stop(block=True, timeout=10)
+
+
+def _remove_empty(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.rmdir()
+
+
+class _ProgressReporter:
+    """Polls the running job (from outside the actor system) for a progress line."""
+
+    def __init__(self, master: pykka.ActorRef[Any], callback: Progress, interval: float) -> None:
+        self.master = master
+        self.callback = callback
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ckptsim-progress", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                snapshot = self._snapshot()
+            except (pykka.ActorDeadError, pykka.Timeout):
+                continue
+            if snapshot:
+                self.callback(snapshot)
+
+    def _snapshot(self) -> dict[str, Any] | None:
+        wait = self.interval
+        info: dict[str, Any] | None = self.master.ask(QueryProgress(), block=True, timeout=wait)
+        if not info:
+            return None
+        futures = {task: ref.proxy().progress() for task, ref in info["tasks"].items()}
+        tasks = {task: future.get(timeout=wait) for task, future in futures.items()}
+        stats = info["coordinator"].proxy().summary().get(timeout=wait)["stats"]
+        return {
+            "status": info["status"],
+            "records": sum(t["records_in"] for task, t in tasks.items() if task in info["sources"]),
+            "backpressured": sorted(str(task) for task, t in tasks.items() if t["backpressured"]),
+            "counts": stats["counts"],
+        }
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)

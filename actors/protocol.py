@@ -1,0 +1,115 @@
+"""Messages between actors that are transport, not protocol decisions: what a channel actor
+receives from its producer and its consumer, the JobMaster's bookkeeping, the task's async part.
+
+Protocol messages (triggers, acknowledgements, barriers inside ``Deliver``) are the runtime
+core's own dataclasses (``runtime.messages``); everything here is frozen and slotted too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.checkpoint import TaskId
+from runtime.effects import TaskSnapshot
+from runtime.network import ChannelItem
+from runtime.reasons import CheckpointFailureReason
+from runtime.status import ExecutionState
+
+# --- to an input channel ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Deliver:
+    """The producer sends an item (a buffer with a credit, or an event)."""
+
+    item: ChannelItem
+
+
+@dataclass(frozen=True, slots=True)
+class Consumed:
+    """The consumer took the item the channel handed it last."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Resume after an aligned barrier (``ResumeConsumption``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prioritize:
+    """Move the announced barrier at this sequence number to the front (alignment timeout)."""
+
+    sequence_number: int
+
+
+# --- to a task -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AsyncSnapshot:
+    """The task's asynchronous checkpoint part, run as its own mail."""
+
+    snapshot: TaskSnapshot
+    location: str | None
+    sync_duration_ms: int
+
+
+# --- wiring (JobMaster -> the actors it deployed, before StartTask) -------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WireChannel:
+    producer: Any  # ActorRef of the upstream task
+
+
+@dataclass(frozen=True, slots=True)
+class WireTask:
+    coordinator: Any
+    outputs: list[Any]
+    inputs: list[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class WireCoordinator:
+    tasks: dict[TaskId, Any]
+
+
+# --- to the JobMaster -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskStateUpdate:
+    task: TaskId
+    state: ExecutionState
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SinkResults:
+    sink: str
+    task: TaskId
+    records: list[Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointFailure:
+    """The coordinator's failure manager asks to fail the job."""
+
+    message: str
+    reason: CheckpointFailureReason
+
+
+@dataclass(frozen=True, slots=True)
+class CancelJob:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Deploy:
+    """Start the job."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueryProgress:
+    """Ask (from outside the actor system only) for a progress snapshot."""

@@ -1,0 +1,249 @@
+"""``StreamTask``: one subtask, Flink's mailbox model on a Pykka inbox.
+
+The inbox is the mailbox: input items, credits, triggers, notifications and timers arrive as
+mails; the default action (``RunDefaultAction``) processes one buffer and puts itself back, so
+every control mail is handled between two buffers. The asynchronous checkpoint part is a mail
+of its own (``AsyncSnapshot``) so records keep flowing between the synchronous snapshot and the
+acknowledgement. Decisions are the core's (``runtime.task.StreamTaskCore``); this shell routes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pykka
+import structlog
+
+from actors.connectors import Connector, make_connector
+from actors.execution import ActorRuntime
+from actors.protocol import (
+    AsyncSnapshot,
+    Consumed,
+    Deliver,
+    Prioritize,
+    Resume,
+    SinkResults,
+    TaskStateUpdate,
+    WireTask,
+)
+from runtime.effects import (
+    AckInput,
+    AlignmentCompleted,
+    CancelTimer,
+    CheckpointTakenOnTask,
+    ConvertToPriorityEvent,
+    Effect,
+    ReportToCoordinator,
+    RequestDefaultAction,
+    ResumeConsumption,
+    ScheduleTimer,
+    SendToOutput,
+    SinkNotify,
+    SinkWrite,
+    TaskFailed,
+    TaskFinished,
+    WriteSnapshot,
+)
+from runtime.messages import (
+    AcknowledgeCheckpoint,
+    InputItem,
+    RunDefaultAction,
+    SnapshotFailed,
+    SnapshotWritten,
+)
+from runtime.network import Buffer, CancelCheckpointMarker, CheckpointBarrier, EndOfPartition
+from runtime.status import ExecutionState
+from runtime.storage import FileSystemCheckpointStorage
+from runtime.task import StreamTaskCore, TaskSpec
+
+log = structlog.get_logger(__name__)
+
+
+class StreamTask(pykka.ThreadingActor):
+    def __init__(
+        self,
+        *,
+        spec: TaskSpec,
+        runtime: ActorRuntime,
+        storage: FileSystemCheckpointStorage,
+        job_master: pykka.ActorRef[Any],
+    ) -> None:
+        super().__init__()
+        self.spec = spec
+        self.core = StreamTaskCore(spec)
+        self.runtime = runtime
+        self.storage = storage
+        self.job_master = job_master
+        self.coordinator: pykka.ActorRef[Any] | None = None
+        self.outputs: list[pykka.ActorRef[Any]] = []
+        self.inputs: list[pykka.ActorRef[Any]] = []
+        self.connectors: dict[str, Connector] = {
+            op.uid: make_connector(op.spec["sink"], op.spec["options"], spec.task, spec.parallelism)
+            for op in spec.operators
+            if op.kind == "sink"
+        }
+        self.sink_names = {op.uid: op.name for op in spec.operators if op.kind == "sink"}
+        self._sync_ms: dict[int, int] = {}
+
+    def on_start(self) -> None:
+        self.log = log.bind(task=str(self.spec.task), attempt=self.spec.attempt)
+
+    def on_receive(self, message: Any) -> None:
+        clock = self.runtime.clock
+        if isinstance(message, WireTask):
+            self.coordinator, self.outputs, self.inputs = (
+                message.coordinator,
+                message.outputs,
+                message.inputs,
+            )
+            return
+        if isinstance(message, AsyncSnapshot):
+            self._async_part(message)
+            return
+        if isinstance(message, InputItem) and isinstance(message.item, CheckpointBarrier):
+            barrier = message.item
+            self.log.info(
+                "barrier_received",
+                checkpoint_id=barrier.checkpoint_id,
+                channel=message.channel,
+                unaligned=barrier.is_unaligned,
+                priority=message.priority,
+                overtaken=len(message.overtaken),
+            )
+        started = clock.now()
+        effects = self.core.handle(message, started)
+        self._apply(effects, clock.now() - started)
+
+    # --- effects ----------------------------------------------------------------------------------
+
+    def _apply(self, effects: list[Effect], elapsed: int) -> None:
+        for effect in effects:
+            match effect:
+                case SendToOutput(channel=channel, item=item):
+                    self.outputs[channel].tell(Deliver(item))
+                    if not isinstance(item, Buffer):
+                        self._trace_sent(channel, item)
+                case AckInput(channel=channel):
+                    self.inputs[channel].tell(Consumed())
+                case RequestDefaultAction():
+                    self.actor_ref.tell(RunDefaultAction())
+                case ResumeConsumption(channel=channel):
+                    self.inputs[channel].tell(Resume())
+                    self.log.debug("channel_resumed", channel=channel)
+                case ConvertToPriorityEvent(channel=channel, sequence_number=seq):
+                    self.inputs[channel].tell(Prioritize(seq))
+                    self.log.info("barrier_prioritized", channel=channel, seq=seq)
+                case WriteSnapshot(snapshot=snapshot, location=location):
+                    sync_ms = self._sync_ms.pop(snapshot.checkpoint_id, 0)
+                    self.actor_ref.tell(AsyncSnapshot(snapshot, location, sync_ms))
+                case ReportToCoordinator(message=report):
+                    assert self.coordinator is not None
+                    self.coordinator.tell(report)
+                    if isinstance(report, AcknowledgeCheckpoint):
+                        self.log.info("checkpoint_acknowledged", checkpoint_id=report.checkpoint_id)
+                    else:
+                        self.log.info(
+                            "checkpoint_declined",
+                            checkpoint_id=report.checkpoint_id,
+                            reason=report.reason.name,
+                        )
+                case ScheduleTimer(key=key, due=due):
+                    self.runtime.schedule(self.actor_ref, key, due)
+                case CancelTimer(key=key):
+                    self.runtime.cancel(self.actor_ref, key)
+                case SinkWrite(sink=sink, records=records):
+                    self.connectors[sink].write(records)
+                case SinkNotify(sink=sink, event=event, checkpoint_id=cid):
+                    self.connectors[sink].notify(event, cid)
+                case CheckpointTakenOnTask(
+                    checkpoint_id=cid, unaligned=unaligned, start_delay_ms=delay, alignment_ms=ms
+                ):
+                    self._sync_ms[cid] = elapsed
+                    self.log.info(
+                        "checkpoint_taken",
+                        checkpoint_id=cid,
+                        unaligned=unaligned,
+                        start_delay_ms=delay,
+                        alignment_ms=ms,
+                    )
+                case AlignmentCompleted(
+                    checkpoint_id=cid, alignment_ms=ms, bytes_processed=processed
+                ):
+                    self.log.info(
+                        "alignment_completed",
+                        checkpoint_id=cid,
+                        alignment_ms=ms,
+                        bytes_processed=processed,
+                    )
+                case TaskFinished():
+                    self._finish()
+                case TaskFailed(message=text):
+                    self.log.warning("task_failed", message=text)
+                    self._close_connectors()
+                    self.job_master.tell(
+                        TaskStateUpdate(
+                            task=self.spec.task, state=ExecutionState.FAILED, message=text
+                        )
+                    )
+                case _:
+                    self.log.debug("effect_ignored", effect=type(effect).__name__)
+
+    def progress(self) -> dict[str, Any]:
+        """Asked from outside the actor system (the progress line)."""
+        return {
+            "records_in": self.core.records_in,
+            "records_out": self.core.records_out,
+            "backpressured": self.core.is_backpressured,
+            "status": self.core.status,
+        }
+
+    def _trace_sent(self, channel: int, item: object) -> None:
+        if isinstance(item, CheckpointBarrier):
+            self.log.info(
+                "barrier_sent",
+                checkpoint_id=item.checkpoint_id,
+                channel=channel,
+                unaligned=item.is_unaligned,
+            )
+        elif isinstance(item, CancelCheckpointMarker):
+            self.log.info("cancel_marker_sent", checkpoint_id=item.checkpoint_id, channel=channel)
+        elif isinstance(item, EndOfPartition):
+            self.log.info("end_of_partition_sent", channel=channel)
+
+    def _async_part(self, message: AsyncSnapshot) -> None:
+        clock = self.runtime.clock
+        started = clock.now()
+        cid = message.snapshot.checkpoint_id
+        try:
+            state = self.storage.write_task_state(message.location, message.snapshot)
+        except Exception as error:  # the asynchronous part failed: decline, the task goes on
+            self.log.warning("async_snapshot_failed", checkpoint_id=cid, error=str(error))
+            effects = self.core.handle(
+                SnapshotFailed(checkpoint_id=cid, message=str(error)), clock.now()
+            )
+        else:
+            written = SnapshotWritten(
+                checkpoint_id=cid,
+                state=state,
+                sync_duration_ms=message.sync_duration_ms,
+                async_duration_ms=clock.now() - started,
+            )
+            effects = self.core.handle(written, clock.now())
+        self._apply(effects, 0)
+
+    def _finish(self) -> None:
+        for sink, records in self._close_connectors().items():
+            self.job_master.tell(SinkResults(sink=sink, task=self.spec.task, records=records))
+        self.log.info(
+            "task_finished", records_in=self.core.records_in, records_out=self.core.records_out
+        )
+        self.job_master.tell(TaskStateUpdate(task=self.spec.task, state=ExecutionState.FINISHED))
+
+    def _close_connectors(self) -> dict[str, list[Any]]:
+        results: dict[str, list[Any]] = {}
+        for sink, connector in self.connectors.items():
+            records = connector.close()
+            if records is not None:
+                results[self.sink_names[sink]] = records
+        self.connectors = {}
+        return results

@@ -1,0 +1,373 @@
+"""The DataStream API: what a topology script calls to build a job.
+
+    env = StreamExecutionEnvironment(parallelism=2)
+    env.enable_checkpointing(100)                      # ms, or "100 ms"
+    counts = (env.from_collection(lines)
+              .flat_map(str.split)
+              .map(lambda w: (w, 1))
+              .key_by(lambda kv: kv[0])
+              .reduce(lambda a, b: (a[0], a[1] + b[1])))
+    counts.collect("counts")
+    result = env.execute("word count")               # runs on actors
+
+The environment builds a ``StreamGraph``; ``execute`` hands the chained ``JobGraph`` and the
+configuration to an executor. This module imports no runtime of its own: ``actors`` provides
+the ``StreamExecutionEnvironment`` whose ``execute`` runs on Pykka actors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from runtime.config import CheckpointConfig, CheckpointingMode, Configuration
+from runtime.graph import GraphError, JobGraph, StreamGraph, StreamNode, build_job_graph
+from runtime.operators import (
+    CollectionReader,
+    FilterOperator,
+    FlatMapOperator,
+    GeneratorReader,
+    KeyedProcessFunction,
+    MapBatchOperator,
+    MapOperator,
+    Operator,
+    OperatorContext,
+    ProcessOperator,
+    ReduceOperator,
+    SinkOperator,
+    SourceOperator,
+    SourceReader,
+)
+from runtime.partition import KeySelector, Partitioner
+
+if TYPE_CHECKING:
+    from runtime.job import JobResult
+
+
+class Executor(Protocol):
+    def __call__(self, job: JobGraph, config: Configuration, **options: Any) -> JobResult: ...
+
+
+class StreamExecutionEnvironment:
+    executor: Executor | None = None
+
+    def __init__(
+        self, parallelism: int | None = None, *, config: Mapping[str, object] | None = None
+    ) -> None:
+        self.configuration = Configuration(config)
+        if parallelism is not None:
+            self.set_parallelism(parallelism)
+        self.graph = StreamGraph()
+        self.chaining = True
+        self.max_parallelism = 128
+        self.sinks: dict[str, StreamNode] = {}
+
+    # --- settings -----------------------------------------------------------------------------
+
+    @property
+    def parallelism(self) -> int:
+        value: int = self.configuration["parallelism.default"]
+        return value
+
+    def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
+        if not isinstance(parallelism, int) or isinstance(parallelism, bool) or parallelism < 1:
+            raise GraphError(
+                f"parallelism must be a whole number of at least 1, got {parallelism!r}"
+            )
+        self.configuration.set("parallelism.default", parallelism)
+        return self
+
+    def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
+        if max_parallelism < 1:
+            raise GraphError(f"max parallelism must be at least 1, got {max_parallelism}")
+        self.max_parallelism = max_parallelism
+        return self
+
+    def enable_checkpointing(
+        self, interval: int | str, mode: CheckpointingMode | str = CheckpointingMode.EXACTLY_ONCE
+    ) -> StreamExecutionEnvironment:
+        """Periodic checkpoints every ``interval`` (ms, or Flink's duration syntax)."""
+        self.configuration.set("execution.checkpointing.interval", interval)
+        self.configuration.set("execution.checkpointing.mode", mode)
+        return self
+
+    def configure(self, settings: Mapping[str, object]) -> StreamExecutionEnvironment:
+        """Set Flink configuration keys (``execution.checkpointing.*`` and the others)."""
+        self.configuration.update(settings)
+        return self
+
+    def get_checkpoint_config(self) -> CheckpointConfig:
+        return CheckpointConfig.from_configuration(self.configuration)
+
+    def disable_operator_chaining(self) -> StreamExecutionEnvironment:
+        self.chaining = False
+        return self
+
+    # --- sources ------------------------------------------------------------------------------
+
+    def from_collection(
+        self,
+        items: Iterable[Any],
+        *,
+        name: str = "Collection Source",
+        parallelism: int | None = None,
+    ) -> DataStream:
+        data = items if isinstance(items, Sequence) else list(items)
+
+        def reader(ctx: OperatorContext) -> SourceReader:
+            return CollectionReader(data, ctx.subtask, ctx.parallelism)
+
+        return self.from_source(reader, name=name, parallelism=parallelism)
+
+    def from_generator(
+        self,
+        fn: Callable[[int], Any],
+        count: int,
+        *,
+        rate: float | None = None,
+        name: str = "Generator Source",
+        parallelism: int | None = None,
+    ) -> DataStream:
+        """Records ``fn(0) .. fn(count - 1)``, at most ``rate`` per second if given."""
+        if count < 0:
+            raise GraphError(f"from_generator needs a count >= 0, got {count}")
+
+        def reader(ctx: OperatorContext) -> SourceReader:
+            return GeneratorReader(fn, count, ctx.subtask, ctx.parallelism, rate)
+
+        return self.from_source(reader, name=name, parallelism=parallelism)
+
+    def from_source(
+        self,
+        reader: Callable[[OperatorContext], SourceReader],
+        *,
+        name: str,
+        parallelism: int | None = None,
+        uid: str | None = None,
+    ) -> DataStream:
+        _check_parallelism(name, parallelism)
+        node = self.graph.add_node(
+            "source", name, parallelism=parallelism, spec={"reader": reader}, uid=uid
+        )
+        return DataStream(self, [node])
+
+    # --- job -----------------------------------------------------------------------------------
+
+    def build_job_graph(self, name: str = "ckptsim job") -> JobGraph:
+        if not self.graph.nodes:
+            raise GraphError("the script built no job: add a source, operators and a sink")
+        return build_job_graph(
+            self.graph,
+            name=name,
+            default_parallelism=self.parallelism,
+            chaining=self.chaining,
+            max_parallelism=self.max_parallelism,
+        )
+
+    def execute(self, name: str = "ckptsim job", **options: Any) -> JobResult:
+        if self.executor is None:
+            raise RuntimeError(
+                "this environment has no executor: use actors.StreamExecutionEnvironment "
+                "(or `ckptsim run script.py`)"
+            )
+        job = self.build_job_graph(name)
+        CheckpointConfig.from_configuration(self.configuration)  # fail fast on bad settings
+        return self.executor(job, self.configuration, **options)
+
+
+class DataStream:
+    """A stream of records out of one or more operators (more than one after ``union``)."""
+
+    def __init__(
+        self,
+        env: StreamExecutionEnvironment,
+        nodes: list[StreamNode],
+        partitioner: Partitioner = Partitioner.FORWARD,
+        key_selector: KeySelector | None = None,
+        explicit: bool = False,
+    ) -> None:
+        self.env = env
+        self.nodes = nodes
+        self._partitioner = partitioner
+        self._key_selector = key_selector
+        self._explicit = explicit
+
+    # --- operators -----------------------------------------------------------------------------
+
+    def _then(
+        self, kind: str, name: str, spec: dict[str, Any], parallelism: int | None = None
+    ) -> DataStream:
+        node = self.env.graph.add_node(kind, name, parallelism=parallelism, spec=spec)
+        for upstream in self.nodes:
+            self.env.graph.add_edge(
+                upstream.node_id,
+                node.node_id,
+                self._partitioner,
+                self._key_selector,
+                explicit=self._explicit,
+            )
+        return DataStream(self.env, [node])
+
+    def map(self, fn: Callable[[Any], Any], *, name: str = "Map") -> DataStream:
+        return self._then("map", name, {"fn": _callable(fn, "map")})
+
+    def map_batch(
+        self, fn: Callable[[Sequence[Any]], Sequence[Any]], *, name: str = "MapBatch"
+    ) -> DataStream:
+        """``fn`` takes a whole buffer (a list, or an Arrow batch) and returns one."""
+        return self._then("map_batch", name, {"fn": _callable(fn, "map_batch")})
+
+    def filter(self, fn: Callable[[Any], bool], *, name: str = "Filter") -> DataStream:
+        return self._then("filter", name, {"fn": _callable(fn, "filter")})
+
+    def flat_map(self, fn: Callable[[Any], Iterable[Any]], *, name: str = "FlatMap") -> DataStream:
+        return self._then("flat_map", name, {"fn": _callable(fn, "flat_map")})
+
+    def key_by(self, key_selector: KeySelector) -> KeyedStream:
+        return KeyedStream(
+            self.env, self.nodes, Partitioner.HASH, _callable(key_selector, "key_by"), True
+        )
+
+    def rebalance(self) -> DataStream:
+        return DataStream(self.env, self.nodes, Partitioner.REBALANCE, None, True)
+
+    def broadcast(self) -> DataStream:
+        return DataStream(self.env, self.nodes, Partitioner.BROADCAST, None, True)
+
+    def forward(self) -> DataStream:
+        return DataStream(self.env, self.nodes, Partitioner.FORWARD, None, True)
+
+    def union(self, *others: DataStream) -> DataStream:
+        nodes = list(self.nodes)
+        for other in others:
+            if other.env is not self.env:
+                raise GraphError("union() needs streams of the same environment")
+            nodes.extend(other.nodes)
+        return DataStream(self.env, nodes, self._partitioner, self._key_selector, self._explicit)
+
+    # --- attributes of the last operator ---------------------------------------------------------
+
+    def _single(self, what: str) -> StreamNode:
+        if len(self.nodes) != 1:
+            raise GraphError(f"{what}() applies to one operator; call it before union()")
+        return self.nodes[0]
+
+    def set_parallelism(self, parallelism: int) -> DataStream:
+        node = self._single("set_parallelism")
+        _check_parallelism(node.name, parallelism)
+        node.parallelism = parallelism
+        return self
+
+    def name(self, name: str) -> DataStream:
+        self._single("name").name = name
+        return self
+
+    def uid(self, uid: str) -> DataStream:
+        self._single("uid").uid = uid
+        return self
+
+    def disable_chaining(self) -> DataStream:
+        self._single("disable_chaining").chainable = False
+        return self
+
+    # --- sinks ----------------------------------------------------------------------------------
+
+    def _sink(self, sink: str, name: str, options: dict[str, Any]) -> DataStreamSink:
+        if name in self.env.sinks:
+            raise GraphError(f"a sink named {name!r} exists already; give each sink its own name")
+        stream = self._then("sink", name, {"sink": sink, "options": options})
+        node = stream.nodes[0]
+        node.uid = f"sink-{name}" if node.uid.startswith("sink-") else node.uid
+        self.env.sinks[name] = node
+        return DataStreamSink(stream)
+
+    def collect(self, name: str = "collect") -> DataStreamSink:
+        """Gather the records; ``JobResult.output[name]`` has them when the job is done."""
+        return self._sink("collect", name, {})
+
+    def print(self, name: str = "print") -> DataStreamSink:
+        return self._sink("print", name, {})
+
+    def sink_to_file(self, path: str, *, name: str = "file", fmt: str = "text") -> DataStreamSink:
+        """Write one part file per subtask under ``path`` (``text``: one line per record;
+        ``json``: one JSON document per line)."""
+        if fmt not in ("text", "json"):
+            raise GraphError(f"sink_to_file format must be 'text' or 'json', got {fmt!r}")
+        return self._sink("file", name, {"path": path, "format": fmt})
+
+
+class KeyedStream(DataStream):
+    def reduce(self, fn: Callable[[Any, Any], Any], *, name: str = "Reduce") -> DataStream:
+        return self._then(
+            "reduce", name, {"fn": _callable(fn, "reduce"), "key_selector": self._key_selector}
+        )
+
+    def process(
+        self, function: KeyedProcessFunction | Callable[..., Any], *, name: str = "KeyedProcess"
+    ) -> DataStream:
+        if not isinstance(function, KeyedProcessFunction):
+            _callable(function, "process")
+        return self._then("process", name, {"fn": function, "key_selector": self._key_selector})
+
+    def sum(self, position: int, *, name: str = "Sum") -> DataStream:
+        """Running sum of field ``position`` of tuple records, per key."""
+
+        def add(a: Any, b: Any) -> Any:
+            return (*a[:position], a[position] + b[position], *a[position + 1 :])
+
+        return self.reduce(add, name=name)
+
+
+class DataStreamSink:
+    def __init__(self, stream: DataStream) -> None:
+        self.stream = stream
+        self.node = stream.nodes[0]
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    def set_parallelism(self, parallelism: int) -> DataStreamSink:
+        self.stream.set_parallelism(parallelism)
+        return self
+
+    def uid(self, uid: str) -> DataStreamSink:
+        self.stream.uid(uid)
+        return self
+
+
+def _callable(fn: Any, what: str) -> Any:
+    if not callable(fn):
+        raise GraphError(f"{what}() needs a function, got {type(fn).__name__}")
+    return fn
+
+
+def _check_parallelism(name: str, parallelism: int | None) -> None:
+    if parallelism is not None and (
+        not isinstance(parallelism, int) or isinstance(parallelism, bool) or parallelism < 1
+    ):
+        raise GraphError(
+            f"operator '{name}' has parallelism {parallelism!r}; it must be at least 1"
+        )
+
+
+def make_operator(node: StreamNode) -> Operator:
+    """The runtime operator for a declared one."""
+    spec = node.spec
+    if node.kind == "source":
+        return SourceOperator(node.uid, node.name, spec["reader"])
+    if node.kind == "map":
+        return MapOperator(node.uid, node.name, spec["fn"])
+    if node.kind == "map_batch":
+        return MapBatchOperator(node.uid, node.name, spec["fn"])
+    if node.kind == "filter":
+        return FilterOperator(node.uid, node.name, spec["fn"])
+    if node.kind == "flat_map":
+        return FlatMapOperator(node.uid, node.name, spec["fn"])
+    if node.kind == "reduce":
+        return ReduceOperator(node.uid, node.name, spec["key_selector"], spec["fn"])
+    if node.kind == "process":
+        return ProcessOperator(node.uid, node.name, spec["key_selector"], spec["fn"])
+    if node.kind == "sink":
+        return SinkOperator(node.uid, node.name, spec["sink"], spec["options"])
+    raise GraphError(f"unknown operator kind {node.kind!r}")

@@ -1,0 +1,311 @@
+"""The job model: the stream graph the DataStream API builds, the job graph after chaining, and
+its expansion into subtasks and channels (Flink's ``StreamGraph`` -> ``JobGraph`` ->
+``ExecutionGraph``).
+
+Chaining follows Flink: an operator joins its input's chain when it has exactly one input, the
+edge is forward, both have the same parallelism and chaining is enabled. A forward edge connects
+subtask i to subtask i; every other partitioner connects all upstream subtasks to all
+downstream ones, one channel each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.checkpoint import TaskId
+from runtime.partition import KeySelector, Partitioner
+
+
+class GraphError(ValueError):
+    """The topology cannot run (cycle, bad parallelism, impossible edge); says how to fix it."""
+
+
+@dataclass(eq=False)
+class StreamNode:
+    """One operator as the user declared it."""
+
+    node_id: int
+    kind: str
+    name: str
+    uid: str
+    parallelism: int | None
+    spec: dict[str, Any] = field(default_factory=dict)
+    chainable: bool = True
+
+    @property
+    def is_source(self) -> bool:
+        return self.kind == "source"
+
+    @property
+    def is_sink(self) -> bool:
+        return self.kind == "sink"
+
+
+@dataclass(eq=False)
+class StreamEdge:
+    source: int
+    target: int
+    partitioner: Partitioner
+    key_selector: KeySelector | None = None
+    explicit: bool = False
+
+
+class StreamGraph:
+    def __init__(self) -> None:
+        self.nodes: dict[int, StreamNode] = {}
+        self.edges: list[StreamEdge] = []
+        self._next_id = 1
+
+    def add_node(
+        self,
+        kind: str,
+        name: str,
+        *,
+        parallelism: int | None,
+        spec: dict[str, Any],
+        uid: str | None = None,
+    ) -> StreamNode:
+        node_id = self._next_id
+        self._next_id += 1
+        node = StreamNode(node_id, kind, name, uid or f"{kind}-{node_id}", parallelism, spec)
+        self.nodes[node_id] = node
+        return node
+
+    def add_edge(
+        self,
+        source: int,
+        target: int,
+        partitioner: Partitioner,
+        key_selector: KeySelector | None = None,
+        *,
+        explicit: bool = False,
+    ) -> StreamEdge:
+        for end in (source, target):
+            if end not in self.nodes:
+                raise GraphError(f"edge {source} -> {target}: operator {end} does not exist")
+        edge = StreamEdge(source, target, partitioner, key_selector, explicit)
+        self.edges.append(edge)
+        return edge
+
+    def inputs(self, node_id: int) -> list[StreamEdge]:
+        return [e for e in self.edges if e.target == node_id]
+
+    def outputs(self, node_id: int) -> list[StreamEdge]:
+        return [e for e in self.edges if e.source == node_id]
+
+    def topological_order(self) -> list[StreamNode]:
+        """Operators upstream first; a cycle is a ``GraphError`` naming its operators."""
+        indegree = {n: 0 for n in self.nodes}
+        for edge in self.edges:
+            indegree[edge.target] += 1
+        ready = sorted(n for n, d in indegree.items() if d == 0)
+        order: list[int] = []
+        while ready:
+            node_id = ready.pop(0)
+            order.append(node_id)
+            for edge in self.outputs(node_id):
+                indegree[edge.target] -= 1
+                if indegree[edge.target] == 0:
+                    ready.append(edge.target)
+                    ready.sort()
+        if len(order) != len(self.nodes):
+            stuck = [self.nodes[n].name for n in sorted(set(self.nodes) - set(order))]
+            raise GraphError(
+                f"the topology has a cycle through {', '.join(stuck)}; ckptsim runs directed "
+                "acyclic topologies (Flink's iterations are not supported)"
+            )
+        return [self.nodes[n] for n in order]
+
+
+@dataclass(eq=False)
+class JobVertex:
+    """A chain of operators run by one task per subtask."""
+
+    vertex_id: str
+    name: str
+    parallelism: int
+    operators: list[StreamNode]
+
+    @property
+    def is_source(self) -> bool:
+        return self.operators[0].is_source
+
+    @property
+    def uids(self) -> list[str]:
+        return [op.uid for op in self.operators]
+
+
+@dataclass(eq=False)
+class JobEdge:
+    source: JobVertex
+    target: JobVertex
+    partitioner: Partitioner
+    key_selector: KeySelector | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelSpec:
+    """One channel: an upstream subtask's output feeding a downstream subtask's input."""
+
+    channel_id: int
+    edge: int
+    upstream: TaskId
+    downstream: TaskId
+    output_index: int  # among the upstream task's output channels (all its edges)
+    input_index: int  # among the downstream task's input channels (all its edges)
+
+
+@dataclass(eq=False)
+class JobGraph:
+    name: str
+    vertices: list[JobVertex]
+    edges: list[JobEdge]
+    max_parallelism: int = 128
+
+    def vertex(self, vertex_id: str) -> JobVertex:
+        for v in self.vertices:
+            if v.vertex_id == vertex_id:
+                return v
+        raise KeyError(vertex_id)
+
+    def inputs(self, vertex: JobVertex) -> list[JobEdge]:
+        return [e for e in self.edges if e.target is vertex]
+
+    def outputs(self, vertex: JobVertex) -> list[JobEdge]:
+        return [e for e in self.edges if e.source is vertex]
+
+    def tasks(self) -> list[TaskId]:
+        return [TaskId(v.vertex_id, i) for v in self.vertices for i in range(v.parallelism)]
+
+    def source_tasks(self) -> list[TaskId]:
+        return [
+            TaskId(v.vertex_id, i)
+            for v in self.vertices
+            if v.is_source
+            for i in range(v.parallelism)
+        ]
+
+    def predecessors(self) -> dict[TaskId, list[TaskId]]:
+        preds: dict[TaskId, list[TaskId]] = {t: [] for t in self.tasks()}
+        for channel in self.channels():
+            preds[channel.downstream].append(channel.upstream)
+        return preds
+
+    def channels(self) -> list[ChannelSpec]:
+        """Every channel, numbered; output and input indices per task."""
+        specs: list[ChannelSpec] = []
+        out_next: dict[TaskId, int] = {}
+        in_next: dict[TaskId, int] = {}
+        # inputs are numbered edge by edge in the order of the target's input edges
+        for edge_index, edge in enumerate(self.edges):
+            up_p, down_p = edge.source.parallelism, edge.target.parallelism
+            for u in range(up_p):
+                targets = [u] if edge.partitioner is Partitioner.FORWARD else range(down_p)
+                for d in targets:
+                    upstream = TaskId(edge.source.vertex_id, u)
+                    downstream = TaskId(edge.target.vertex_id, d)
+                    specs.append(
+                        ChannelSpec(
+                            channel_id=len(specs),
+                            edge=edge_index,
+                            upstream=upstream,
+                            downstream=downstream,
+                            output_index=out_next.get(upstream, 0),
+                            input_index=-1,
+                        )
+                    )
+                    out_next[upstream] = out_next.get(upstream, 0) + 1
+        # number the inputs of each downstream task: by edge, then by upstream subtask
+        ordered = sorted(
+            specs,
+            key=lambda s: (s.downstream.vertex, s.downstream.subtask, s.edge, s.upstream.subtask),
+        )
+        numbered: dict[int, ChannelSpec] = {}
+        for spec in ordered:
+            index = in_next.get(spec.downstream, 0)
+            in_next[spec.downstream] = index + 1
+            numbered[spec.channel_id] = ChannelSpec(
+                spec.channel_id, spec.edge, spec.upstream, spec.downstream, spec.output_index, index
+            )
+        return [numbered[s.channel_id] for s in specs]
+
+
+def build_job_graph(
+    graph: StreamGraph,
+    *,
+    name: str,
+    default_parallelism: int,
+    chaining: bool = True,
+    max_parallelism: int = 128,
+) -> JobGraph:
+    """Chain the stream graph into job vertices, checking what Flink checks."""
+    if default_parallelism < 1:
+        raise GraphError(f"parallelism must be at least 1, got {default_parallelism}")
+    order = graph.topological_order()
+    if not any(n.is_source for n in order):
+        raise GraphError("the topology has no source: add one, e.g. env.from_collection([...])")
+    parallelism: dict[int, int] = {}
+    for node in order:
+        p = node.parallelism if node.parallelism is not None else default_parallelism
+        if p < 1:
+            raise GraphError(f"operator '{node.name}' has parallelism {p}; it must be at least 1")
+        if p > max_parallelism:
+            raise GraphError(
+                f"operator '{node.name}' has parallelism {p} above the max parallelism {max_parallelism}"
+            )
+        parallelism[node.node_id] = p
+        inputs = graph.inputs(node.node_id)
+        if node.is_source and inputs:
+            raise GraphError(f"source '{node.name}' cannot have inputs")
+        if not node.is_source and not inputs:
+            raise GraphError(f"operator '{node.name}' has no input")
+    for edge in graph.edges:
+        up, down = parallelism[edge.source], parallelism[edge.target]
+        if edge.partitioner is Partitioner.FORWARD and up != down:
+            if edge.explicit:
+                raise GraphError(
+                    f"forward partitioning from '{graph.nodes[edge.source].name}' (parallelism "
+                    f"{up}) to '{graph.nodes[edge.target].name}' (parallelism {down}) does not "
+                    "allow a change of parallelism; use rebalance() or give both the same parallelism"
+                )
+            edge.partitioner = Partitioner.REBALANCE  # Flink's default when parallelism changes
+    vertex_of: dict[int, JobVertex] = {}
+    vertices: list[JobVertex] = []
+    for node in order:
+        inputs = graph.inputs(node.node_id)
+        if chaining and len(inputs) == 1:
+            edge = inputs[0]
+            head = vertex_of[edge.source]
+            if (
+                edge.partitioner is Partitioner.FORWARD
+                and node.chainable
+                and graph.nodes[edge.source].chainable
+                and len(graph.outputs(edge.source)) == 1
+                and head.operators[-1].node_id == edge.source
+            ):
+                head.operators.append(node)
+                head.name = f"{head.name} -> {node.name}"
+                vertex_of[node.node_id] = head
+                continue
+        vertex = JobVertex(node.uid, node.name, parallelism[node.node_id], [node])
+        vertices.append(vertex)
+        vertex_of[node.node_id] = vertex
+    job_edges = [
+        JobEdge(vertex_of[e.source], vertex_of[e.target], e.partitioner, e.key_selector)
+        for e in graph.edges
+        if vertex_of[e.source] is not vertex_of[e.target]
+    ]
+    ids = [v.vertex_id for v in vertices]
+    duplicates = {i for i in ids if ids.count(i) > 1}
+    uids = [op.uid for v in vertices for op in v.operators]
+    dup_uids = {u for u in uids if uids.count(u) > 1}
+    if duplicates or dup_uids:
+        raise GraphError(
+            f"operator uids must be unique; repeated: {', '.join(sorted(duplicates | dup_uids))}"
+        )
+    return JobGraph(name, vertices, job_edges, max_parallelism)
+
+
+UserFunction = Callable[..., Any]

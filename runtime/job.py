@@ -1,0 +1,208 @@
+"""The job as the JobMaster sees it: the execution plan (task specs and channels), the job
+status state machine, and the result of a run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.checkpoint import TaskId
+from runtime.config import CheckpointConfig, Configuration
+from runtime.coordinator import CheckpointPlanCalculator, CoordinatorConfig
+from runtime.graph import ChannelSpec, JobGraph
+from runtime.status import ExecutionState, JobStatus
+from runtime.task import OutputEdge, TaskRestore, TaskSpec
+
+
+class IllegalJobTransition(RuntimeError):
+    pass
+
+
+#: Flink's legal job status transitions (those ckptsim uses)
+TRANSITIONS: dict[JobStatus, set[JobStatus]] = {
+    JobStatus.CREATED: {
+        JobStatus.RUNNING,
+        JobStatus.FAILING,
+        JobStatus.CANCELLING,
+        JobStatus.SUSPENDED,
+        JobStatus.FAILED,
+    },
+    JobStatus.RUNNING: {
+        JobStatus.FAILING,
+        JobStatus.CANCELLING,
+        JobStatus.FINISHED,
+        JobStatus.RESTARTING,
+        JobStatus.SUSPENDED,
+    },
+    JobStatus.FAILING: {JobStatus.FAILED, JobStatus.RESTARTING, JobStatus.CANCELLING},
+    JobStatus.RESTARTING: {
+        JobStatus.RUNNING,
+        JobStatus.FAILED,
+        JobStatus.CANCELLING,
+        JobStatus.SUSPENDED,
+    },
+    JobStatus.CANCELLING: {JobStatus.CANCELED},
+    JobStatus.FAILED: set(),
+    JobStatus.CANCELED: set(),
+    JobStatus.FINISHED: set(),
+    JobStatus.SUSPENDED: set(),
+}
+
+
+class JobStatusMachine:
+    """The job status with Flink's transitions; listeners hear every change."""
+
+    def __init__(self) -> None:
+        self.status = JobStatus.CREATED
+        self.history: list[tuple[JobStatus, int]] = [(JobStatus.CREATED, 0)]
+        self.listeners: list[Callable[[JobStatus, int], None]] = []
+
+    def transition(self, new: JobStatus, now: int) -> None:
+        if new not in TRANSITIONS[self.status]:
+            raise IllegalJobTransition(f"job cannot go from {self.status.value} to {new.value}")
+        self.status = new
+        self.history.append((new, now))
+        for listener in self.listeners:
+            listener(new, now)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionPlan:
+    """What to deploy: one task per subtask, one channel per connected pair of subtasks."""
+
+    job: JobGraph
+    checkpoint: CheckpointConfig
+    tasks: dict[TaskId, TaskSpec]
+    channels: list[ChannelSpec]
+    buffer_records: int
+    channel_credits: int
+
+    def coordinator_config(self, *, seed: int) -> CoordinatorConfig:
+        c = self.checkpoint
+        return CoordinatorConfig(
+            interval=c.interval,
+            timeout=c.timeout,
+            min_pause=c.min_pause,
+            max_concurrent=c.max_concurrent,
+            tolerable_failures=c.tolerable_failures,
+            num_retained=c.num_retained,
+            exactly_once=c.exactly_once,
+            unaligned=c.unaligned,
+            aligned_checkpoint_timeout=c.aligned_checkpoint_timeout,
+            retention=c.externalized_retention,
+            history_size=c.history_size,
+            trigger_semantics=c.trigger_semantics,
+        )
+
+    def plan_calculator(self) -> CheckpointPlanCalculator:
+        tasks = list(self.tasks)
+        return CheckpointPlanCalculator(
+            trigger=self.job.source_tasks(),
+            ack=tasks,
+            commit=tasks,
+            predecessors=self.job.predecessors(),
+            allow_checkpoints_after_tasks_finish=self.checkpoint.checkpoints_after_tasks_finish,
+        )
+
+
+def plan_execution(
+    job: JobGraph,
+    conf: Configuration,
+    *,
+    attempt: int = 0,
+    restore: dict[TaskId, TaskRestore] | None = None,
+) -> ExecutionPlan:
+    checkpoint = CheckpointConfig.from_configuration(conf)
+    if checkpoint.legacy_alignment:
+        raise ValueError(
+            "'ckptsim.checkpointing.alignment' = LEGACY_BUFFERED (Flink 1.10) runs in the "
+            "conformance harness and property tests only; running jobs use the Flink 1.11+ "
+            "alignment (remove the key)"
+        )
+    buffer_records: int = conf["ckptsim.buffer.records"]
+    credits: int = conf["taskmanager.network.memory.buffers-per-channel"]
+    channels = job.channels()
+    num_inputs: dict[TaskId, int] = {}
+    for channel in channels:
+        num_inputs[channel.downstream] = num_inputs.get(channel.downstream, 0) + 1
+    tasks: dict[TaskId, TaskSpec] = {}
+    for vertex in job.vertices:
+        outputs = tuple(
+            OutputEdge(
+                partitioner=edge.partitioner,
+                num_channels=1 if not edge.partitioner.all_to_all else edge.target.parallelism,
+                key_selector=edge.key_selector,
+            )
+            for edge in job.outputs(vertex)
+        )
+        for subtask in range(vertex.parallelism):
+            task = TaskId(vertex.vertex_id, subtask)
+            tasks[task] = TaskSpec(
+                task=task,
+                name=f"{vertex.name} ({subtask + 1}/{vertex.parallelism})",
+                operators=vertex.operators,
+                parallelism=vertex.parallelism,
+                max_parallelism=job.max_parallelism,
+                num_inputs=num_inputs.get(task, 0),
+                outputs=outputs,
+                handler_mode=checkpoint.handler_mode,
+                checkpoints_after_tasks_finish=checkpoint.checkpoints_after_tasks_finish,
+                buffer_records=buffer_records,
+                initial_credits=credits,
+                attempt=attempt,
+                restore=(restore or {}).get(task),
+            )
+    return ExecutionPlan(
+        job=job,
+        checkpoint=checkpoint,
+        tasks=tasks,
+        channels=channels,
+        buffer_records=buffer_records,
+        channel_credits=credits,
+    )
+
+
+@dataclass(slots=True)
+class TaskStates:
+    """The execution state of every task (the JobMaster's view)."""
+
+    states: dict[TaskId, ExecutionState] = field(default_factory=dict)
+
+    def set(self, task: TaskId, state: ExecutionState) -> None:
+        self.states[task] = state
+
+    def all_in(self, *states: ExecutionState) -> bool:
+        return all(s in states for s in self.states.values())
+
+    def count(self, state: ExecutionState) -> int:
+        return sum(1 for s in self.states.values() if s is state)
+
+
+@dataclass(slots=True, kw_only=True)
+class JobResult:
+    """What ``execute`` returns: final status, sink output, checkpoint statistics."""
+
+    job_id: str
+    name: str
+    status: JobStatus
+    output: dict[str, list[Any]] = field(default_factory=dict)
+    checkpoints: dict[str, Any] = field(default_factory=dict)
+    checkpoint_details: dict[int, dict[str, Any]] = field(default_factory=dict)
+    completed_checkpoint_ids: list[int] = field(default_factory=list)
+    failure: str | None = None
+    duration_ms: int = 0
+    records_in: int = 0
+    checkpoint_dir: str | None = None
+    status_history: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status is JobStatus.FINISHED
+
+    def collected(self, sink: str = "collect") -> list[Any]:
+        try:
+            return self.output[sink]
+        except KeyError:
+            known = ", ".join(sorted(self.output)) or "none"
+            raise KeyError(f"no collect sink named {sink!r}; sinks: {known}") from None
