@@ -25,9 +25,25 @@ def _execute(job: JobGraph, config: Configuration, **options: Any) -> JobResult:
 
 
 class StreamExecutionEnvironment(_Environment):
-    """The DataStream environment whose ``execute`` runs the job on Pykka actors."""
+    """The DataStream environment whose ``execute`` runs the job on Pykka actors.
+
+    Under ``ckptsim run`` the command line's ``-D`` settings and ``--parallelism`` apply on
+    top of what the script configured.
+    """
 
     executor = staticmethod(_execute)
+
+    def execute(self, name: str = "ckptsim job", **options: Any) -> JobResult:
+        from actors import session  # noqa: PLC0415
+
+        active = session.current()
+        if active is not None:
+            self.configure(active.settings)
+            options = {**active.options, **options}
+        result = super().execute(name, **options)
+        if active is not None:
+            active.results.append(result)
+        return result
 
 
 __all__ = [

@@ -1,46 +1,80 @@
 """The ``ckptsim`` command line. The only place logging (structlog) is configured.
 
 Commands:
+  run SCRIPT            run a topology script on actors (see actors/scripts.py for the contract)
   conformance PATH...   run conformance scenarios (files, or folders searched for *.scn)
   demo                  a scripted walk through an aligned and an unaligned checkpoint
   config                list the configuration keys ckptsim understands, with defaults
 
-Exit status: 0 success, 1 a check failed (a scenario failed), 2 bad input (a missing path,
-an unknown command or option).
+Exit status: 0 success, 1 the job failed or a check failed, 2 bad input (a script that
+cannot run, an unknown key, a missing path, an unknown command or option).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 import structlog
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def configure_logging(fmt: str = "auto", level: str = "info") -> None:
-    """Console renderer on a TTY, JSON lines otherwise (or as asked)."""
+LEVELS = logging.getLevelNamesMapping()
+
+
+class _TraceTee:
+    """Writes every protocol event (info and above, or all with --log-level debug) to the trace
+    file as a JSON line, then drops the events below the console level."""
+
+    def __init__(self, trace: IO[str] | None, console_level: int) -> None:
+        self.trace = trace
+        self.console_level = console_level
+        self.lock = threading.Lock()
+        self.seq = 0
+
+    def __call__(
+        self, logger: object, method: str, event: structlog.types.EventDict
+    ) -> structlog.types.EventDict:
+        if self.trace is not None:
+            with self.lock:
+                self.seq += 1
+                record = {"seq": self.seq, **event}
+                self.trace.write(json.dumps(record, default=str, sort_keys=True) + "\n")
+        if LEVELS[method.upper() if method != "exception" else "ERROR"] < self.console_level:
+            raise structlog.DropEvent
+        return event
+
+
+def configure_logging(
+    fmt: str = "auto", level: str = "warning", trace: IO[str] | None = None
+) -> None:
+    """Console renderer on a TTY, JSON lines otherwise (or as asked); the trace file gets the
+    protocol events as JSON lines whatever the console level."""
     if fmt == "auto":
         fmt = "console" if sys.stderr.isatty() else "json"
     renderer: structlog.types.Processor = (
         structlog.dev.ConsoleRenderer() if fmt == "console" else structlog.processors.JSONRenderer()
     )
+    console = LEVELS[level.upper()]
+    floor = min(console, LEVELS["INFO"]) if trace is not None else console
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            _TraceTee(trace, console),
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping()[level.upper()]
-        ),
+        wrapper_class=structlog.make_filtering_bound_logger(floor),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
+        cache_logger_on_first_use=False,
     )
 
 
@@ -55,6 +89,56 @@ def _scenario_files(paths: Sequence[str]) -> list[Path]:
         else:
             raise FileNotFoundError(raw)
     return files
+
+
+def _settings(pairs: list[str]) -> dict[str, str]:
+    settings: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"-D takes key=value, got {pair!r}")
+        settings[key.strip()] = value.strip()
+    return settings
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from actors import report
+    from actors.scripts import ScriptError, run_script
+    from actors.session import Session
+    from runtime.config import ConfigError, Configuration
+
+    try:
+        settings = _settings(args.define)
+        if args.parallelism is not None:
+            settings["parallelism.default"] = str(args.parallelism)
+        Configuration(settings)  # unknown keys and bad values fail before the script runs
+    except (ValueError, ConfigError) as error:
+        print(f"ckptsim run: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    interactive = sys.stderr.isatty() and not args.quiet
+
+    def show(snapshot: dict[str, object]) -> None:
+        print("\r" + report.progress_line(snapshot).ljust(100), end="", file=sys.stderr, flush=True)
+
+    options: dict[str, object] = {"timeout": args.timeout}
+    if interactive:
+        options["progress"] = show
+    session = Session(settings=settings, options=options)
+    try:
+        result = run_script(args.script, session)
+    except ScriptError as error:
+        print(f"ckptsim run: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        if interactive:
+            print(file=sys.stderr)
+    if args.stats:
+        Path(args.stats).write_text(
+            json.dumps(report.rest_statistics(result), indent=1, default=str)
+        )
+    if not args.quiet:
+        print(report.summary_table(result))
+    return EXIT_OK if result.succeeded else EXIT_FAILED
 
 
 def cmd_conformance(args: argparse.Namespace) -> int:
@@ -111,6 +195,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level", choices=("debug", "info", "warning", "error"), default="warning"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run = sub.add_parser("run", help="run a topology script on actors")
+    run.add_argument("script", metavar="SCRIPT")
+    run.add_argument(
+        "-D",
+        dest="define",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Flink configuration setting, e.g. -D execution.checkpointing.interval=100ms",
+    )
+    run.add_argument("--parallelism", "-p", type=int, default=None)
+    run.add_argument("--trace", metavar="FILE", help="write every protocol event as a JSON line")
+    run.add_argument(
+        "--stats", metavar="FILE", help="write checkpoint statistics in Flink's REST JSON shape"
+    )
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="cancel the job after this long",
+    )
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress line and no summary")
+    run.set_defaults(func=cmd_run)
     conformance = sub.add_parser("conformance", help="run conformance scenarios (*.scn)")
     conformance.add_argument("paths", nargs="+", metavar="PATH")
     conformance.add_argument(
@@ -134,8 +242,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    configure_logging(args.log_format, args.log_level)
-    result: int = args.func(args)
+    trace = None
+    if getattr(args, "trace", None):
+        try:
+            trace = open(args.trace, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError as error:
+            print(f"ckptsim: cannot write the trace file: {error}", file=sys.stderr)
+            return EXIT_USAGE
+    configure_logging(args.log_format, args.log_level, trace)
+    try:
+        result: int = args.func(args)
+    finally:
+        if trace is not None:
+            trace.close()
     return result
 
 

@@ -148,7 +148,7 @@ class CoordinatorActor(pykka.ThreadingActor):
                         subsumed=list(subsumed),
                     )
                 case CheckpointAborted(checkpoint_id=cid, reason=reason):
-                    self.storage.discard(cid, ())
+                    self.storage.discard_location(cid)
                     self.log.info("checkpoint_aborted", checkpoint_id=cid, reason=reason.name)
                 case FailJob(message=text, reason=reason):
                     self.log.warning(

@@ -37,7 +37,7 @@ class ThreadedRuntime:
     name = "threaded"
 
     def __init__(self) -> None:
-        self.clock = SystemClock()
+        self.clock: Clock = SystemClock()
         self.timers = TimerService(self.clock)
 
     def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]:

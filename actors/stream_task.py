@@ -58,6 +58,9 @@ from runtime.task import StreamTaskCore, TaskSpec
 
 log = structlog.get_logger(__name__)
 
+#: default actions run back to back while the mailbox is empty, before yielding
+DEFAULT_ACTION_BUDGET = 32
+
 
 class StreamTask(pykka.ThreadingActor):
     def __init__(
@@ -84,9 +87,17 @@ class StreamTask(pykka.ThreadingActor):
         }
         self.sink_names = {op.uid: op.name for op in spec.operators if op.kind == "sink"}
         self._sync_ms: dict[int, int] = {}
+        self._default_requested = False
 
     def on_start(self) -> None:
         self.log = log.bind(task=str(self.spec.task), attempt=self.spec.attempt)
+
+    def on_failure(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
+        """The actor itself crashed: its supervisor, the JobMaster, hears of it."""
+        text = f"task actor crashed: {exception_type.__name__ if exception_type else 'error'}: {exception_value}"
+        self.job_master.tell(
+            TaskStateUpdate(task=self.spec.task, state=ExecutionState.FAILED, message=text)
+        )
 
     def on_receive(self, message: Any) -> None:
         clock = self.runtime.clock
@@ -99,6 +110,7 @@ class StreamTask(pykka.ThreadingActor):
             return
         if isinstance(message, AsyncSnapshot):
             self._async_part(message)
+            self._run_default_actions()
             return
         if isinstance(message, InputItem) and isinstance(message.item, CheckpointBarrier):
             barrier = message.item
@@ -113,6 +125,23 @@ class StreamTask(pykka.ThreadingActor):
         started = clock.now()
         effects = self.core.handle(message, started)
         self._apply(effects, clock.now() - started)
+        self._run_default_actions()
+
+    def _run_default_actions(self) -> None:
+        """Flink's mailbox loop: run the default action again while no mail is waiting (up
+        to a budget, then yield through the mailbox), so a control mail still comes between
+        two buffers."""
+        budget = DEFAULT_ACTION_BUDGET
+        while self._default_requested and budget > 0 and self.actor_inbox.empty():
+            self._default_requested = False
+            budget -= 1
+            started = self.runtime.clock.now()
+            self._apply(
+                self.core.handle(RunDefaultAction(), started), self.runtime.clock.now() - started
+            )
+        if self._default_requested:
+            self._default_requested = False
+            self.actor_ref.tell(RunDefaultAction())
 
     # --- effects ----------------------------------------------------------------------------------
 
@@ -126,7 +155,7 @@ class StreamTask(pykka.ThreadingActor):
                 case AckInput(channel=channel):
                     self.inputs[channel].tell(Consumed())
                 case RequestDefaultAction():
-                    self.actor_ref.tell(RunDefaultAction())
+                    self._default_requested = True
                 case ResumeConsumption(channel=channel):
                     self.inputs[channel].tell(Resume())
                     self.log.debug("channel_resumed", channel=channel)
@@ -154,7 +183,9 @@ class StreamTask(pykka.ThreadingActor):
                 case SinkWrite(sink=sink, records=records):
                     self.connectors[sink].write(records)
                 case SinkNotify(sink=sink, event=event, checkpoint_id=cid):
-                    self.connectors[sink].notify(event, cid)
+                    connector = self.connectors.get(sink)
+                    if connector is not None:  # closed once the task finished
+                        connector.notify(event, cid)
                 case CheckpointTakenOnTask(
                     checkpoint_id=cid, unaligned=unaligned, start_delay_ms=delay, alignment_ms=ms
                 ):

@@ -184,6 +184,8 @@ class StateHandle:
 
     key: str
     size: int = 0
+    #: ``sha256:<hex>`` of the stored bytes, when the writer knows it
+    checksum: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,7 +10,8 @@ from typing import Any
 from runtime.checkpoint import TaskId
 from runtime.config import CheckpointConfig, Configuration
 from runtime.coordinator import CheckpointPlanCalculator, CoordinatorConfig
-from runtime.graph import ChannelSpec, JobGraph
+from runtime.graph import ChannelSpec, JobGraph, JobVertex
+from runtime.partition import Partitioner
 from runtime.status import ExecutionState, JobStatus
 from runtime.task import OutputEdge, TaskRestore, TaskSpec
 
@@ -121,13 +122,20 @@ def plan_execution(
             "alignment (remove the key)"
         )
     buffer_records: int = conf["ckptsim.buffer.records"]
-    credits: int = conf["taskmanager.network.memory.buffers-per-channel"]
+    exclusive: int = conf["taskmanager.network.memory.buffers-per-channel"]
+    floating: int = conf["taskmanager.network.memory.floating-buffers-per-gate"]
     channels = job.channels()
     num_inputs: dict[TaskId, int] = {}
     for channel in channels:
         num_inputs[channel.downstream] = num_inputs.get(channel.downstream, 0) + 1
     tasks: dict[TaskId, TaskSpec] = {}
     for vertex in job.vertices:
+        inputs = job.inputs(vertex)
+        head = vertex.operators[0]
+        keyed_input = bool(inputs) and all(
+            e.partitioner is Partitioner.HASH and e.key_selector is head.spec.get("key_selector")
+            for e in inputs
+        )
         outputs = tuple(
             OutputEdge(
                 partitioner=edge.partitioner,
@@ -135,6 +143,13 @@ def plan_execution(
                 key_selector=edge.key_selector,
             )
             for edge in job.outputs(vertex)
+        )
+        # credits of a channel: its exclusive buffers and its share of the gate's floating ones
+        downstream = [
+            e.target.parallelism if e.partitioner.all_to_all else 1 for e in job.outputs(vertex)
+        ]
+        credits = exclusive + (
+            floating // max(downstream_gate_size(job, vertex), 1) if downstream else 0
         )
         for subtask in range(vertex.parallelism):
             task = TaskId(vertex.vertex_id, subtask)
@@ -150,6 +165,7 @@ def plan_execution(
                 checkpoints_after_tasks_finish=checkpoint.checkpoints_after_tasks_finish,
                 buffer_records=buffer_records,
                 initial_credits=credits,
+                keyed_input=keyed_input,
                 attempt=attempt,
                 restore=(restore or {}).get(task),
             )
@@ -159,8 +175,19 @@ def plan_execution(
         tasks=tasks,
         channels=channels,
         buffer_records=buffer_records,
-        channel_credits=credits,
+        channel_credits=exclusive,
     )
+
+
+def downstream_gate_size(job: JobGraph, vertex: JobVertex) -> int:
+    """Channels in the input gate of the tasks ``vertex`` feeds (the largest, if several)."""
+    sizes = [
+        sum(
+            e.source.parallelism if e.partitioner.all_to_all else 1 for e in job.inputs(edge.target)
+        )
+        for edge in job.outputs(vertex)
+    ]
+    return max(sizes, default=1)
 
 
 @dataclass(slots=True)

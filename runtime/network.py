@@ -17,10 +17,15 @@ from runtime.checkpoint import CheckpointOptions
 
 @dataclass(frozen=True, slots=True)
 class Buffer:
-    """A network buffer: a batch of records and the bytes it occupies."""
+    """A network buffer: a batch of records and the bytes it occupies.
+
+    On a ``key_by`` edge the buffer also carries the records' keys, computed once by the
+    partitioner, so the keyed operator downstream need not extract them again.
+    """
 
     records: Sequence[Any]
     size: int
+    keys: Sequence[Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

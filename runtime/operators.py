@@ -132,15 +132,20 @@ class ReduceOperator(_KeyedOperator):
     STATE = "_reduce"
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
-        key_of, reduce = self.key_selector, self.fn
+        key_of = self.key_selector
+        return self.process_keyed_batch(records, [key_of(r) for r in records])
+
+    def process_keyed_batch(self, records: Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
+        reduce = self.fn
         table = self.backend.table(self.STATE)
-        out = []
-        for record in records:
-            key = key_of(record)
-            acc = table.get(key, _MISSING)
+        get = table.get
+        out: list[Any] = []
+        append = out.append
+        for key, record in zip(keys, records, strict=True):
+            acc = get(key, _MISSING)
             value = record if acc is _MISSING else reduce(acc, record)
             table[key] = value
-            out.append(value)
+            append(value)
         return out
 
     def __init__(self, uid: str, name: str, key_selector: UserFn, fn: UserFn) -> None:
@@ -209,16 +214,15 @@ class ProcessOperator(_KeyedOperator):
         self.function.open(self.runtime_context)
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
+        key_of = self.key_selector
+        return self.process_keyed_batch(records, [key_of(r) for r in records])
+
+    def process_keyed_batch(self, records: Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
         assert self.runtime_context is not None, "open() first"
-        backend, key_of, process, ctx = (
-            self.backend,
-            self.key_selector,
-            self.function.process_element,
-            self.runtime_context,
-        )
+        backend, process, ctx = self.backend, self.function.process_element, self.runtime_context
         out: list[Any] = []
-        for record in records:
-            backend.current_key = key_of(record)
+        for key, record in zip(keys, records, strict=True):
+            backend.current_key = key
             produced = process(record, ctx)
             if produced is not None:
                 out.extend(produced)

@@ -69,28 +69,32 @@ class ChannelSelector:
         self._next = start % num_channels if num_channels else 0
         self._channel_of_key: dict[Any, int] = {}
 
-    def split(self, records: Sequence[Any]) -> list[tuple[int, Sequence[Any]]]:
+    def split(self, records: Sequence[Any]) -> list[tuple[int, Sequence[Any], list[Any] | None]]:
+        """``(channel, records, keys)`` per channel that gets records (keys on hash edges)."""
         n = self.num_channels
+        if self.partitioner is Partitioner.HASH:
+            return self._split_by_key(records)
         if self.partitioner is Partitioner.FORWARD or n == 1:
-            return [(0, records)]
+            return [(0, records, None)]
         if self.partitioner is Partitioner.BROADCAST:
-            return [(c, records) for c in range(n)]
-        if self.partitioner is Partitioner.REBALANCE:
-            start = self._next
-            self._next = (start + len(records)) % n
-            out = []
-            for c in range(n):
-                part = records[(c - start) % n :: n]
-                if part:
-                    out.append((c, part))
-            return out
-        return self._split_by_key(records)
+            return [(c, records, None) for c in range(n)]
+        start = self._next
+        self._next = (start + len(records)) % n
+        out: list[tuple[int, Sequence[Any], list[Any] | None]] = []
+        for c in range(n):
+            part = records[(c - start) % n :: n]
+            if part:
+                out.append((c, part, None))
+        return out
 
-    def _split_by_key(self, records: Sequence[Any]) -> list[tuple[int, Sequence[Any]]]:
+    def _split_by_key(
+        self, records: Sequence[Any]
+    ) -> list[tuple[int, Sequence[Any], list[Any] | None]]:
         assert self.key_selector is not None
         key_of = self.key_selector
         cache = self._channel_of_key
         parts: list[list[Any]] = [[] for _ in range(self.num_channels)]
+        keys: list[list[Any]] = [[] for _ in range(self.num_channels)]
         for record in records:
             key = key_of(record)
             try:
@@ -105,7 +109,8 @@ class ChannelSelector:
                     "return a str, int, tuple or other hashable value"
                 ) from error
             parts[channel].append(record)
-        return [(c, p) for c, p in enumerate(parts) if p]
+            keys[channel].append(key)
+        return [(c, p, keys[c]) for c, p in enumerate(parts) if p]
 
     def channel_for_key(self, key: Any) -> int:
         key_group = murmur_hash(hash_code(key)) % self.max_parallelism
@@ -116,6 +121,7 @@ class ChannelSelector:
 class _OutputChannel:
     credits: int
     accumulating: list[Any] = field(default_factory=list)
+    keys: list[Any] | None = None
     outgoing: deque[Buffer | ChannelEvent] = field(default_factory=deque)
     sent_buffers: int = 0
     sent_bytes: int = 0
@@ -153,27 +159,32 @@ class RecordWriter:
             return
         limit = self.buffer_records
         for edge, offset in zip(self.edges, self._offsets, strict=True):
-            for channel, part in edge.split(records):
+            for channel, part, keys in edge.split(records):
                 out = self.channels[offset + channel]
                 acc = out.accumulating
                 if not acc and len(part) >= limit:
-                    self._cut(out, list(part))
+                    out.outgoing.append(Buffer(list(part), estimate_size(part), keys))
                     continue
                 acc.extend(part)
+                if keys is not None:
+                    if out.keys is None:
+                        out.keys = []
+                    out.keys.extend(keys)
                 if len(acc) >= limit:
-                    self._cut(out, acc)
-                    out.accumulating = []
+                    self._cut(out)
 
     def flush(self) -> None:
         """Cut every partly filled buffer (before an event, or when the task goes idle)."""
         for out in self.channels:
             if out.accumulating:
-                self._cut(out, out.accumulating)
-                out.accumulating = []
+                self._cut(out)
 
     @staticmethod
-    def _cut(out: _OutputChannel, records: list[Any]) -> None:
-        out.outgoing.append(Buffer(records, estimate_size(records)))
+    def _cut(out: _OutputChannel) -> None:
+        records = out.accumulating
+        out.outgoing.append(Buffer(records, estimate_size(records), out.keys))
+        out.accumulating = []
+        out.keys = None
 
     def broadcast_event(
         self, event: ChannelEvent, *, priority: bool = False

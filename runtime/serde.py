@@ -21,18 +21,43 @@ class StateSerializationError(TypeError):
     """A value cannot go into a checkpoint (ckptsim writes JSON data, never pickle)."""
 
 
+_PLAIN = (str, int, bool, type(None))
+
+
 def encode(value: Any, *, where: str = "state") -> Any:
     """A JSON-safe structure for ``value``."""
-    if value is None or isinstance(value, (bool, int, str)):
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
         return value
-    if isinstance(value, float):
+    if kind is tuple:
+        items = value
+        if all(type(v) in _PLAIN for v in items):
+            return {_TAG: "tuple", "v": list(items)}
+        return {_TAG: "tuple", "v": [encode(v, where=where) for v in items]}
+    if kind is list:
+        plain = _PLAIN
+        if all(type(v) in plain for v in value):
+            return list(value)
+        if all(type(v) is tuple and all(type(x) in plain for x in v) for v in value):
+            # a column of flat tuples: json writes tuples as arrays at C speed
+            return {_TAG: "tuples", "v": list(value)}
+        return [encode(v, where=where) for v in value]
+    if kind is float:
         if math.isnan(value) or math.isinf(value):
             return {_TAG: "float", "v": repr(value)}
         return value
-    if isinstance(value, list):
-        return [encode(v, where=where) for v in value]
+    return _encode_other(value, where)
+
+
+def _encode_other(value: Any, where: str) -> Any:
+    if isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return encode(float(value), where=where)
     if isinstance(value, tuple):
         return {_TAG: "tuple", "v": [encode(v, where=where) for v in value]}
+    if isinstance(value, list):
+        return [encode(v, where=where) for v in value]
     if isinstance(value, (set, frozenset)):
         kind = "set" if isinstance(value, set) else "frozenset"
         items = [encode(v, where=where) for v in value]
@@ -64,6 +89,8 @@ def decode(data: Any) -> Any:
         payload = data["v"]
         if tag == "tuple":
             return tuple(decode(v) for v in payload)
+        if tag == "tuples":
+            return [tuple(v) for v in payload]
         if tag == "set":
             return {decode(v) for v in payload}
         if tag == "frozenset":

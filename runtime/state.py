@@ -157,6 +157,7 @@ class KeyedStateBackend:
         self.current_key: Any = None
         self._tables: dict[str, dict[Any, Any]] = {}
         self._kinds: dict[str, str] = {}
+        self._groups: dict[Any, int] = {}
 
     def table(self, name: str, kind: str = "value") -> dict[Any, Any]:
         """The raw key -> value table of a state (the fast path of built-in operators)."""
@@ -175,19 +176,32 @@ class KeyedStateBackend:
         return sum(len(t) for t in self._tables.values())
 
     def snapshot(self) -> dict[str, Any]:
-        """JSON-safe: per state, entries grouped by key group (so state can be rescaled)."""
+        """A copy of every state, entries grouped by key group (so state can be rescaled).
+
+        The copy is shallow for value states (a value must not be changed in place after
+        ``update``, as with Flink's heap state backend) and copies the lists of list states.
+        Keys and values stay Python objects; the checkpoint writer encodes them as JSON.
+        """
+        groups_of = self._groups
         states: dict[str, Any] = {}
         for name, table in self._tables.items():
-            groups: dict[str, list[Any]] = {}
+            copy_lists = self._kinds[name] == "list"
+            groups: dict[int, tuple[list[Any], list[Any]]] = {}
             for key, value in table.items():
-                group = str(key_group_for(key, self.max_parallelism))
-                groups.setdefault(group, []).append(
-                    [
-                        serde.encode(key, where=f"key of state {name!r}"),
-                        serde.encode(value, where=f"state {name!r}"),
-                    ]
-                )
-            states[name] = {"kind": self._kinds[name], "key_groups": groups}
+                group = groups_of.get(key)
+                if group is None:
+                    group = key_group_for(key, self.max_parallelism)
+                    if len(groups_of) < 1 << 20:
+                        groups_of[key] = group
+                columns = groups.get(group)
+                if columns is None:
+                    columns = groups[group] = ([], [])
+                columns[0].append(key)
+                columns[1].append(list(value) if copy_lists else value)
+            states[name] = {
+                "kind": self._kinds[name],
+                "key_groups": {str(g): {"keys": k, "values": v} for g, (k, v) in groups.items()},
+            }
         return {"max_parallelism": self.max_parallelism, "states": states}
 
     def restore(self, snapshots: Iterable[dict[str, Any]], key_groups: range | None = None) -> None:
@@ -200,8 +214,7 @@ class KeyedStateBackend:
                 )
             for name, state in snapshot.get("states", {}).items():
                 table = self.table(name, state.get("kind", "value"))
-                for group, entries in state["key_groups"].items():
+                for group, columns in state["key_groups"].items():
                     if key_groups is not None and int(group) not in key_groups:
                         continue
-                    for key, value in entries:
-                        table[serde.decode(key)] = serde.decode(value)
+                    table.update(zip(columns["keys"], columns["values"], strict=True))

@@ -65,13 +65,18 @@ class CorruptCheckpointError(CheckpointStorageError):
     """A checkpoint on disk is missing a file or fails its checksum; names the file."""
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write to a temporary name in the same directory, then rename: readers never see half."""
+def _atomic_write(path: Path, data: bytes, *, sync: bool = False) -> None:
+    """Write to a temporary name in the same directory, then rename: readers never see half.
+
+    State files are not fsynced (a damaged one fails its checksum and recovery falls back to
+    an older checkpoint); the ``_metadata`` file, written last, is.
+    """
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     with open(tmp, "wb") as handle:
         handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+        if sync:
+            handle.flush()
+            os.fsync(handle.fileno())
     os.replace(tmp, path)
 
 
@@ -152,18 +157,24 @@ class FileSystemCheckpointStorage:
     def write_task_state(self, location: str | None, snapshot: TaskSnapshot) -> TaskStateSnapshot:
         """The task's asynchronous part: one JSON file for operator and channel state."""
         directory = Path(location) if location else self.location(snapshot.checkpoint_id)
-        directory.mkdir(parents=True, exist_ok=True)
+        if not directory.is_dir():
+            raise CheckpointStorageError(
+                f"checkpoint {snapshot.checkpoint_id} was discarded ({directory} is gone)"
+            )
         body = {
             "task": {"vertex": snapshot.task.vertex, "subtask": snapshot.task.subtask},
             "checkpoint_id": snapshot.checkpoint_id,
-            "operator_states": snapshot.operator_states,
+            "operator_states": {
+                uid: serde.encode(state, where=f"state of operator {uid!r}")
+                for uid, state in snapshot.operator_states.items()
+            },
             "input_channels": _encode_buffers(snapshot.input_channels),
             "output_channels": _encode_buffers(snapshot.output_channels),
         }
         data = json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
         path = directory / f"{_safe(snapshot.task.vertex)}-{snapshot.task.subtask}.state.json"
         _atomic_write(path, data)
-        handle = StateHandle(key=str(path), size=len(data))
+        handle = StateHandle(key=str(path), size=len(data), checksum=serde.checksum(data))
         return TaskStateSnapshot(handles=(handle,), checkpointed_size=len(data))
 
     def finalize(self, checkpoint: CompletedCheckpoint) -> str | None:
@@ -203,7 +214,9 @@ class FileSystemCheckpointStorage:
         }
         canonical = json.dumps(body, separators=(",", ":"), sort_keys=True)
         document = {"checksum": serde.checksum(canonical.encode()), "metadata": body}
-        _atomic_write(directory / METADATA, json.dumps(document, indent=1, sort_keys=True).encode())
+        _atomic_write(
+            directory / METADATA, json.dumps(document, indent=1, sort_keys=True).encode(), sync=True
+        )
         return str(directory)
 
     def discard(self, checkpoint_id: int, handles: tuple[StateHandle, ...]) -> None:
@@ -218,8 +231,10 @@ class FileSystemCheckpointStorage:
         for directory in directories:
             self._remove_if_only_metadata(directory)
 
-    def discard_checkpoint(self, path: str) -> None:
-        shutil.rmtree(path, ignore_errors=True)
+    def discard_location(self, checkpoint_id: int) -> None:
+        """An aborted checkpoint: its whole directory goes (Flink's ``disposeOnFailure``)."""
+        shutil.rmtree(self.location(checkpoint_id), ignore_errors=True)
+        self._locations.pop(checkpoint_id, None)
 
     @staticmethod
     def _remove_if_only_metadata(directory: Path) -> None:
@@ -276,7 +291,9 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
                     f"state file {file_path} of task {task} fails its checksum"
                 )
             state = json.loads(data)
-            operator_states.update(state["operator_states"])
+            operator_states.update(
+                {uid: serde.decode(s) for uid, s in state["operator_states"].items()}
+            )
             inputs.update(_decode_buffers(state["input_channels"]))
             outputs.update(_decode_buffers(state["output_channels"]))
         uids.update(operator_states)

@@ -27,7 +27,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime import serde
 from runtime.barrier.base import CheckpointBarrierHandler
 from runtime.barrier.handler import AlignmentTimer, SingleCheckpointBarrierHandler
 from runtime.barrier.tracker import CheckpointBarrierTracker
@@ -83,7 +82,14 @@ from runtime.network import (
     EndOfPartition,
     EventAnnouncement,
 )
-from runtime.operators import KeyedProcessFunction, OperatorContext, SinkOperator, SourceOperator
+from runtime.operators import (
+    KeyedProcessFunction,
+    OperatorContext,
+    ProcessOperator,
+    ReduceOperator,
+    SinkOperator,
+    SourceOperator,
+)
 from runtime.partition import ChannelSelector, KeySelector, Partitioner, RecordWriter
 from runtime.reasons import CheckpointFailureReason
 from runtime.state import key_group_range
@@ -127,6 +133,8 @@ class TaskSpec:
     checkpoints_after_tasks_finish: bool = True
     buffer_records: int = 1000
     initial_credits: int = 2
+    #: the head operator is keyed by the key selector of every input edge: use shipped keys
+    keyed_input: bool = False
     attempt: int = 0
     restore: TaskRestore | None = None
 
@@ -293,6 +301,7 @@ class StreamTaskCore:
                 self.writer.add_credit(channel, credits)
                 self._send()
                 self._maybe_schedule()
+                self._maybe_finish()
             case TriggerCheckpoint(checkpoint_id=cid, timestamp=ts, options=options):
                 self._on_trigger(cid, ts, options)
             case NotifyCheckpointComplete(checkpoint_id=cid):
@@ -337,7 +346,7 @@ class StreamTaskCore:
             for op in self.operators:
                 states = restore.operator_states.get(op.uid)
                 if states:
-                    op.restore_state([serde.decode(s) for s in states])
+                    op.restore_state(states)
             self._last_checkpoint_id = restore.checkpoint_id
             if self.writer is not None:
                 for channel, buffers in sorted(restore.output_channels.items()):
@@ -442,7 +451,7 @@ class StreamTaskCore:
             self.inputs.on_data(channel, item)
             handler.add_processed_bytes(item.size)
             self.records_in += len(item.records)
-            self._run_chain(item.records, 0)
+            self._run_chain(item.records, 0, item.keys if self.spec.keyed_input else None)
             if not self._queue and self.writer is not None:
                 self.writer.flush()  # idle: hand out partly filled buffers
                 self._send()
@@ -470,11 +479,15 @@ class StreamTaskCore:
                 return
         self._emit(AckInput(channel=channel))
 
-    def _run_chain(self, records: Any, start: int) -> None:
+    def _run_chain(self, records: Any, start: int, keys: Any = None) -> None:
         for op in self.operators[start:]:
             if not records:
                 break
-            records = op.process_batch(records)
+            if keys is not None and isinstance(op, (ReduceOperator, ProcessOperator)):
+                records = op.process_keyed_batch(records, keys)
+            else:
+                records = op.process_batch(records)
+            keys = None
             if isinstance(op, SinkOperator):
                 for written in op.take_writes():
                     self._emit(SinkWrite(sink=op.uid, records=written))
@@ -579,7 +592,7 @@ class StreamTaskCore:
         for op in self.operators:
             state = op.snapshot_state(cid)
             if state is not None:
-                states[op.uid] = serde.encode(state, where=f"operator {op.name!r}")
+                states[op.uid] = state
             if isinstance(op, SinkOperator):
                 self._emit(SinkNotify(sink=op.uid, event="snapshot", checkpoint_id=cid))
         self._emit(

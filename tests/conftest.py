@@ -29,3 +29,29 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# The actors log protocol events at info level; tests keep the console quiet (a test that
+# inspects events uses structlog.testing.capture_logs).
+import logging  # noqa: E402
+
+import structlog  # noqa: E402
+
+structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+
+
+import contextlib  # noqa: E402
+from collections.abc import Iterator, MutableMapping  # noqa: E402
+from typing import Any  # noqa: E402
+
+from structlog.testing import capture_logs  # noqa: E402
+
+
+@contextlib.contextmanager
+def protocol_events() -> Iterator[list[MutableMapping[str, Any]]]:
+    """Capture the info-level protocol events the actors log (the trace)."""
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+    try:
+        with capture_logs() as logs:
+            yield logs
+    finally:
+        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))

@@ -1,0 +1,97 @@
+"""What a finished job prints: the checkpoint summary table; and the live progress line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from runtime.job import JobResult
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def _subtask_max(details: dict[str, Any], path: Iterable[str]) -> int:
+    best = 0
+    for vertex in details.get("subtasks", {}).values():
+        for row in vertex.get("subtasks", []):
+            value: Any = row
+            for key in path:
+                if not isinstance(value, dict) or key not in value:
+                    value = 0
+                    break
+                value = value[key]
+            best = max(best, int(value or 0))
+    return best
+
+
+def summary_table(result: JobResult) -> str:
+    """One row per checkpoint in the history (oldest first), with per-subtask maximums."""
+    history = list(reversed(result.checkpoints.get("history", [])))
+    counts = result.checkpoints.get("counts", {})
+    lines = [
+        f"Job {result.name!r} {result.status.value} in {result.duration_ms} ms"
+        + (f": {result.failure}" if result.failure else ""),
+        "Checkpoints: {completed} completed, {failed} failed, {in_progress} in progress (total {total}){restored}".format(
+            restored=f", restored {counts['restored']}" if counts.get("restored") else "",
+            **{k: counts.get(k, 0) for k in ("completed", "failed", "in_progress", "total")},
+        ),
+    ]
+    if not history:
+        return "\n".join(lines)
+    header = (
+        f"{'id':>4}  {'status':<9} {'type':<20} {'duration':>9} {'state':>9} {'persisted':>9} "
+        f"{'max delay':>9} {'max align':>9} {'max sync':>8} {'max async':>9}"
+    )
+    lines += ["", header, "-" * len(header)]
+    for entry in history:
+        details = result.checkpoint_details.get(int(entry["id"]), {})
+        status = entry["status"]
+        if status == "FAILED":
+            kind = (entry.get("failure_message") or "")[:20]
+        else:
+            kind = entry["checkpoint_type"]
+        lines.append(
+            f"{entry['id']:>4}  {status:<9} {kind:<20} {entry['end_to_end_duration']:>7}ms "
+            f"{_size(entry['state_size']):>9} {_size(entry['persisted_data']):>9} "
+            f"{_subtask_max(details, ['start_delay']):>7}ms "
+            f"{_subtask_max(details, ['alignment', 'duration']):>7}ms "
+            f"{_subtask_max(details, ['checkpoint', 'sync']):>6}ms "
+            f"{_subtask_max(details, ['checkpoint', 'async']):>7}ms"
+        )
+    total = counts.get("total", 0)
+    if total > len(history):
+        lines.append(
+            f"({total - len(history)} older checkpoints not shown; web.checkpoints.history keeps {len(history)})"
+        )
+    return "\n".join(lines)
+
+
+def progress_line(snapshot: dict[str, Any]) -> str:
+    counts = snapshot.get("counts", {})
+    pressure = snapshot.get("backpressured", [])
+    bp = f"back-pressured: {', '.join(pressure)}" if pressure else "no back-pressure"
+    return (
+        f"{snapshot.get('status', '?')}: {snapshot.get('records', 0):,} records read, "
+        f"checkpoints {counts.get('completed', 0)} completed / {counts.get('failed', 0)} failed / "
+        f"{counts.get('in_progress', 0)} in progress, {bp}"
+    )
+
+
+def rest_statistics(result: JobResult) -> dict[str, Any]:
+    """Flink's REST shape: ``/jobs/:jobid/checkpoints`` and the per-checkpoint details."""
+    return {
+        "jobs": {
+            result.job_id: {
+                "checkpoints": result.checkpoints,
+                "checkpoints/details": {
+                    str(k): v for k, v in sorted(result.checkpoint_details.items())
+                },
+            }
+        }
+    }

@@ -1,0 +1,37 @@
+"""A command-line run in progress: the options ``ckptsim run`` applies to every job a topology
+script executes, and the results it collects."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.job import JobResult
+
+
+@dataclass
+class Session:
+    settings: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    results: list[JobResult] = field(default_factory=list)
+
+
+_current: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
+    "ckptsim_session", default=None
+)
+
+
+def current() -> Session | None:
+    return _current.get()
+
+
+@contextmanager
+def active(session: Session) -> Iterator[Session]:
+    token = _current.set(session)
+    try:
+        yield session
+    finally:
+        _current.reset(token)

@@ -1,0 +1,277 @@
+"""Jobs end to end on Pykka actors (threaded runtime), in every checkpointing mode."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import MutableMapping
+from pathlib import Path
+from typing import Any
+
+import pykka
+import pytest
+
+from actors import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment
+from runtime.graph import GraphError
+from runtime.job import JobResult
+from runtime.status import JobStatus
+from runtime.storage import load_checkpoint
+from tests.conftest import protocol_events
+
+MODES: dict[str, dict[str, object]] = {
+    "aligned": {},
+    "unaligned": {"execution.checkpointing.unaligned.enabled": True},
+    "aligned_with_timeout": {
+        "execution.checkpointing.unaligned.enabled": True,
+        "execution.checkpointing.aligned-checkpoint-timeout": "2 ms",
+    },
+    "at_least_once": {"execution.checkpointing.mode": "AT_LEAST_ONCE"},
+}
+
+N = 30_000
+KEYS = 50
+
+
+def record(i: int) -> tuple[int, int]:
+    return (i % KEYS, i % 11)
+
+
+def expected_sums() -> dict[int, int]:
+    sums: dict[int, int] = {}
+    for i in range(N):
+        k, v = record(i)
+        sums[k] = sums.get(k, 0) + v * 3
+    return sums
+
+
+def running_sum_job(
+    settings: dict[str, object], *, parallelism: int = 2, rate: float | None = 300_000
+) -> StreamExecutionEnvironment:
+    env = StreamExecutionEnvironment(parallelism=parallelism)
+    env.enable_checkpointing(15)
+    env.configure({"ckptsim.buffer.records": 200, **settings})
+    (
+        env.from_generator(record, N, rate=rate)
+        .map(lambda kv: (kv[0], kv[1] * 3))
+        .key_by(lambda kv: kv[0])
+        .reduce(lambda a, b: (a[0], a[1] + b[1]))
+        .collect("sums")
+    )
+    return env
+
+
+def final(result: JobResult) -> dict[int, int]:
+    sums: dict[int, int] = {}
+    for key, value in result.collected("sums"):
+        sums[key] = max(sums.get(key, 0), value)
+    return sums
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_job_finishes_with_the_plain_python_result_and_increasing_checkpoints(mode: str) -> None:
+    result = running_sum_job(MODES[mode]).execute(f"running sum {mode}", timeout=60)
+    assert result.status is JobStatus.FINISHED, result.failure
+    assert final(result) == expected_sums()
+    assert len(result.collected("sums")) == N  # a reduce emits once per record
+    ids = result.completed_checkpoint_ids
+    assert ids, "no checkpoint completed"
+    assert ids == sorted(set(ids))
+    counts = result.checkpoints["counts"]
+    assert counts["total"] == counts["completed"] + counts["failed"] + counts["in_progress"]
+    assert counts["completed"] == len(ids)
+    assert counts["in_progress"] == 0
+
+
+def test_unaligned_checkpoints_report_their_type_and_persisted_data() -> None:
+    result = running_sum_job(MODES["unaligned"]).execute("unaligned", timeout=60)
+    completed = [h for h in result.checkpoints["history"] if h["status"] == "COMPLETED"]
+    assert completed
+    assert all(h["checkpoint_type"] == "UNALIGNED_CHECKPOINT" for h in completed)
+
+
+def _events(logs: list[MutableMapping[str, Any]], name: str) -> list[MutableMapping[str, Any]]:
+    return [e for e in logs if e["event"] == name]
+
+
+def test_trace_orders_trigger_barriers_snapshot_ack_and_completion() -> None:
+    env = running_sum_job(MODES["aligned"])
+    with protocol_events() as logs:
+        result = env.execute("traced", timeout=60)
+    assert result.succeeded
+    position = {id(e): i for i, e in enumerate(logs)}
+    completed = {e["checkpoint_id"] for e in _events(logs, "checkpoint_completed")}
+    assert completed == set(result.completed_checkpoint_ids)
+    reduce_tasks = {
+        e["task"] for e in _events(logs, "checkpoint_taken") if e["task"].startswith("reduce")
+    }
+    assert len(reduce_tasks) == 2
+    for cid in completed:
+        (triggered,) = [
+            e for e in _events(logs, "checkpoint_triggered") if e["checkpoint_id"] == cid
+        ]
+        (done,) = [e for e in _events(logs, "checkpoint_completed") if e["checkpoint_id"] == cid]
+        acks = [e for e in _events(logs, "checkpoint_acknowledged") if e["checkpoint_id"] == cid]
+        assert len(acks) == 4  # every subtask acknowledged
+        for task in reduce_tasks:
+            barriers = [
+                e
+                for e in _events(logs, "barrier_received")
+                if e["checkpoint_id"] == cid and e["task"] == task
+            ]
+            (taken,) = [
+                e
+                for e in _events(logs, "checkpoint_taken")
+                if e["checkpoint_id"] == cid and e["task"] == task
+            ]
+            (ack,) = [e for e in acks if e["task"] == task]
+            assert sorted(b["channel"] for b in barriers) == [0, 1], (
+                "aligned: one barrier per channel"
+            )
+            assert all(position[id(b)] < position[id(taken)] for b in barriers), (
+                "snapshot after all barriers"
+            )
+            assert position[id(taken)] < position[id(ack)]
+            aligned = [
+                e
+                for e in _events(logs, "alignment_completed")
+                if e["checkpoint_id"] == cid and e["task"] == task
+            ]
+            assert len(aligned) == 1 and position[id(aligned[0])] < position[id(ack)]
+        assert position[id(triggered)] < min(position[id(a)] for a in acks)
+        assert max(position[id(a)] for a in acks) < position[id(done)]
+
+
+class CountPerKey(KeyedProcessFunction):
+    """Keyed ValueState and ListState through a process function."""
+
+    def open(self, ctx: RuntimeContext) -> None:
+        self.count = ctx.get_state("count")
+        self.seen = ctx.get_list_state("seen")
+
+    def process_element(
+        self, value: tuple[str, int], ctx: RuntimeContext
+    ) -> list[tuple[str, int, int]]:
+        self.count.update((self.count.value() or 0) + 1)
+        if len(self.seen.get()) < 3:
+            self.seen.add(value[1])
+        return [(ctx.get_current_key(), self.count.value(), len(self.seen.get()))]
+
+
+def test_keyed_process_function_with_value_and_list_state() -> None:
+    env = StreamExecutionEnvironment(parallelism=3)
+    env.enable_checkpointing(10)
+    words = [("ab"[i % 2] + str(i % 5), i) for i in range(2_000)]
+    env.from_collection(words).key_by(lambda w: w[0]).process(CountPerKey()).collect()
+    result = env.execute("process", timeout=60)
+    assert result.succeeded
+    last: dict[str, tuple[int, int]] = {}
+    for key, count, seen in result.collected():
+        last[key] = (max(count, last.get(key, (0, 0))[0]), seen)
+    assert last == {k: (200, 3) for k in Counter(w for w, _ in words)}
+
+
+def test_partitioners_parallelism_and_chaining() -> None:
+    env = StreamExecutionEnvironment(parallelism=2)
+    source = env.from_collection(range(1_000)).set_parallelism(1)
+    source.rebalance().map(lambda x: x * 2).set_parallelism(4).forward().filter(
+        lambda x: x % 4 == 0
+    ).set_parallelism(4).collect("rebalanced").set_parallelism(4)
+    source.broadcast().map(lambda x: x).set_parallelism(3).collect("broadcast").set_parallelism(3)
+    job = env.build_job_graph("shape")
+    names = [v.name for v in job.vertices]
+    assert names == ["Collection Source", "Map -> Filter -> rebalanced", "Map -> broadcast"], names
+    result = env.execute("shape", timeout=60)
+    assert sorted(result.collected("rebalanced")) == [
+        x * 2 for x in range(1_000) if (x * 2) % 4 == 0
+    ]
+    assert sorted(result.collected("broadcast")) == sorted(list(range(1_000)) * 3)
+
+
+def test_union_of_two_sources() -> None:
+    env = StreamExecutionEnvironment(parallelism=2)
+    a = env.from_collection(range(0, 100))
+    b = env.from_collection(range(100, 250))
+    a.union(b).map(lambda x: x + 1).collect()
+    assert sorted(env.execute("union", timeout=60).collected()) == list(range(1, 251))
+
+
+def test_file_sink_writes_one_part_file_per_subtask(tmp_path: Path) -> None:
+    env = StreamExecutionEnvironment(parallelism=2)
+    env.from_collection([f"line {i}" for i in range(100)]).sink_to_file(str(tmp_path / "out"))
+    assert env.execute("file", timeout=60).succeeded
+    parts = sorted((tmp_path / "out").iterdir())
+    assert len(parts) == 2
+    lines = [line for p in parts for line in p.read_text().splitlines()]
+    assert sorted(lines) == sorted(f"line {i}" for i in range(100))
+
+
+def test_a_failing_user_function_fails_the_job_with_its_cause() -> None:
+    env = StreamExecutionEnvironment(parallelism=2)
+
+    def boom(x: int) -> int:
+        if x == 500:
+            raise ValueError("bad record 500")
+        return x
+
+    env.from_collection(range(1_000)).map(boom).collect()
+    result = env.execute("failing", timeout=60)
+    assert result.status is JobStatus.FAILED
+    assert result.failure is not None and "bad record 500" in result.failure
+
+
+def test_no_actor_or_thread_is_left_after_a_job() -> None:
+    before = threading.active_count()
+    result = running_sum_job(MODES["aligned"]).execute("cleanup", timeout=60)
+    assert result.succeeded
+    assert pykka.ActorRegistry.get_all() == []
+    assert threading.active_count() == before
+
+
+def test_cancelled_job_keeps_its_retained_checkpoints_as_verified_files(tmp_path: Path) -> None:
+    env = StreamExecutionEnvironment(parallelism=2)
+    env.enable_checkpointing(10)
+    env.configure(
+        {
+            "execution.checkpointing.dir": str(tmp_path),
+            "execution.checkpointing.num-retained": 2,
+            "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+        }
+    )
+    env.from_generator(record, 10**9, rate=20_000).key_by(lambda kv: kv[0]).reduce(
+        lambda a, b: (a[0], a[1] + b[1])
+    ).collect()
+    result = env.execute("cancelled", timeout=0.5)
+    assert result.status is JobStatus.CANCELED
+    kept = sorted(p for p in (tmp_path / result.job_id).iterdir() if p.name.startswith("chk-"))
+    assert 1 <= len(kept) <= 2, [p.name for p in kept]
+    for directory in kept:
+        loaded = load_checkpoint(str(directory))
+        assert loaded.checkpoint_id == int(directory.name.split("-")[1])
+        assert len(loaded.tasks) == 4
+        reduce_state = [t for task, t in loaded.tasks.items() if task.vertex.startswith("reduce")]
+        assert all("states" in next(iter(t.operator_states.values())) for t in reduce_state)
+        text = (directory / "_metadata").read_text()
+        assert "pickle" not in text and '"checksum": "sha256:' in text
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda env: env.set_parallelism(0), "parallelism must be"),
+        (lambda env: env.configure({"execution.checkpointing.intervall": "1 s"}), "Did you mean"),
+        (lambda env: env.build_job_graph(), "built no job"),
+    ],
+)
+def test_bad_topologies_are_clear_errors(build: Any, message: str) -> None:
+    env = StreamExecutionEnvironment()
+    with pytest.raises((GraphError, ValueError), match=message):
+        build(env)
+
+
+def test_a_cycle_is_refused_with_the_operators_named() -> None:
+    env = StreamExecutionEnvironment()
+    first = env.from_collection([1]).map(lambda x: x, name="A")
+    second = first.map(lambda x: x, name="B")
+    env.graph.add_edge(second.nodes[0].node_id, first.nodes[0].node_id, first._partitioner)
+    with pytest.raises(GraphError, match="cycle through A, B"):
+        env.build_job_graph()
