@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck unit conformance java clean
+.PHONY: demo test lint typecheck unit conformance java clean bench
 
 $(STAMP): setup.cfg pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
@@ -27,8 +27,16 @@ java:
 	fi
 
 demo: $(STAMP) java
-	$(BIN)/ckptsim conformance tests/conformance
-	$(BIN)/ckptsim demo
+	$(BIN)/ckptsim conformance -q tests/conformance
+	@echo
+	@echo "== a keyed running sum behind a slow operator, aligned checkpoints =="
+	$(BIN)/ckptsim run examples/slow_running_sum.py -p 2
+	@echo
+	@echo "== the same job, unaligned checkpoints =="
+	$(BIN)/ckptsim run examples/slow_running_sum.py -p 2 -D execution.checkpointing.unaligned.enabled=true
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/throughput.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

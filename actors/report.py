@@ -48,14 +48,12 @@ def summary_table(result: JobResult) -> str:
         f"{'id':>4}  {'status':<9} {'type':<20} {'duration':>9} {'state':>9} {'persisted':>9} "
         f"{'max delay':>9} {'max align':>9} {'max sync':>8} {'max async':>9}"
     )
+    failures = []
     lines += ["", header, "-" * len(header)]
     for entry in history:
         details = result.checkpoint_details.get(int(entry["id"]), {})
         status = entry["status"]
-        if status == "FAILED":
-            kind = (entry.get("failure_message") or "")[:20]
-        else:
-            kind = entry["checkpoint_type"]
+        kind = entry["checkpoint_type"]
         lines.append(
             f"{entry['id']:>4}  {status:<9} {kind:<20} {entry['end_to_end_duration']:>7}ms "
             f"{_size(entry['state_size']):>9} {_size(entry['persisted_data']):>9} "
@@ -64,6 +62,9 @@ def summary_table(result: JobResult) -> str:
             f"{_subtask_max(details, ['checkpoint', 'sync']):>6}ms "
             f"{_subtask_max(details, ['checkpoint', 'async']):>7}ms"
         )
+        if status == "FAILED":
+            failures.append(f"  checkpoint {entry['id']} failed: {entry.get('failure_message')}")
+    lines += failures
     total = counts.get("total", 0)
     if total > len(history):
         lines.append(

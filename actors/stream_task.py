@@ -53,7 +53,7 @@ from runtime.messages import (
 )
 from runtime.network import Buffer, CancelCheckpointMarker, CheckpointBarrier, EndOfPartition
 from runtime.status import ExecutionState
-from runtime.storage import FileSystemCheckpointStorage
+from runtime.storage import CheckpointStorageError, FileSystemCheckpointStorage
 from runtime.task import StreamTaskCore, TaskSpec
 
 log = structlog.get_logger(__name__)
@@ -248,7 +248,10 @@ class StreamTask(pykka.ThreadingActor):
         try:
             state = self.storage.write_task_state(message.location, message.snapshot)
         except Exception as error:  # the asynchronous part failed: decline, the task goes on
-            self.log.warning("async_snapshot_failed", checkpoint_id=cid, error=str(error))
+            gone = isinstance(error, CheckpointStorageError) and "was discarded" in str(error)
+            (self.log.info if gone else self.log.warning)(
+                "async_snapshot_failed", checkpoint_id=cid, error=str(error)
+            )
             effects = self.core.handle(
                 SnapshotFailed(checkpoint_id=cid, message=str(error)), clock.now()
             )

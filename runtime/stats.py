@@ -115,6 +115,7 @@ class CheckpointStats:
     subtasks: dict[str, dict[int, SubtaskStats]] = field(default_factory=dict)
     failure_timestamp: int | None = None
     failure_message: str | None = None
+    failure_reason: str | None = None
     external_path: str | None = None
     discarded: bool = False
 
@@ -371,13 +372,16 @@ class CheckpointStatsTracker:
         else:
             self.latest_completed = _newer(self.latest_completed, stats)
 
-    def report_failed(self, checkpoint_id: int, failure_timestamp: int, message: str) -> None:
+    def report_failed(
+        self, checkpoint_id: int, failure_timestamp: int, message: str, reason: str | None = None
+    ) -> None:
         stats = self._by_id.get(checkpoint_id)
         if stats is None or stats.status is not CheckpointStatsStatus.IN_PROGRESS:
             return
         stats.status = CheckpointStatsStatus.FAILED
         stats.failure_timestamp = failure_timestamp
         stats.failure_message = message
+        stats.failure_reason = reason
         self.in_progress -= 1
         self.failed += 1
         self.latest_failed = _newer(self.latest_failed, stats)

@@ -173,7 +173,12 @@ class FileSystemCheckpointStorage:
         }
         data = json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
         path = directory / f"{_safe(snapshot.task.vertex)}-{snapshot.task.subtask}.state.json"
-        _atomic_write(path, data)
+        try:
+            _atomic_write(path, data)
+        except FileNotFoundError:
+            raise CheckpointStorageError(
+                f"checkpoint {snapshot.checkpoint_id} was discarded ({directory} is gone)"
+            ) from None
         handle = StateHandle(key=str(path), size=len(data), checksum=serde.checksum(data))
         return TaskStateSnapshot(handles=(handle,), checkpointed_size=len(data))
 

@@ -477,7 +477,9 @@ class CheckpointCoordinator:
         self._emit(
             RequestFailed(request_id=pending.request_id, reason=reason, checkpoint_id=checkpoint_id)
         )
-        self.stats.report_failed(checkpoint_id, self._now, reason.message)
+        self.stats.report_failed(
+            checkpoint_id, self._now, f"{reason.message} ({reason.name})", reason.name
+        )
         verdict = self.failure_manager.handle_checkpoint_exception(
             checkpoint_id=checkpoint_id, props=pending.props, reason=reason, task=task
         )

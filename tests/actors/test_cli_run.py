@@ -1,0 +1,162 @@
+"""``ckptsim run``: topology scripts, their errors, the summary, --stats and --trace."""
+
+from __future__ import annotations
+
+import json
+import runpy
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from actors.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def script(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "job.py"
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+GOOD = """
+    def build(env):
+        env.enable_checkpointing(10)
+        env.from_generator(lambda i: (i % 5, 1), 20_000, rate=200_000).key_by(lambda r: r[0]) \\
+           .reduce(lambda a, b: (a[0], a[1] + b[1])).collect("sums")
+"""
+
+
+def test_run_prints_the_checkpoint_summary_and_writes_stats_and_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stats, trace = tmp_path / "stats.json", tmp_path / "trace.jsonl"
+    code = main(
+        ["run", script(tmp_path, GOOD), "-p", "2", "--stats", str(stats), "--trace", str(trace)]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Job 'job' FINISHED" in out
+    assert "max align" in out and "COMPLETED" in out
+    rest = json.loads(stats.read_text())
+    (job,) = rest["jobs"].values()
+    assert set(job["checkpoints"]) == {"counts", "summary", "latest", "history"}
+    assert job["checkpoints"]["counts"]["completed"] >= 1
+    details = next(iter(job["checkpoints/details"].values()))
+    assert {"id", "status", "checkpoint_type", "tasks", "subtasks"} <= set(details)
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    names = {e["event"] for e in events}
+    assert {
+        "checkpoint_triggered",
+        "barrier_received",
+        "checkpoint_taken",
+        "checkpoint_acknowledged",
+        "checkpoint_completed",
+    } <= names
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+
+
+def test_dash_d_settings_override_the_script(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "run",
+            script(tmp_path, GOOD),
+            "-D",
+            "execution.checkpointing.unaligned.enabled=true",
+            "-p",
+            "2",
+        ]
+    )
+    assert code == 0
+    assert "UNALIGNED_CHECKPOINT" in capsys.readouterr().out
+
+
+def test_a_script_that_calls_execute_itself_runs_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = """
+        from actors import StreamExecutionEnvironment
+        env = StreamExecutionEnvironment()
+        env.from_collection([1, 2, 3]).map(lambda x: x * 10).collect()
+        result = env.execute("own")
+        assert sorted(result.collected()) == [10, 20, 30]
+    """
+    assert main(["run", script(tmp_path, body)]) == 0
+    assert "Job 'own' FINISHED" in capsys.readouterr().out
+
+
+BAD = {
+    "syntax error": ("def build(env)\n    pass\n", "job.py:1: syntax error"),
+    "no job": ("x = 1\n", "built no job: define build(env)"),
+    "empty build": ("def build(env):\n    pass\n", "built no job"),
+    "parallelism 0": (
+        "def build(env):\n    env.from_collection([1]).map(str).set_parallelism(0).collect()\n",
+        "parallelism 0; it must be at least 1",
+    ),
+    "unknown key": (
+        "def build(env):\n    env.configure({'execution.checkpointing.intervall': '1 s'})\n",
+        "Unknown configuration key 'execution.checkpointing.intervall'. Did you mean 'execution.checkpointing.interval'?",
+    ),
+    "cycle": (
+        "def build(env):\n"
+        "    a = env.from_collection([1]).map(str, name='A')\n"
+        "    b = a.map(str, name='B')\n"
+        "    env.graph.add_edge(b.nodes[0].node_id, a.nodes[0].node_id, a._partitioner)\n",
+        "cycle through A, B",
+    ),
+    "error while building": (
+        "def build(env):\n    raise RuntimeError('no input file')\n",
+        "job.py:2: RuntimeError: no input file",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_scripts_exit_2_with_a_clear_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    body, message = BAD[case]
+    path = tmp_path / "job.py"
+    path.write_text(body)
+    assert main(["run", str(path)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_command_line_settings_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["run", script(tmp_path, GOOD), "-D", "execution.checkpointing.timeout=5 parsecs"])
+        == 2
+    )
+    assert "unknown time unit 'parsecs'" in capsys.readouterr().err
+    assert main(["run", script(tmp_path, GOOD), "-D", "nonsense"]) == 2
+    assert main(["run", str(tmp_path / "missing.py")]) == 2
+    assert "no such script" in capsys.readouterr().err
+
+
+def test_a_failed_job_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = "def build(env):\n    env.from_collection([1, 2, 0]).map(lambda x: 1 / x).collect()\n"
+    assert main(["run", script(tmp_path, body)]) == 1
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_unaligned_checkpoints_finish_faster_than_aligned_under_backpressure() -> None:
+    """The back-pressure example: barriers wait behind queued buffers only when aligned."""
+    example = runpy.run_path(str(ROOT / "examples" / "slow_running_sum.py"))
+    from actors import StreamExecutionEnvironment
+
+    averages = {}
+    for unaligned in (False, True):
+        env = StreamExecutionEnvironment(parallelism=2)
+        example["build"](env)
+        env.configure({"execution.checkpointing.unaligned.enabled": unaligned})
+        result = env.execute("slow", timeout=120)
+        assert result.succeeded
+        averages[unaligned] = result.checkpoints["summary"]["end_to_end_duration"]["avg"]
+        persisted = result.checkpoints["summary"]["persisted_data"]["max"]
+        assert (persisted > 0) is unaligned
+    assert averages[True] < averages[False], averages
