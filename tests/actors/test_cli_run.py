@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from actors import StreamExecutionEnvironment
 from actors.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,8 +148,6 @@ def test_a_failed_job_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_unaligned_checkpoints_finish_faster_than_aligned_under_backpressure() -> None:
     """The back-pressure example: barriers wait behind queued buffers only when aligned."""
     example = runpy.run_path(str(ROOT / "examples" / "slow_running_sum.py"))
-    from actors import StreamExecutionEnvironment
-
     averages = {}
     for unaligned in (False, True):
         env = StreamExecutionEnvironment(parallelism=2)
