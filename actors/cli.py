@@ -42,7 +42,7 @@ class _TraceTee:
     def __call__(
         self, logger: object, method: str, event: structlog.types.EventDict
     ) -> structlog.types.EventDict:
-        if self.trace is not None:
+        if self.trace is not None and not self.trace.closed:
             with self.lock:
                 self.seq += 1
                 record = {"seq": self.seq, **event}
@@ -50,6 +50,16 @@ class _TraceTee:
         if LEVELS[method.upper() if method != "exception" else "ERROR"] < self.console_level:
             raise structlog.DropEvent
         return event
+
+
+class _CurrentStderr:
+    """Whatever ``sys.stderr`` is when a line is written (tests swap it)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
 
 
 def configure_logging(
@@ -73,7 +83,7 @@ def configure_logging(
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(floor),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )
 
@@ -249,10 +259,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as error:
             print(f"ckptsim: cannot write the trace file: {error}", file=sys.stderr)
             return EXIT_USAGE
+    previous = structlog.get_config()
     configure_logging(args.log_format, args.log_level, trace)
     try:
         result: int = args.func(args)
     finally:
+        structlog.configure(**previous)  # leave logging as it was (matters when embedded)
         if trace is not None:
             trace.close()
     return result

@@ -17,6 +17,7 @@ A = TypeVar("A", bound=pykka.Actor)
 class ActorRuntime(Protocol):
     name: str
     clock: Clock
+    channel_class: type[pykka.Actor]
 
     def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]: ...
 
@@ -36,9 +37,14 @@ class ThreadedRuntime:
 
     name = "threaded"
 
-    def __init__(self) -> None:
+    def __init__(self, *, channel_threads: bool = False) -> None:
+        from actors.input_channel import InlineInputChannel, InputChannel  # noqa: PLC0415
+
         self.clock: Clock = SystemClock()
         self.timers = TimerService(self.clock)
+        self.channel_class: type[pykka.Actor] = (
+            InputChannel if channel_threads else InlineInputChannel
+        )
 
     def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]:
         return cls.start(*args, **kwargs)

@@ -16,6 +16,7 @@ from typing import Any
 import pykka
 import structlog
 
+from actors.inline import InlineActor
 from actors.protocol import Consumed, Deliver, Prioritize, Resume, WireChannel
 from runtime.barrier.channel import InputChannelQueue
 from runtime.messages import InputItem, OutputCredit
@@ -28,6 +29,8 @@ WINDOW = 2
 
 
 class InputChannel(pykka.ThreadingActor):
+    """One channel on its own thread (``InlineInputChannel``: on the threads it connects)."""
+
     def __init__(
         self,
         *,
@@ -100,3 +103,7 @@ class InputChannel(pykka.ThreadingActor):
             entry = queue.poll()
             self._handed.append(isinstance(entry.item, Buffer))
             self.consumer.tell(InputItem(channel=self.input_index, seq=entry.seq, item=entry.item))
+
+
+class InlineInputChannel(InlineActor, InputChannel):
+    """The channel as a call-through actor: it runs on the producer's and consumer's threads."""

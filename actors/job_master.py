@@ -18,7 +18,6 @@ import structlog
 
 from actors.coordinator import CoordinatorActor
 from actors.execution import ActorRuntime
-from actors.input_channel import InputChannel
 from actors.protocol import (
     CancelJob,
     CheckpointFailure,
@@ -54,6 +53,7 @@ class CoordinatorReport:
     stats: dict[str, Any]
     details: dict[int, dict[str, Any]]
     completed: list[int]
+    retained: list[str]
 
 
 class ReportingCoordinator(CoordinatorActor):
@@ -62,11 +62,13 @@ class ReportingCoordinator(CoordinatorActor):
     def on_receive(self, message: Any) -> None:
         super().on_receive(message)
         if isinstance(message, ShutdownCoordinator):
-            self.job_master.tell(
-                CoordinatorReport(
-                    self.core.stats.to_json(), self.details(), list(self.completed_ids)
-                )
+            retained = [
+                c.external_path for c in self.core.retained_after_shutdown if c.external_path
+            ]
+            report = CoordinatorReport(
+                self.core.stats.to_json(), self.details(), list(self.completed_ids), retained
             )
+            self.job_master.tell(report)
 
 
 class JobMaster(pykka.ThreadingActor):
@@ -171,7 +173,7 @@ class JobMaster(pykka.ThreadingActor):
         inputs: dict[TaskId, dict[int, pykka.ActorRef[Any]]] = {t: {} for t in plan.tasks}
         for link in plan.channels:
             channel = runtime.spawn(
-                InputChannel,
+                runtime.channel_class,
                 channel_id=link.channel_id,
                 input_index=link.input_index,
                 output_index=link.output_index,
@@ -263,6 +265,7 @@ class JobMaster(pykka.ThreadingActor):
             checkpoints=report.stats,
             checkpoint_details=report.details,
             completed_checkpoint_ids=report.completed,
+            retained_checkpoints=report.retained,
             failure=self.failure,
             duration_ms=now - self.started_at,
             checkpoint_dir=str(self.storage.root),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import threading
 import uuid
 from collections.abc import Callable
@@ -36,7 +37,7 @@ def execute(
 ) -> JobResult:
     """Deploy ``job`` on actors, wait for it to end, stop every actor, return the result."""
     plan = plan_execution(job, conf)
-    rt: ActorRuntime = runtime or ThreadedRuntime()
+    rt: ActorRuntime = runtime or ThreadedRuntime(channel_threads=conf["ckptsim.channel.threads"])
     seed: int = conf["ckptsim.seed"]
     job_id = uuid.UUID(int=seed * 2**64 + 1).hex if rt.name == "simulation" else uuid.uuid4().hex
     base_dir = plan.checkpoint.checkpoint_dir
@@ -46,6 +47,10 @@ def execute(
         directory, job_id, job_name=job.name, savepoint_dir=plan.checkpoint.savepoint_dir
     )
     future: pykka.Future[JobResult] = rt.future()
+    gc_settings = gc.get_threshold()
+    young: int = conf["ckptsim.gc.young-threshold"]
+    if young:
+        gc.set_threshold(young, *gc_settings[1:])
     master = rt.spawn(
         JobMaster, plan=plan, runtime=rt, storage=storage, job_id=job_id, result=future, seed=seed
     )
@@ -62,6 +67,7 @@ def execute(
         if progress and rt.name == "threaded"
         else None
     )
+    result_holder: list[JobResult] = []
     try:
         try:
             result: JobResult = rt.wait(future, timeout)
@@ -69,12 +75,16 @@ def execute(
             log.warning("job_cancel_requested", job=job_id)
             master.tell(CancelJob())
             result = rt.wait(future, 30)
+        result_holder.append(result)
     finally:
         if reporter is not None:
             reporter.stop()
+        gc.set_threshold(*gc_settings)
         master.stop(block=False)
         _stop_everything(rt)
         rt.shutdown()
+        if result_holder:
+            storage.remove_unretained(result_holder[0].retained_checkpoints)
         if temporary:
             _remove_empty(storage.root)
             _remove_empty(Path(directory))

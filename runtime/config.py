@@ -428,6 +428,21 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "Seed of every random choice (initial checkpoint delay, simulation).",
         minimum=0,
     ),
+    _opt(
+        "ckptsim.channel.threads",
+        "bool",
+        False,
+        "Give every input channel actor its own thread (default: channels are call-through "
+        "actors that run on the threads of the two tasks they connect).",
+    ),
+    _opt(
+        "ckptsim.gc.young-threshold",
+        "int",
+        50_000,
+        "Python's generation-0 GC threshold while a job runs (records are many short-lived "
+        "objects; 0 leaves Python's setting alone).",
+        minimum=0,
+    ),
 )
 
 _BY_KEY: dict[str, ConfigOption] = {o.key: o for o in OPTIONS}

@@ -217,6 +217,8 @@ class JobResult:
     checkpoints: dict[str, Any] = field(default_factory=dict)
     checkpoint_details: dict[int, dict[str, Any]] = field(default_factory=dict)
     completed_checkpoint_ids: list[int] = field(default_factory=list)
+    #: checkpoint directories that outlive the job (externalized retention)
+    retained_checkpoints: list[str] = field(default_factory=list)
     failure: str | None = None
     duration_ms: int = 0
     records_in: int = 0

@@ -241,6 +241,16 @@ class FileSystemCheckpointStorage:
         shutil.rmtree(self.location(checkpoint_id), ignore_errors=True)
         self._locations.pop(checkpoint_id, None)
 
+    def remove_unretained(self, retained: list[str]) -> None:
+        """After the job: delete every checkpoint directory that is not retained (a task may
+        have written into a checkpoint that was aborted while it wrote)."""
+        keep = {Path(p).resolve() for p in retained}
+        if not self.root.is_dir():
+            return
+        for directory in self.root.iterdir():
+            if directory.name.startswith("chk-") and directory.resolve() not in keep:
+                shutil.rmtree(directory, ignore_errors=True)
+
     @staticmethod
     def _remove_if_only_metadata(directory: Path) -> None:
         if not directory.is_dir():

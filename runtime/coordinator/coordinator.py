@@ -147,6 +147,7 @@ class CheckpointCoordinator:
         self.pending: dict[int, PendingCheckpoint] = {}
         self.periodic_scheduling = False
         self.is_shutdown = False
+        self.retained_after_shutdown: list[CompletedCheckpoint] = []
         self._rng = random.Random(seed)
         self._next_checkpoint_id = 1
         self._recent_expired: deque[int] = deque(maxlen=NUM_GHOST_CHECKPOINT_IDS)
@@ -586,8 +587,12 @@ class CheckpointCoordinator:
         self.periodic_scheduling = False
         self._cancel_periodic_trigger()
         self._abort_pending_and_queued(CheckpointFailureReason.CHECKPOINT_COORDINATOR_SHUTDOWN)
+        retained = self.store.checkpoints
         for checkpoint in self.store.shutdown(job_status):
             self._discard(checkpoint.checkpoint_id, checkpoint.handles())
+            retained.remove(checkpoint)
+        #: what outlives the job (externalized checkpoints), oldest first
+        self.retained_after_shutdown = retained
 
     # --- Flink 1.7 trigger semantics --------------------------------------------------------------------
 

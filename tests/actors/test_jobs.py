@@ -82,6 +82,28 @@ def test_job_finishes_with_the_plain_python_result_and_increasing_checkpoints(mo
     assert counts["in_progress"] == 0
 
 
+@pytest.mark.parametrize("mode", ["aligned", "unaligned"])
+def test_channels_on_their_own_threads_give_the_same_result(mode: str) -> None:
+    """``ckptsim.channel.threads``: every channel actor on its own Pykka thread."""
+    before = threading.active_count()
+    channel_threads: set[str] = set()
+
+    def watch(_: dict[str, Any]) -> None:
+        channel_threads.update(
+            t.name for t in threading.enumerate() if t.name.startswith("InputChannel")
+        )
+
+    env = running_sum_job({**MODES[mode], "ckptsim.channel.threads": True})
+    result = env.execute(
+        f"threaded channels {mode}", timeout=60, progress=watch, progress_interval=0.001
+    )
+    assert result.status is JobStatus.FINISHED, result.failure
+    assert len(channel_threads) == 4  # 2 x 2 channels on the key_by edge
+    assert final(result) == expected_sums()
+    assert result.completed_checkpoint_ids
+    assert threading.active_count() == before
+
+
 def test_unaligned_checkpoints_report_their_type_and_persisted_data() -> None:
     result = running_sum_job(MODES["unaligned"]).execute("unaligned", timeout=60)
     completed = [h for h in result.checkpoints["history"] if h["status"] == "COMPLETED"]
