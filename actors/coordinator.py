@@ -7,6 +7,7 @@ notifications to task actors, timers, discarding state files, failing the job.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pykka
@@ -97,6 +98,17 @@ class CoordinatorActor(pykka.ThreadingActor):
         except pykka.ActorDeadError:
             self.log.debug("task_gone", task=str(task))
 
+    def _in_background(self, work: Callable[..., None], *args: Any) -> None:
+        """Deleting files is the coordinator's I/O pool's work in Flink, not its main thread's."""
+
+        def run() -> None:
+            try:
+                work(*args)
+            except OSError as error:
+                self.log.warning("discard_failed", error=str(error))
+
+        self.runtime.run_async(run)
+
     def _apply(self, effects: list[Effect]) -> None:
         for effect in effects:
             match effect:
@@ -129,7 +141,7 @@ class CoordinatorActor(pykka.ThreadingActor):
                 case CancelTimer(key=key):
                     self.runtime.cancel(self.actor_ref, key)
                 case DiscardState(checkpoint_id=cid, handles=handles):
-                    self.storage.discard(cid, handles)
+                    self._in_background(self.storage.discard, cid, handles)
                 case CheckpointTriggered(checkpoint_id=cid, options=options):
                     self.log.info(
                         "checkpoint_triggered",
@@ -148,7 +160,7 @@ class CoordinatorActor(pykka.ThreadingActor):
                         subsumed=list(subsumed),
                     )
                 case CheckpointAborted(checkpoint_id=cid, reason=reason):
-                    self.storage.discard_location(cid)
+                    self._in_background(self.storage.discard_location, cid)
                     self.log.info("checkpoint_aborted", checkpoint_id=cid, reason=reason.name)
                 case FailJob(message=text, reason=reason):
                     self.log.warning(

@@ -1,9 +1,11 @@
-"""Where actors run. ``ThreadedRuntime``: Pykka threads, the wall clock, a timer thread. The
-deterministic simulation provides the same interface (spawn, clock, timers, wait)."""
+"""Where actors run. ``ThreadedRuntime``: Pykka threads, the wall clock, a timer thread and a
+small pool for the tasks' asynchronous checkpoint parts. The deterministic simulation provides
+the same interface (spawn, clock, timers, run_async, wait)."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 import pykka
@@ -25,6 +27,11 @@ class ActorRuntime(Protocol):
 
     def cancel(self, ref: pykka.ActorRef[Any], key: Hashable) -> None: ...
 
+    def run_async(self, work: Callable[[], None]) -> None:
+        """Run ``work`` off the caller's thread (Flink's asynchronous operations pool); it
+        reports back by ``tell``."""
+        ...
+
     def future(self) -> pykka.Future[Any]: ...
 
     def wait(self, future: pykka.Future[Any], timeout: float | None) -> Any: ...
@@ -33,17 +40,22 @@ class ActorRuntime(Protocol):
 
 
 class ThreadedRuntime:
-    """Every actor on its own thread (``pykka.ThreadingActor``); timers on one more thread."""
+    """Every actor on its own thread (``pykka.ThreadingActor``, input channels excepted unless
+    ``channel_threads``); timers on one more thread; asynchronous checkpoint parts on a pool of
+    ``async_threads``."""
 
     name = "threaded"
 
-    def __init__(self, *, channel_threads: bool = False) -> None:
+    def __init__(self, *, channel_threads: bool = False, async_threads: int = 2) -> None:
         from actors.input_channel import InlineInputChannel, InputChannel  # noqa: PLC0415
 
         self.clock: Clock = SystemClock()
         self.timers = TimerService(self.clock)
         self.channel_class: type[pykka.Actor] = (
             InputChannel if channel_threads else InlineInputChannel
+        )
+        self._async = ThreadPoolExecutor(
+            max_workers=max(1, async_threads), thread_name_prefix="ckptsim-async"
         )
 
     def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]:
@@ -55,6 +67,9 @@ class ThreadedRuntime:
     def cancel(self, ref: pykka.ActorRef[Any], key: Hashable) -> None:
         self.timers.cancel(ref, key)
 
+    def run_async(self, work: Callable[[], None]) -> None:
+        self._async.submit(work)
+
     def future(self) -> pykka.Future[Any]:
         return pykka.ThreadingFuture()
 
@@ -63,3 +78,4 @@ class ThreadedRuntime:
 
     def shutdown(self) -> None:
         self.timers.stop()
+        self._async.shutdown(wait=True, cancel_futures=True)

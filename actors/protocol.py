@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.checkpoint import TaskId
-from runtime.effects import TaskSnapshot
 from runtime.network import ChannelItem
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import ExecutionState
@@ -41,18 +40,6 @@ class Prioritize:
     """Move the announced barrier at this sequence number to the front (alignment timeout)."""
 
     sequence_number: int
-
-
-# --- to a task -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class AsyncSnapshot:
-    """The task's asynchronous checkpoint part, run as its own mail."""
-
-    snapshot: TaskSnapshot
-    location: str | None
-    sync_duration_ms: int
 
 
 # --- wiring (JobMaster -> the actors it deployed, before StartTask) -------------------------------

@@ -2,13 +2,16 @@
 
 The inbox is the mailbox: input items, credits, triggers, notifications and timers arrive as
 mails; the default action (``RunDefaultAction``) processes one buffer and puts itself back, so
-every control mail is handled between two buffers. The asynchronous checkpoint part is a mail
-of its own (``AsyncSnapshot``) so records keep flowing between the synchronous snapshot and the
-acknowledgement. Decisions are the core's (``runtime.task.StreamTaskCore``); this shell routes.
+every control mail is handled between two buffers. The asynchronous checkpoint part (writing
+the snapshot) runs off the mailbox thread, on the runtime's asynchronous pool as Flink's
+``AsyncCheckpointRunnable`` does, and reports back as a mail (``SnapshotWritten`` or
+``SnapshotFailed``), so records keep flowing until the acknowledgement. Decisions are the core's (``runtime.task.StreamTaskCore``); this shell routes.
 """
 
 from __future__ import annotations
 
+import contextlib
+from functools import partial
 from typing import Any
 
 import pykka
@@ -17,7 +20,6 @@ import structlog
 from actors.connectors import Connector, make_connector
 from actors.execution import ActorRuntime
 from actors.protocol import (
-    AsyncSnapshot,
     Consumed,
     Deliver,
     Prioritize,
@@ -42,6 +44,7 @@ from runtime.effects import (
     SinkWrite,
     TaskFailed,
     TaskFinished,
+    TaskSnapshot,
     WriteSnapshot,
 )
 from runtime.messages import (
@@ -108,10 +111,6 @@ class StreamTask(pykka.ThreadingActor):
                 message.inputs,
             )
             return
-        if isinstance(message, AsyncSnapshot):
-            self._async_part(message)
-            self._run_default_actions()
-            return
         if isinstance(message, InputItem) and isinstance(message.item, CheckpointBarrier):
             barrier = message.item
             self.log.info(
@@ -164,7 +163,7 @@ class StreamTask(pykka.ThreadingActor):
                     self.log.info("barrier_prioritized", channel=channel, seq=seq)
                 case WriteSnapshot(snapshot=snapshot, location=location):
                     sync_ms = self._sync_ms.pop(snapshot.checkpoint_id, 0)
-                    self.actor_ref.tell(AsyncSnapshot(snapshot, location, sync_ms))
+                    self.runtime.run_async(partial(self._async_part, snapshot, location, sync_ms))
                 case ReportToCoordinator(message=report):
                     assert self.coordinator is not None
                     self.coordinator.tell(report)
@@ -241,29 +240,29 @@ class StreamTask(pykka.ThreadingActor):
         elif isinstance(item, EndOfPartition):
             self.log.info("end_of_partition_sent", channel=channel)
 
-    def _async_part(self, message: AsyncSnapshot) -> None:
+    def _async_part(self, snapshot: TaskSnapshot, location: str | None, sync_ms: int) -> None:
+        """On the asynchronous pool: write the snapshot, then tell the task how it went."""
         clock = self.runtime.clock
         started = clock.now()
-        cid = message.snapshot.checkpoint_id
+        cid = snapshot.checkpoint_id
+        report: SnapshotWritten | SnapshotFailed
         try:
-            state = self.storage.write_task_state(message.location, message.snapshot)
+            state = self.storage.write_task_state(location, snapshot)
         except Exception as error:  # the asynchronous part failed: decline, the task goes on
             gone = isinstance(error, CheckpointStorageError) and "was discarded" in str(error)
             (self.log.info if gone else self.log.warning)(
                 "async_snapshot_failed", checkpoint_id=cid, error=str(error)
             )
-            effects = self.core.handle(
-                SnapshotFailed(checkpoint_id=cid, message=str(error)), clock.now()
-            )
+            report = SnapshotFailed(checkpoint_id=cid, message=str(error))
         else:
-            written = SnapshotWritten(
+            report = SnapshotWritten(
                 checkpoint_id=cid,
                 state=state,
-                sync_duration_ms=message.sync_duration_ms,
+                sync_duration_ms=sync_ms,
                 async_duration_ms=clock.now() - started,
             )
-            effects = self.core.handle(written, clock.now())
-        self._apply(effects, 0)
+        with contextlib.suppress(pykka.ActorDeadError):  # the task was stopped meanwhile
+            self.actor_ref.tell(report)
 
     def _finish(self) -> None:
         for sink, records in self._close_connectors().items():

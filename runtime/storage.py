@@ -191,12 +191,14 @@ class FileSystemCheckpointStorage:
             files = []
             for handle in state.handles:
                 path = Path(handle.key)
-                try:
-                    digest = serde.checksum(path.read_bytes())
-                except OSError as error:
-                    raise CheckpointStorageError(
-                        f"state file {path} of task {task} is missing: {error}"
-                    ) from error
+                digest = handle.checksum  # computed by the task as it wrote the file
+                if digest is None:
+                    try:
+                        digest = serde.checksum(path.read_bytes())
+                    except OSError as error:
+                        raise CheckpointStorageError(
+                            f"state file {path} of task {task} is missing: {error}"
+                        ) from error
                 files.append(
                     {
                         "file": os.path.relpath(path, directory),

@@ -297,3 +297,44 @@ def test_a_cycle_is_refused_with_the_operators_named() -> None:
     env.graph.add_edge(second.nodes[0].node_id, first.nodes[0].node_id, first._partitioner)
     with pytest.raises(GraphError, match="cycle through A, B"):
         env.build_job_graph()
+
+
+class KeepsAnObject(KeyedProcessFunction):
+    """Keeps a value that JSON cannot hold: the asynchronous part must fail, not the task."""
+
+    def open(self, ctx: RuntimeContext) -> None:
+        self.last = ctx.get_state("last")
+
+    def process_element(self, value: tuple[int, int], ctx: RuntimeContext) -> list[int]:
+        self.last.update(threading.Lock())
+        return [value[1]]
+
+
+@pytest.mark.parametrize("tolerable", [0, 1000])
+def test_state_that_cannot_be_written_declines_with_async_exception(tolerable: int) -> None:
+    env = StreamExecutionEnvironment(parallelism=2)
+    env.enable_checkpointing(10)
+    env.configure({"execution.checkpointing.tolerable-failed-checkpoints": tolerable})
+    (
+        env.from_generator(record, 5_000, rate=50_000)
+        .key_by(lambda kv: kv[0])
+        .process(KeepsAnObject())
+        .name("keeper")
+        .collect("out")
+    )
+    with protocol_events() as logs:
+        result = env.execute("unserializable state", timeout=60)
+    failed = [h for h in result.checkpoints["history"] if h["status"] == "FAILED"]
+    assert failed, "no checkpoint failed"
+    assert all(h["failure_message"].endswith("(CHECKPOINT_ASYNC_EXCEPTION)") for h in failed), [
+        h["failure_message"] for h in failed
+    ]
+    (first, *_) = _events(logs, "async_snapshot_failed")  # the cause, as Flink logs it
+    assert "cannot write a lock into a checkpoint (state of operator 'process-2')" in first["error"]
+    assert result.completed_checkpoint_ids == []
+    if tolerable == 0:  # the failure manager fails the job at the first counted failure
+        assert result.status is JobStatus.FAILED
+        assert result.failure is not None and "CHECKPOINT_ASYNC_EXCEPTION" in result.failure
+    else:
+        assert result.status is JobStatus.FINISHED, result.failure
+        assert len(result.collected("out")) == 5_000
