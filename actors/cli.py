@@ -192,7 +192,8 @@ def cmd_config(args: argparse.Namespace) -> int:
         deprecated = (
             f"  [deprecated: {', '.join(opt.deprecated_keys)}]" if opt.deprecated_keys else ""
         )
-        print(f"{opt.key} = {default}{deprecated}\n    {opt.description}")
+        inert = f"  [no effect in ckptsim: {opt.inert}]" if opt.inert else ""
+        print(f"{opt.key} = {default}{deprecated}{inert}\n    {opt.description}")
     return EXIT_OK
 
 

@@ -44,8 +44,14 @@ def execute(
     temporary = base_dir is None
     directory = base_dir if base_dir is not None else make_temp_dir()
     storage = FileSystemCheckpointStorage(
-        directory, job_id, job_name=job.name, savepoint_dir=plan.checkpoint.savepoint_dir
+        directory,
+        job_id,
+        job_name=job.name,
+        savepoint_dir=plan.checkpoint.savepoint_dir,
+        create_subdir=conf["execution.checkpointing.create-subdir"],
     )
+    for key, why in conf.inert_settings():
+        log.warning("setting_has_no_effect", key=key, reason=why)
     future: pykka.Future[JobResult] = rt.future()
     gc_settings = gc.get_threshold()
     young: int = conf["ckptsim.gc.young-threshold"]

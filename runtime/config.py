@@ -168,6 +168,8 @@ class ConfigOption:
     deprecated_keys: tuple[str, ...] = ()
     minimum: int | None = None
     allow: tuple[Any, ...] = ()  # values allowed besides the minimum rule (e.g. -1 = off)
+    #: why the option is accepted (Flink has it) but changes nothing in ckptsim; "" if it does
+    inert: str = ""
 
     def validate(self, key: str, raw: object) -> Any:
         try:
@@ -200,6 +202,7 @@ def _opt(
     minimum: int | None = None,
     allow: tuple[Any, ...] = (),
     choices: tuple[str, ...] = (),
+    inert: str = "",
 ) -> ConfigOption:
     parsers: dict[str, Callable[[object], Any]] = {
         "duration": parse_duration,
@@ -209,7 +212,7 @@ def _opt(
         "string": parse_string,
     }
     parse = _enum_parser(choices) if kind == "enum" else parsers[kind]
-    return ConfigOption(key, kind, default, parse, description, deprecated, minimum, allow)
+    return ConfigOption(key, kind, default, parse, description, deprecated, minimum, allow, inert)
 
 
 _CP = "execution.checkpointing."
@@ -272,7 +275,13 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "Unaligned checkpoints.",
         deprecated=(_CP + "unaligned",),
     ),
-    _opt(_CP + "unaligned.forced", "bool", False, "Force unaligned checkpoints on every edge."),
+    _opt(
+        _CP + "unaligned.forced",
+        "bool",
+        False,
+        "Force unaligned checkpoints on every edge.",
+        inert="every edge already takes unaligned barriers",
+    ),
     _opt(
         _CP + "aligned-checkpoint-timeout",
         "duration",
@@ -316,6 +325,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "Checkpoint storage.",
         deprecated=("state.checkpoint-storage",),
         choices=("JOBMANAGER", "FILESYSTEM"),
+        inert="checkpoints are always written to the file system",
     ),
     _opt(
         _CP + "create-subdir",
@@ -330,6 +340,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
         False,
         "Incremental snapshots.",
         deprecated=("state.backend.incremental",),
+        inert="snapshots are always full",
     ),
     _opt(
         _CP + "data-inline-threshold",
@@ -338,6 +349,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "State smaller than this is inlined in the metadata.",
         deprecated=("state.storage.fs.memory-threshold",),
         minimum=0,
+        inert="state is always written to files",
     ),
     _opt(
         _CP + "interval-during-backlog",
@@ -345,6 +357,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
         None,
         "Interval while sources report a backlog.",
         minimum=0,
+        inert="sources never report a backlog",
     ),
     _opt(
         "task.checkpoint.alignment.max-size",
@@ -361,6 +374,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "Drop the in-flight data of this checkpoint on restore.",
         deprecated=(_CP + "recover-without-channel-state.checkpoint-id",),
         minimum=-1,
+        inert="jobs do not restore yet",
     ),
     _opt(
         "web.checkpoints.history",
@@ -390,12 +404,14 @@ OPTIONS: tuple[ConfigOption, ...] = (
         5,
         "Overdraft buffers under back-pressure.",
         minimum=0,
+        inert="producers never overdraw",
     ),
     _opt(
         "taskmanager.network.memory.buffer-debloat.enabled",
         "bool",
         False,
         "Adaptive buffer sizing.",
+        inert="buffers hold a fixed number of records (ckptsim.buffer.records)",
     ),
     _opt(
         "taskmanager.network.memory.buffer-debloat.target",
@@ -403,6 +419,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
         1000,
         "Target time to consume in-flight data.",
         minimum=0,
+        inert="buffers hold a fixed number of records (ckptsim.buffer.records)",
     ),
     _opt("parallelism.default", "int", 1, "Default parallelism of operators.", minimum=1),
     # ckptsim's own settings
@@ -504,6 +521,12 @@ class Configuration(Mapping[str, Any]):
 
     def explicit(self) -> dict[str, Any]:
         return dict(self._values)
+
+    def inert_settings(self) -> list[tuple[str, str]]:
+        """The settings given that Flink has but ckptsim ignores: (key as given, why)."""
+        return [
+            (self._given[key], _BY_KEY[key].inert) for key in self._values if _BY_KEY[key].inert
+        ]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -137,6 +137,7 @@ class FileSystemCheckpointStorage:
         self.job_name = job_name
         self.savepoint_dir = Path(savepoint_dir) if savepoint_dir else None
         self._locations: dict[int, Path] = {}
+        self._created: list[Path] = []  # checkpoint directories this job made
         self.root.mkdir(parents=True, exist_ok=True)
 
     def initialize_location(
@@ -149,6 +150,8 @@ class FileSystemCheckpointStorage:
             location = self.root / f"chk-{checkpoint_id}"
         location.mkdir(parents=True, exist_ok=True)
         self._locations[checkpoint_id] = location
+        if not props.is_savepoint:
+            self._created.append(location)
         return str(location)
 
     def location(self, checkpoint_id: int) -> Path:
@@ -244,13 +247,12 @@ class FileSystemCheckpointStorage:
         self._locations.pop(checkpoint_id, None)
 
     def remove_unretained(self, retained: list[str]) -> None:
-        """After the job: delete every checkpoint directory that is not retained (a task may
-        have written into a checkpoint that was aborted while it wrote)."""
+        """After the job: delete every checkpoint directory this job made that is not retained
+        (a task may have written into a checkpoint that was aborted while it wrote). Nothing
+        else under the directory is touched."""
         keep = {Path(p).resolve() for p in retained}
-        if not self.root.is_dir():
-            return
-        for directory in self.root.iterdir():
-            if directory.name.startswith("chk-") and directory.resolve() not in keep:
+        for directory in self._created:
+            if directory.resolve() not in keep:
                 shutil.rmtree(directory, ignore_errors=True)
 
     @staticmethod

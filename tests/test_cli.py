@@ -29,6 +29,11 @@ def test_config_lists_flink_keys_with_defaults(capsys: pytest.CaptureFixture[str
         "execution.checkpointing.num-retained = 1  [deprecated: state.checkpoints.num-retained]"
         in out
     )
+    assert (
+        "execution.checkpointing.incremental = False  [deprecated: state.backend.incremental]"
+        "  [no effect in ckptsim: snapshots are always full]" in out
+    )
+    assert "execution.checkpointing.interval = (none)\n" in out  # effective keys carry no note
 
 
 @pytest.mark.parametrize(

@@ -338,3 +338,27 @@ def test_state_that_cannot_be_written_declines_with_async_exception(tolerable: i
     else:
         assert result.status is JobStatus.FINISHED, result.failure
         assert len(result.collected("out")) == 5_000
+
+
+def test_an_ignored_flink_setting_is_warned_about_and_create_subdir_is_honoured(
+    tmp_path: Path,
+) -> None:
+    env = StreamExecutionEnvironment(parallelism=1)
+    env.enable_checkpointing(10)
+    env.configure(
+        {
+            "execution.checkpointing.dir": str(tmp_path),
+            "state.checkpoints.create-subdir": False,
+            "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+            "execution.checkpointing.incremental": True,
+        }
+    )
+    env.from_generator(record, 10**9, rate=20_000).key_by(lambda kv: kv[0]).sum(1).collect()
+    with protocol_events() as logs:
+        result = env.execute("flat layout", timeout=0.3)
+    (warning,) = _events(logs, "setting_has_no_effect")
+    assert warning["key"] == "execution.checkpointing.incremental"
+    assert warning["log_level"] == "warning"
+    assert result.retained_checkpoints
+    assert all(Path(p).parent == tmp_path for p in result.retained_checkpoints)
+    assert not (tmp_path / result.job_id).exists()

@@ -407,3 +407,20 @@ def test_alignment_max_size_is_unlimited_by_default_and_otherwise_positive() -> 
     assert CheckpointConfig.from_dict({}).alignment_max_size == -1
     with pytest.raises(ConfigError):
         CheckpointConfig.from_dict({"task.checkpoint.alignment.max-size": 0})
+
+
+def test_settings_flink_has_but_ckptsim_ignores_are_reported_under_the_key_given() -> None:
+    conf = Configuration(
+        {
+            "state.backend.incremental": "true",  # deprecated spelling of an inert option
+            CP + "interval": "1 s",
+            "taskmanager.network.memory.buffer-debloat.enabled": "true",
+        }
+    )
+    inert = dict(conf.inert_settings())
+    assert set(inert) == {
+        "state.backend.incremental",
+        "taskmanager.network.memory.buffer-debloat.enabled",
+    }
+    assert inert["state.backend.incremental"] == "snapshots are always full"
+    assert Configuration({CP + "interval": "1 s"}).inert_settings() == []
