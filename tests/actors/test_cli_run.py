@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import runpy
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from actors import StreamExecutionEnvironment
+from actors import StreamExecutionEnvironment, report
 from actors.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,3 +161,41 @@ def test_unaligned_checkpoints_finish_faster_than_aligned_under_backpressure() -
         persisted = result.checkpoints["summary"]["persisted_data"]["max"]
         assert (persisted > 0) is unaligned
     assert averages[True] < averages[False], averages
+
+
+def test_progress_reports_records_checkpoints_and_the_back_pressured_tasks() -> None:
+    """What the progress line shows, polled while the back-pressure example runs."""
+    example = runpy.run_path(str(ROOT / "examples" / "slow_running_sum.py"))
+    snapshots: list[dict[str, Any]] = []
+    env = StreamExecutionEnvironment(parallelism=2)
+    example["build"](env)
+    result = env.execute("slow", timeout=120, progress=snapshots.append, progress_interval=0.005)
+    assert result.succeeded
+    assert snapshots, "no progress reported"
+    assert all(s["status"] == "RUNNING" for s in snapshots)
+    records = [s["records"] for s in snapshots]
+    assert records == sorted(records) and records[-1] <= example["RECORDS"]
+    completed = [s["counts"]["completed"] for s in snapshots]
+    assert completed == sorted(completed)
+    pressured = {task for s in snapshots for task in s["backpressured"]}
+    assert pressured and all(t.startswith("source") for t in pressured), pressured
+    line = report.progress_line(next(s for s in snapshots if s["backpressured"]))
+    assert re.fullmatch(
+        r"RUNNING: [\d,]+ records read, checkpoints \d+ completed / \d+ failed / \d+ in progress, "
+        r"back-pressured: source\S*(, source\S*)*",
+        line,
+    ), line
+
+
+def test_json_logs_go_to_stderr_one_object_per_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        ["--log-format", "json", "--log-level", "info", "run", "-q", script(tmp_path, GOOD)]
+    )
+    assert code == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.err.splitlines() if line.strip()]
+    assert {"job_submitted", "checkpoint_completed", "job_finished"} <= {e["event"] for e in lines}
+    assert all({"event", "level", "timestamp"} <= set(e) for e in lines)
+    assert captured.out == ""  # -q: no summary
