@@ -110,6 +110,12 @@ class JobMaster(pykka.ThreadingActor):
     def on_start(self) -> None:
         self.log = log.bind(role="job_master", job=self.job_id)
 
+    def on_stop(self) -> None:
+        """Break the actor's reference cycle (its status listener is its own method), so that
+        the job's collected records go with the result, not with a later full GC pass."""
+        self.status.listeners.clear()
+        self.output = {}
+
     def on_receive(self, message: Any) -> Any:
         now = self.runtime.clock.now()
         match message:

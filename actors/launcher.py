@@ -101,6 +101,10 @@ def _stop_everything(rt: ActorRuntime) -> None:
     if rt.name != "threaded":
         return
     for ref in pykka.ActorRegistry.get_all():
+        # Skip actors already gone: stopping a dead actor leaves Pykka a failed future whose
+        # traceback holds this call stack (and the job's result) in a cycle until a full GC.
+        if not ref.is_alive():
+            continue
         with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
             ref.stop(block=True, timeout=10)
 

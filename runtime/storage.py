@@ -224,9 +224,9 @@ class FileSystemCheckpointStorage:
         }
         canonical = json.dumps(body, separators=(",", ":"), sort_keys=True)
         document = {"checksum": serde.checksum(canonical.encode()), "metadata": body}
-        _atomic_write(
-            directory / METADATA, json.dumps(document, indent=1, sort_keys=True).encode(), sync=True
-        )
+        # compact (json's C encoder; indenting would use the slow pure-Python one)
+        data = json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
+        _atomic_write(directory / METADATA, data, sync=True)
         return str(directory)
 
     def discard(self, checkpoint_id: int, handles: tuple[StateHandle, ...]) -> None:

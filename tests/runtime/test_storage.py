@@ -4,6 +4,7 @@ and cleanup that never touches what the job did not write."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -86,6 +87,13 @@ def test_a_checkpoint_round_trips_with_its_state_and_channel_state(tmp_path: Pat
     assert not [p for p in path.iterdir() if p.name.endswith(".tmp")]
 
 
+def relabel(metadata: Path, **changes: object) -> None:
+    """Change fields of a metadata file but not its checksum (as a careless edit would)."""
+    document = json.loads(metadata.read_text())
+    document["metadata"].update(changes)
+    metadata.write_text(json.dumps(document))
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
@@ -97,12 +105,7 @@ def test_a_checkpoint_round_trips_with_its_state_and_channel_state(tmp_path: Pat
             lambda p: (p / "source-1-0.state.json").unlink(),
             "source-1-0.state.json of task source-1#0 is missing",
         ),
-        (
-            lambda p: (p / METADATA).write_text(
-                (p / METADATA).read_text().replace('"checkpoint_id": 3', '"checkpoint_id": 4')
-            ),
-            "_metadata fails its checksum",
-        ),
+        (lambda p: relabel(p / METADATA, checkpoint_id=4), "_metadata fails its checksum"),
         (
             lambda p: (p / METADATA).write_text("not json"),
             "is not a ckptsim checkpoint metadata file",
