@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import threading
 from collections.abc import Sequence
@@ -62,6 +63,23 @@ class _CurrentStderr:
         sys.stderr.flush()
 
 
+_wall_time = structlog.processors.TimeStamper(fmt="iso", utc=True)
+
+
+def _timestamp(
+    logger: object, method: str, event: structlog.types.EventDict
+) -> structlog.types.EventDict:
+    """Wall-clock ISO time; inside a simulation its virtual time instead (``time_ms``), so
+    that the traces of two runs with one seed are byte for byte the same."""
+    from actors.simulation import active_simulation
+
+    simulation = active_simulation()
+    if simulation is not None:
+        event["time_ms"] = simulation.now_us / 1000
+        return event
+    return _wall_time(logger, method, event)
+
+
 def configure_logging(
     fmt: str = "auto", level: str = "warning", trace: IO[str] | None = None
 ) -> None:
@@ -78,7 +96,7 @@ def configure_logging(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            _timestamp,
             _TraceTee(trace, console),
             renderer,
         ],
@@ -115,6 +133,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from actors import report
     from actors.scripts import ScriptError, run_script
     from actors.session import Session
+    from actors.simulation import SimulationStalled
     from runtime.config import ConfigError, Configuration
 
     try:
@@ -131,7 +150,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("\r" + report.progress_line(snapshot).ljust(100), end="", file=sys.stderr, flush=True)
 
     options: dict[str, object] = {"timeout": args.timeout}
-    if interactive:
+    if args.simulate:
+        options["runtime"] = "simulation"
+    if args.seed is not None:
+        options["seed"] = args.seed
+    if interactive and not args.simulate:
         options["progress"] = show
     session = Session(settings=settings, options=options)
     try:
@@ -139,6 +162,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ScriptError as error:
         print(f"ckptsim run: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except SimulationStalled as error:
+        print(f"ckptsim run: the simulation stalled: {error}", file=sys.stderr)
+        return EXIT_FAILED
     finally:
         if interactive:
             print(file=sys.stderr)
@@ -197,6 +223,16 @@ def cmd_config(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number >= 0, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ckptsim", description="Apache Flink's checkpointing protocol, executable in Python."
@@ -227,6 +263,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="SECONDS",
         help="cancel the job after this long",
+    )
+    run.add_argument(
+        "--simulate",
+        action="store_true",
+        help="run on the deterministic simulation (one thread, virtual time; see --seed)",
+    )
+    run.add_argument(
+        "--seed",
+        type=_seed,
+        default=None,
+        metavar="N",
+        help="seed of every random choice, and of the schedule with --simulate (default: "
+        "ckptsim.seed)",
     )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress line and no summary")
     run.set_defaults(func=cmd_run)
@@ -264,6 +313,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_format, args.log_level, trace)
     try:
         result: int = args.func(args)
+    except BrokenPipeError:  # e.g. `ckptsim run job.py | head`: the reader left, so do we
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        result = EXIT_OK
     finally:
         structlog.configure(**previous)  # leave logging as it was (matters when embedded)
         if trace is not None:

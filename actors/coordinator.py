@@ -7,6 +7,7 @@ notifications to task actors, timers, discarding state files, failing the job.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -98,6 +99,13 @@ class CoordinatorActor(pykka.ThreadingActor):
         except pykka.ActorDeadError:
             self.log.debug("task_gone", task=str(task))
 
+    def _path(self, path: str | None) -> str | None:
+        """Where a checkpoint went; relative to the job's directory in a simulation, so that
+        two runs of one seed write identical traces."""
+        if path is None or not self.runtime.deterministic:
+            return path
+        return os.path.relpath(path, self.storage.root)
+
     def _in_background(self, work: Callable[..., None], *args: Any) -> None:
         """Deleting files is the coordinator's I/O pool's work in Flink, not its main thread's."""
 
@@ -156,7 +164,7 @@ class CoordinatorActor(pykka.ThreadingActor):
                         checkpoint_id=checkpoint.checkpoint_id,
                         duration_ms=checkpoint.completion_timestamp - checkpoint.timestamp,
                         state_size=checkpoint.state_size,
-                        path=checkpoint.external_path,
+                        path=self._path(checkpoint.external_path),
                         subsumed=list(subsumed),
                     )
                 case CheckpointAborted(checkpoint_id=cid, reason=reason):

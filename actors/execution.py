@@ -4,6 +4,7 @@ the same interface (spawn, clock, timers, run_async, wait)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
@@ -20,6 +21,10 @@ class ActorRuntime(Protocol):
     name: str
     clock: Clock
     channel_class: type[pykka.Actor]
+    #: a run is a function of its seed (virtual time, one thread)
+    deterministic: bool
+    #: default actions a task runs back to back while its mailbox is empty
+    default_action_budget: int
 
     def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]: ...
 
@@ -30,6 +35,10 @@ class ActorRuntime(Protocol):
     def run_async(self, work: Callable[[], None]) -> None:
         """Run ``work`` off the caller's thread (Flink's asynchronous operations pool); it
         reports back by ``tell``."""
+        ...
+
+    def charge(self, records: int, cost_ms: float) -> None:
+        """The running task processed ``records`` and its operators declared ``cost_ms``."""
         ...
 
     def future(self) -> pykka.Future[Any]: ...
@@ -45,6 +54,8 @@ class ThreadedRuntime:
     ``async_threads``."""
 
     name = "threaded"
+    deterministic = False
+    default_action_budget = 32
 
     def __init__(self, *, channel_threads: bool = False, async_threads: int = 2) -> None:
         from actors.input_channel import InlineInputChannel, InputChannel  # noqa: PLC0415
@@ -69,6 +80,10 @@ class ThreadedRuntime:
 
     def run_async(self, work: Callable[[], None]) -> None:
         self._async.submit(work)
+
+    def charge(self, records: int, cost_ms: float) -> None:
+        if cost_ms > 0:
+            time.sleep(cost_ms / 1000)  # a slow operator, in real time
 
     def future(self) -> pykka.Future[Any]:
         return pykka.ThreadingFuture()

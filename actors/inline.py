@@ -18,6 +18,25 @@ import pykka
 from pykka._envelope import Envelope
 
 
+def deliver(actor: pykka.Actor, envelope: Envelope[Any]) -> None:
+    """Handle one message as Pykka's own actor loop does (reply, or failure hooks)."""
+    if actor.actor_stopped.is_set():
+        return
+    try:
+        response = actor._handle_receive(envelope.message)
+        if envelope.reply_to is not None:
+            envelope.reply_to.set(response)
+    except Exception:
+        if envelope.reply_to is not None:
+            envelope.reply_to.set_exception()
+        else:
+            actor._handle_failure(*sys.exc_info())
+            try:
+                actor.on_failure(*sys.exc_info())
+            except Exception:
+                actor._handle_failure(*sys.exc_info())
+
+
 class _CallThroughInbox:
     def __init__(self) -> None:
         self.actor: InlineActor | None = None
@@ -33,9 +52,9 @@ class _CallThroughInbox:
                 return
             actor._inline_busy = True
             try:
-                actor._inline_handle(envelope)
+                deliver(actor, envelope)
                 while self.backlog:
-                    actor._inline_handle(self.backlog.pop(0))
+                    deliver(actor, self.backlog.pop(0))
             finally:
                 actor._inline_busy = False
 
@@ -63,17 +82,3 @@ class InlineActor(pykka.ThreadingActor):
 
     def _start_actor_loop(self) -> None:
         self._actor_loop_setup()  # on_start, on the starting thread
-
-    def _inline_handle(self, envelope: Envelope[Any]) -> None:
-        if self.actor_stopped.is_set():
-            return
-        try:
-            response = self._handle_receive(envelope.message)
-            if envelope.reply_to is not None:
-                envelope.reply_to.set(response)
-        except Exception:
-            if envelope.reply_to is not None:
-                envelope.reply_to.set_exception()
-            else:
-                self._handle_failure(*sys.exc_info())
-                self.on_failure(*sys.exc_info())

@@ -227,7 +227,7 @@ class JobMaster(pykka.ThreadingActor):
         if self.coordinator is not None:
             self.coordinator.tell(ExecutionStateChanged(task=task, state=state))
         current = self.status.status
-        if state is ExecutionState.FAILED:
+        if state is ExecutionState.FAILED and current in (JobStatus.RUNNING, JobStatus.CREATED):
             self._fail(f"task {task} failed: {text}", now)
         elif current is JobStatus.RUNNING and self.task_states.all_in(ExecutionState.FINISHED):
             self.status.transition(JobStatus.FINISHED, now)
@@ -245,11 +245,19 @@ class JobMaster(pykka.ThreadingActor):
         self._cancel_tasks()
 
     def _cancel_tasks(self) -> None:
+        """Ask every running task to cancel; the job is FAILED or CANCELED once every task has
+        reported a terminal state (Flink's CANCELING tasks), so what sinks collected arrives."""
         for task, ref in self.tasks.items():
             if self.task_states.states.get(task) is ExecutionState.RUNNING:
-                ref.tell(CancelTask())
-                self.task_states.set(task, ExecutionState.CANCELED)
-        self._terminate(self.runtime.clock.now())
+                self.task_states.set(task, ExecutionState.CANCELING)
+                try:
+                    ref.tell(CancelTask())
+                except pykka.ActorDeadError:
+                    self.task_states.set(task, ExecutionState.CANCELED)
+        if self.task_states.all_in(
+            ExecutionState.FINISHED, ExecutionState.FAILED, ExecutionState.CANCELED
+        ):
+            self._terminate(self.runtime.clock.now())
 
     def _terminate(self, now: int) -> None:
         if self.status.status is JobStatus.FAILING:

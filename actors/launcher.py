@@ -6,7 +6,7 @@ import contextlib
 import gc
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +16,10 @@ import structlog
 from actors.execution import ActorRuntime, ThreadedRuntime
 from actors.job_master import JobMaster
 from actors.protocol import CancelJob, Deploy, QueryProgress
+from actors.simulation import SimulationRuntime
 from runtime.config import Configuration
 from runtime.graph import JobGraph
-from runtime.job import JobResult, plan_execution
+from runtime.job import ExecutionPlan, JobResult, plan_execution
 from runtime.storage import FileSystemCheckpointStorage, make_temp_dir
 
 log = structlog.get_logger(__name__)
@@ -26,20 +27,70 @@ log = structlog.get_logger(__name__)
 Progress = Callable[[dict[str, Any]], None]
 
 
+RUNTIMES = ("threaded", "simulation")
+
+
+def make_runtime(
+    name: str, conf: Configuration, *, seed: int = 0, schedule: Sequence[int] = ()
+) -> ActorRuntime:
+    """``threaded`` (Pykka threads, wall clock) or ``simulation`` (one thread, seeded
+    scheduler, virtual clock)."""
+    if name == "threaded":
+        return ThreadedRuntime(channel_threads=conf["ckptsim.channel.threads"])
+    if name == "simulation":
+        return SimulationRuntime(
+            seed=seed,
+            schedule=schedule,
+            message_cost_us=conf["ckptsim.simulation.message-cost-us"],
+            record_cost_us=conf["ckptsim.simulation.record-cost-us"],
+        )
+    raise ValueError(f"unknown runtime {name!r}: use one of {', '.join(RUNTIMES)}")
+
+
 def execute(
     job: JobGraph,
     conf: Configuration,
     *,
-    runtime: ActorRuntime | None = None,
+    runtime: ActorRuntime | str | None = None,
+    seed: int | None = None,
+    schedule: Sequence[int] = (),
     timeout: float | None = None,
     progress: Progress | None = None,
     progress_interval: float = 0.5,
 ) -> JobResult:
-    """Deploy ``job`` on actors, wait for it to end, stop every actor, return the result."""
+    """Deploy ``job`` on actors, wait for it to end, stop every actor, return the result.
+
+    ``runtime``: ``"threaded"`` (default) or ``"simulation"`` (or a runtime object);
+    ``seed`` (default ``ckptsim.seed``) seeds every random choice, and in the simulation the
+    schedule, whose first choices ``schedule`` may fix; ``timeout`` in seconds (virtual
+    seconds in the simulation) cancels the job.
+    """
     plan = plan_execution(job, conf)
-    rt: ActorRuntime = runtime or ThreadedRuntime(channel_threads=conf["ckptsim.channel.threads"])
-    seed: int = conf["ckptsim.seed"]
-    job_id = uuid.UUID(int=seed * 2**64 + 1).hex if rt.name == "simulation" else uuid.uuid4().hex
+    if seed is None:
+        seed = conf["ckptsim.seed"]
+    elif isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+    rt: ActorRuntime = (
+        make_runtime(runtime or "threaded", conf, seed=seed, schedule=schedule)
+        if runtime is None or isinstance(runtime, str)
+        else runtime
+    )
+    scope = rt.activated() if isinstance(rt, SimulationRuntime) else contextlib.nullcontext()
+    with scope:
+        return _run(job, conf, plan, rt, seed, timeout, progress, progress_interval)
+
+
+def _run(
+    job: JobGraph,
+    conf: Configuration,
+    plan: ExecutionPlan,
+    rt: ActorRuntime,
+    seed: int,
+    timeout: float | None,
+    progress: Progress | None,
+    progress_interval: float,
+) -> JobResult:
+    job_id = uuid.UUID(int=seed * 2**64 + 1).hex if rt.deterministic else uuid.uuid4().hex
     base_dir = plan.checkpoint.checkpoint_dir
     temporary = base_dir is None
     directory = base_dir if base_dir is not None else make_temp_dir()
@@ -65,7 +116,8 @@ def execute(
         job=job_id,
         name=job.name,
         runtime=rt.name,
-        checkpoint_dir=str(storage.root),
+        # a temporary directory's name differs between runs: keep simulated traces identical
+        checkpoint_dir="(temporary)" if temporary and rt.deterministic else str(storage.root),
     )
     master.tell(Deploy())
     reporter = (

@@ -15,6 +15,7 @@ from typing import Any
 
 from actors import StreamExecutionEnvironment
 from actors.session import Session, active
+from actors.simulation import SimulationStalled
 from runtime.config import ConfigError
 from runtime.graph import GraphError
 from runtime.job import JobResult
@@ -51,7 +52,7 @@ def run_script(path: str, session: Session) -> JobResult:
                 env = StreamExecutionEnvironment()
                 build(env)
                 env.execute(namespace.get("JOB_NAME", script.stem))
-        except ScriptError:
+        except (ScriptError, SimulationStalled):
             raise
         except (GraphError, ConfigError) as error:
             raise ScriptError(f"{path}: {error}") from None

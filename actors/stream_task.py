@@ -42,6 +42,7 @@ from runtime.effects import (
     SendToOutput,
     SinkNotify,
     SinkWrite,
+    TaskCanceled,
     TaskFailed,
     TaskFinished,
     TaskSnapshot,
@@ -60,9 +61,6 @@ from runtime.storage import CheckpointStorageError, FileSystemCheckpointStorage
 from runtime.task import StreamTaskCore, TaskSpec
 
 log = structlog.get_logger(__name__)
-
-#: default actions run back to back while the mailbox is empty, before yielding
-DEFAULT_ACTION_BUDGET = 32
 
 
 class StreamTask(pykka.ThreadingActor):
@@ -122,22 +120,25 @@ class StreamTask(pykka.ThreadingActor):
                 overtaken=len(message.overtaken),
             )
         started = clock.now()
-        effects = self.core.handle(message, started)
-        self._apply(effects, clock.now() - started)
+        self._handle(message, started)
         self._run_default_actions()
+
+    def _handle(self, message: Any, now: int) -> None:
+        core = self.core
+        before = core.records_in
+        effects = core.handle(message, now)
+        self.runtime.charge(core.records_in - before, core.take_cost())
+        self._apply(effects, self.runtime.clock.now() - now)
 
     def _run_default_actions(self) -> None:
         """Flink's mailbox loop: run the default action again while no mail is waiting (up
         to a budget, then yield through the mailbox), so a control mail still comes between
         two buffers."""
-        budget = DEFAULT_ACTION_BUDGET
+        budget = self.runtime.default_action_budget
         while self._default_requested and budget > 0 and self.actor_inbox.empty():
             self._default_requested = False
             budget -= 1
-            started = self.runtime.clock.now()
-            self._apply(
-                self.core.handle(RunDefaultAction(), started), self.runtime.clock.now() - started
-            )
+            self._handle(RunDefaultAction(), self.runtime.clock.now())
         if self._default_requested:
             self._default_requested = False
             self.actor_ref.tell(RunDefaultAction())
@@ -207,6 +208,8 @@ class StreamTask(pykka.ThreadingActor):
                     )
                 case TaskFinished():
                     self._finish()
+                case TaskCanceled():
+                    self._finish(ExecutionState.CANCELED)
                 case TaskFailed(message=text):
                     self.log.warning("task_failed", message=text)
                     self._close_connectors()
@@ -264,13 +267,15 @@ class StreamTask(pykka.ThreadingActor):
         with contextlib.suppress(pykka.ActorDeadError):  # the task was stopped meanwhile
             self.actor_ref.tell(report)
 
-    def _finish(self) -> None:
+    def _finish(self, state: ExecutionState = ExecutionState.FINISHED) -> None:
         for sink, records in self._close_connectors().items():
             self.job_master.tell(SinkResults(sink=sink, task=self.spec.task, records=records))
         self.log.info(
-            "task_finished", records_in=self.core.records_in, records_out=self.core.records_out
+            "task_finished" if state is ExecutionState.FINISHED else "task_canceled",
+            records_in=self.core.records_in,
+            records_out=self.core.records_out,
         )
-        self.job_master.tell(TaskStateUpdate(task=self.spec.task, state=ExecutionState.FINISHED))
+        self.job_master.tell(TaskStateUpdate(task=self.spec.task, state=state))
 
     def _close_connectors(self) -> dict[str, list[Any]]:
         results: dict[str, list[Any]] = {}

@@ -7,18 +7,15 @@ unaligned ones overtake the queued data and persist it as channel state instead.
 
     ckptsim run examples/slow_running_sum.py                                              # aligned
     ckptsim run examples/slow_running_sum.py -D execution.checkpointing.unaligned.enabled=true
+    ckptsim run examples/slow_running_sum.py --simulate --seed 7          # virtual time, replayable
     python examples/slow_running_sum.py                                                  # both, compared
-"""
 
-import time
+The slow operator declares its cost (``processing_cost``): on threads the task spends it for
+real, in the simulation it passes in virtual time.
+"""
 
 RECORDS = 60_000
 KEYS = 100
-
-
-def slow(batch):
-    time.sleep(0.002)  # a slow operator: 2 ms per buffer of 100 records
-    return batch
 
 
 def build(env):
@@ -27,7 +24,8 @@ def build(env):
     (
         env.from_generator(lambda i: (i % KEYS, 1), RECORDS, name="Events")
         .rebalance()
-        .map_batch(slow, name="Slow")
+        .map_batch(lambda batch: batch, name="Slow")
+        .processing_cost(per_buffer_ms=2)  # 2 ms per buffer of 100 records
         .key_by(lambda event: event[0])
         .reduce(lambda a, b: (a[0], a[1] + b[1]), name="RunningSum")
         .collect("sums")

@@ -453,6 +453,20 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "actors that run on the threads of the two tasks they connect).",
     ),
     _opt(
+        "ckptsim.simulation.message-cost-us",
+        "int",
+        10,
+        "Simulation: virtual microseconds an actor is busy per message it handles.",
+        minimum=0,
+    ),
+    _opt(
+        "ckptsim.simulation.record-cost-us",
+        "int",
+        1,
+        "Simulation: virtual microseconds a task is busy per record it reads or processes.",
+        minimum=0,
+    ),
+    _opt(
         "ckptsim.gc.young-threshold",
         "int",
         50_000,

@@ -270,6 +270,16 @@ class DataStream:
         self._single("disable_chaining").chainable = False
         return self
 
+    def processing_cost(self, per_buffer_ms: float = 0.0, per_record_ms: float = 0.0) -> DataStream:
+        """Declare how long this operator takes (a slow operator, e.g. an external call): the
+        threaded runtime spends that time for real, the simulation in virtual time."""
+        for value, what in ((per_buffer_ms, "per_buffer_ms"), (per_record_ms, "per_record_ms")):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise GraphError(f"processing_cost: {what} must be a number >= 0, got {value!r}")
+        node = self._single("processing_cost")
+        node.spec = {**node.spec, "cost": (float(per_buffer_ms), float(per_record_ms))}
+        return self
+
     # --- sinks ----------------------------------------------------------------------------------
 
     def _sink(self, sink: str, name: str, options: dict[str, Any]) -> DataStreamSink:
@@ -353,6 +363,12 @@ def _check_parallelism(name: str, parallelism: int | None) -> None:
 
 def make_operator(node: StreamNode) -> Operator:
     """The runtime operator for a declared one."""
+    op = _make_operator(node)
+    op.cost = node.spec.get("cost", (0.0, 0.0))
+    return op
+
+
+def _make_operator(node: StreamNode) -> Operator:
     spec = node.spec
     if node.kind == "source":
         return SourceOperator(node.uid, node.name, spec["reader"])

@@ -264,6 +264,13 @@ class TaskFinished:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TaskCanceled:
+    """The task stopped on request; what its sinks collected so far still counts."""
+
+    task: TaskId
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskFailed:
     task: TaskId
     message: str
@@ -317,6 +324,7 @@ Effect = (
     | SinkWrite
     | SinkNotify
     | TaskFinished
+    | TaskCanceled
     | TaskFailed
     | CheckpointTakenOnTask
     | AlignmentCompleted

@@ -32,6 +32,9 @@ class OperatorContext:
 class Operator:
     """Base: a pass-through with no state."""
 
+    #: declared processing cost: (ms per buffer, ms per record)
+    cost: tuple[float, float] = (0.0, 0.0)
+
     def __init__(self, uid: str, name: str) -> None:
         self.uid = uid
         self.name = name

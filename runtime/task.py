@@ -47,6 +47,7 @@ from runtime.effects import (
     SendToOutput,
     SinkNotify,
     SinkWrite,
+    TaskCanceled,
     TaskFailed,
     TaskFinished,
     TaskSnapshot,
@@ -255,6 +256,13 @@ class StreamTaskCore:
         #: records processed (input side) and emitted, for progress reports
         self.records_in = 0
         self.records_out = 0
+        self._cost_ms = 0.0
+
+    def take_cost(self) -> float:
+        """Milliseconds of declared operator cost since the last call (the runtime spends
+        them: for real on threads, in virtual time in the simulation)."""
+        cost, self._cost_ms = self._cost_ms, 0.0
+        return cost
 
     def _make_handler(self) -> CheckpointBarrierHandler:
         mode, n, flag = (
@@ -323,7 +331,9 @@ class StreamTaskCore:
             case StartTask():
                 self._start()
             case CancelTask():
-                self.status = "CANCELED"
+                if self.status not in ("FINISHED", "CANCELED", "FAILED"):
+                    self.status = "CANCELED"
+                    self._emit(TaskCanceled(task=self.task))
 
     def _emit(self, effect: Effect) -> None:
         self._out.append(effect)
@@ -409,6 +419,8 @@ class StreamTaskCore:
                 self._waiting_for_wake = True  # the timer re-runs the default action
             return
         self.records_in += len(batch)
+        if source.cost != (0.0, 0.0):
+            self._cost_ms += source.cost[0] + source.cost[1] * len(batch)
         self._run_chain(batch, 1)
 
     def _on_input(
@@ -483,6 +495,8 @@ class StreamTaskCore:
         for op in self.operators[start:]:
             if not records:
                 break
+            if op.cost != (0.0, 0.0):
+                self._cost_ms += op.cost[0] + op.cost[1] * len(records)
             if keys is not None and isinstance(op, (ReduceOperator, ProcessOperator)):
                 records = op.process_keyed_batch(records, keys)
             else:

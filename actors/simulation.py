@@ -1,0 +1,319 @@
+"""The deterministic simulation runtime: a whole job on one thread, under a seeded scheduler
+and a virtual clock, so that a seed replays a run message for message.
+
+The same actor classes run here as on threads. ``SimulationRuntime.spawn`` gives each class a
+subclass that plugs into Pykka's actor seam (``_create_actor_inbox``, ``_create_future``,
+``_start_actor_loop``): the inbox belongs to the scheduler, no thread is started, and a future
+never blocks (waiting on one runs the simulation until it is set).
+
+The scheduler repeatedly picks one actor that has mail and is not busy, by a seeded choice (or
+by a choice sequence given from outside, e.g. by Hypothesis), and delivers its oldest message.
+Each inbox is FIFO, so the order between two actors (a channel's order) is kept; only the
+interleaving between actors varies. The asynchronous checkpoint parts queued with
+``run_async`` are one more candidate of that choice.
+
+Virtual time: handling a message makes its actor busy for ``message_cost_us`` plus
+``record_cost_us`` per record a task processed plus any operator cost it declared; each actor
+is busy on its own (as tasks on separate cores are). When no actor may run, the clock jumps
+to the next timer or the end of the next busy period. Checkpoint intervals, timeouts and rate
+limits cost no wall time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import heapq
+import itertools
+import random
+from collections import deque
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+import pykka
+from pykka._envelope import Envelope
+from pykka._threading import ThreadingFuture
+
+from actors.inline import deliver
+from runtime.clock import Clock, ManualClock
+from runtime.messages import TimerFired
+
+A = TypeVar("A", bound=pykka.Actor)
+
+_ACTIVE: contextvars.ContextVar[SimulationRuntime | None] = contextvars.ContextVar(
+    "ckptsim_simulation", default=None
+)
+
+
+def active_simulation() -> SimulationRuntime | None:
+    """The simulation running on this thread right now, if any (for virtual log times)."""
+    return _ACTIVE.get()
+
+
+class SimulationStalled(RuntimeError):
+    """No actor has mail, no timer is due and the job has not ended: it never will."""
+
+
+@dataclass(eq=False)
+class _Mailbox:
+    index: int
+    actor: pykka.Actor
+    name: str
+    queue: deque[Envelope[Any]] = field(default_factory=deque)
+    busy_until: int = 0  # virtual microseconds
+
+
+class _SimInbox:
+    def __init__(self, simulation: SimulationRuntime) -> None:
+        self.simulation = simulation
+        self.box: _Mailbox | None = None
+
+    def put(self, envelope: Envelope[Any], /) -> None:
+        box = self.box
+        if box is None:
+            raise RuntimeError("a simulated actor got mail before it started")
+        box.queue.append(envelope)
+        self.simulation._with_mail[box.index] = box
+
+    def get(self) -> Envelope[Any]:
+        raise RuntimeError("a simulated inbox is read by the scheduler, not by a loop")
+
+    def empty(self) -> bool:
+        return self.box is None or not self.box.queue
+
+
+class _SimFuture(ThreadingFuture[Any]):
+    """Never blocks: ``get`` runs the simulation until the future is set."""
+
+    simulation: SimulationRuntime
+
+    def get(self, *, timeout: float | None = None) -> Any:
+        if self._result is None and self._get_hook is None:
+            self.simulation.run_until(lambda: self._result is not None, timeout)
+        return super().get(timeout=timeout)
+
+
+class _SimulatedActor(pykka.ThreadingActor):
+    """Mixed in before an actor class: the simulation owns its inbox and runs its messages."""
+
+    _simulation: ClassVar[SimulationRuntime]
+
+    @classmethod
+    def _create_actor_inbox(cls) -> Any:
+        return _SimInbox(cls._simulation)
+
+    @classmethod
+    def _create_future(cls) -> pykka.Future[Any]:
+        return cls._simulation.future()
+
+    def _start_actor_loop(self) -> None:
+        self._simulation._register(self)
+        self._actor_loop_setup()  # on_start, at once
+
+
+class SimulationRuntime:
+    """Runs actors single-threaded under a seeded scheduler and a virtual clock."""
+
+    name = "simulation"
+    deterministic = True
+    #: one default action per scheduling step: every buffer is a point where schedules differ
+    default_action_budget = 1
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        schedule: Sequence[int] = (),
+        message_cost_us: int = 10,
+        record_cost_us: int = 1,
+        max_steps: int | None = None,
+    ) -> None:
+        from actors.input_channel import InputChannel  # noqa: PLC0415
+
+        self.seed = seed
+        self.choices = list(schedule)
+        self.message_cost_us = message_cost_us
+        self.record_cost_us = record_cost_us
+        self.max_steps = max_steps
+        self.channel_class: type[pykka.Actor] = InputChannel
+        self._manual = ManualClock()
+        self.clock: Clock = self._manual
+        self.now_us = 0
+        self.steps = 0
+        self.decisions = 0
+        self._rng = random.Random(seed)
+        self._boxes: list[_Mailbox] = []
+        self._with_mail: dict[int, _Mailbox] = {}
+        self._async: deque[Callable[[], None]] = deque()
+        self._timers: list[tuple[int, int, str, Hashable, pykka.ActorRef[Any]]] = []
+        self._live_timers: dict[tuple[str, Hashable], int] = {}
+        self._timer_seq = itertools.count()
+        self._classes: dict[type[pykka.Actor], type[pykka.Actor]] = {}
+        self._current: _Mailbox | None = None
+        self._charged_us = 0
+
+    # --- the ActorRuntime interface ----------------------------------------------------------------
+
+    def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]:
+        simulated = self._classes.get(cls)
+        if simulated is None:
+            simulated = type(f"Simulated{cls.__name__}", (_SimulatedActor, cls), {})
+            simulated._simulation = self  # type: ignore[attr-defined]
+            self._classes[cls] = simulated
+        ref: pykka.ActorRef[A] = simulated.start(*args, **kwargs)  # type: ignore[assignment]
+        return ref
+
+    def schedule(self, ref: pykka.ActorRef[Any], key: Hashable, due: int) -> None:
+        seq = next(self._timer_seq)
+        self._live_timers[(ref.actor_urn, key)] = seq
+        heapq.heappush(self._timers, (due * 1000, seq, ref.actor_urn, key, ref))
+
+    def cancel(self, ref: pykka.ActorRef[Any], key: Hashable) -> None:
+        self._live_timers.pop((ref.actor_urn, key), None)
+
+    def run_async(self, work: Callable[[], None]) -> None:
+        self._async.append(work)
+
+    def charge(self, records: int, cost_ms: float) -> None:
+        """The actor being run processed ``records`` and declared ``cost_ms`` of work."""
+        self._charged_us += records * self.record_cost_us + round(cost_ms * 1000)
+
+    def future(self) -> pykka.Future[Any]:
+        future = _SimFuture()
+        future.simulation = self
+        return future
+
+    def wait(self, future: pykka.Future[Any], timeout: float | None) -> Any:
+        return future.get(timeout=timeout)
+
+    def shutdown(self) -> None:
+        """Deliver what is still in the inboxes (stop messages), then stop what still runs."""
+        token = _ACTIVE.set(self)
+        try:
+            guard = 0
+            while (self._with_mail or self._async) and guard < 1_000_000:
+                guard += 1
+                self._step(only_mail=True)
+            for box in self._boxes:
+                if box.actor.actor_ref.is_alive():
+                    box.actor._stop()
+        finally:
+            _ACTIVE.reset(token)
+        self._timers.clear()
+        self._live_timers.clear()
+        self._async.clear()
+
+    @contextlib.contextmanager
+    def activated(self) -> Iterator[None]:
+        """Mark this simulation as the one running on this thread (virtual log times)."""
+        token = _ACTIVE.set(self)
+        try:
+            yield
+        finally:
+            _ACTIVE.reset(token)
+
+    # --- running ----------------------------------------------------------------------------------
+
+    def run_until(self, done: Callable[[], bool], timeout: float | None = None) -> None:
+        """Run steps until ``done()``; ``timeout`` is in virtual seconds."""
+        if self._current is not None:
+            raise RuntimeError(
+                "an actor waited on a future inside the simulation; actors must only tell"
+            )
+        deadline = None if timeout is None else self.now_us + round(timeout * 1_000_000)
+        token = _ACTIVE.set(self)
+        try:
+            while not done():
+                if deadline is not None and self.now_us > deadline:
+                    raise pykka.Timeout(f"{timeout} seconds of virtual time")
+                if self.max_steps is not None and self.steps >= self.max_steps:
+                    raise SimulationStalled(f"no end after {self.steps} steps ({self.describe()})")
+                if not self._step():
+                    raise SimulationStalled(
+                        "no actor has mail, no timer is due and the job has not ended "
+                        f"({self.describe()})"
+                    )
+        finally:
+            _ACTIVE.reset(token)
+
+    def _step(self, *, only_mail: bool = False) -> bool:
+        now = self.now_us
+        candidates = sorted(
+            (b for b in self._with_mail.values() if b.busy_until <= now), key=lambda b: b.index
+        )
+        count = len(candidates) + (1 if self._async else 0)
+        if count == 0:
+            if only_mail:
+                if self._with_mail:  # busy actors: let their time pass
+                    self._set_time(min(b.busy_until for b in self._with_mail.values()))
+                    return True
+                return False
+            return self._advance()
+        choice = self._choose(count)
+        self.steps += 1
+        if choice == len(candidates):
+            self._async.popleft()()
+            return True
+        box = candidates[choice]
+        envelope = box.queue.popleft()
+        if not box.queue:
+            del self._with_mail[box.index]
+        self._current, self._charged_us = box, 0
+        try:
+            deliver(box.actor, envelope)
+        finally:
+            self._current = None
+        box.busy_until = now + self.message_cost_us + self._charged_us
+        return True
+
+    def _choose(self, count: int) -> int:
+        if count == 1:
+            return 0
+        k = self.decisions
+        self.decisions += 1
+        if k < len(self.choices):
+            return self.choices[k] % count
+        return self._rng.randrange(count)
+
+    def _advance(self) -> bool:
+        """Move the clock to the next event: a timer, or the end of a busy period."""
+        self._drop_stale_timers()
+        upcoming = [b.busy_until for b in self._with_mail.values()]
+        if self._timers:
+            upcoming.append(self._timers[0][0])
+        if not upcoming:
+            return False
+        self._set_time(max(self.now_us, min(upcoming)))
+        while self._timers and self._timers[0][0] <= self.now_us:
+            _, seq, urn, key, ref = heapq.heappop(self._timers)
+            if self._live_timers.get((urn, key)) != seq:
+                continue
+            del self._live_timers[(urn, key)]
+            if ref.is_alive():
+                ref.tell(TimerFired(key=key))
+        return True
+
+    def _drop_stale_timers(self) -> None:
+        timers = self._timers
+        while timers and self._live_timers.get((timers[0][2], timers[0][3])) != timers[0][1]:
+            heapq.heappop(timers)
+
+    def _set_time(self, now_us: int) -> None:
+        self.now_us = now_us
+        self._manual.set(now_us // 1000)
+
+    def _register(self, actor: pykka.Actor) -> None:
+        inbox = actor.actor_inbox
+        assert isinstance(inbox, _SimInbox)
+        box = _Mailbox(len(self._boxes), actor, type(actor).__name__.removeprefix("Simulated"))
+        inbox.box = box
+        self._boxes.append(box)
+
+    def describe(self) -> str:
+        waiting = [f"{b.name}#{b.index}: {len(b.queue)} mails" for b in self._with_mail.values()]
+        return (
+            f"virtual time {self.now_us / 1000:.3f} ms, {self.steps} steps, "
+            f"{len(self._live_timers)} timers, {len(self._async)} async parts"
+            + (f"; {', '.join(waiting)}" if waiting else "")
+        )

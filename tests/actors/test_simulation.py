@@ -1,0 +1,149 @@
+"""The deterministic simulation runtime: same actors, one thread, seeded schedule, virtual time."""
+
+from __future__ import annotations
+
+import runpy
+import threading
+from pathlib import Path
+from typing import Any
+
+import pykka
+import pytest
+
+from actors import StreamExecutionEnvironment
+from actors.cli import main
+from actors.simulation import SimulationRuntime, SimulationStalled
+from runtime.status import JobStatus
+from tests.actors.test_jobs import MODES, expected_sums, final, running_sum_job
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Echo(pykka.ThreadingActor):
+    def __init__(self, log: list[Any]) -> None:
+        super().__init__()
+        self.log = log
+
+    def on_start(self) -> None:
+        self.log.append("started")
+
+    def on_receive(self, message: Any) -> Any:
+        if message == "wait-inside":
+            pykka.ActorRegistry.get_by_class_name("SimulatedEcho")[0].ask("x")
+        self.log.append(message)
+        return message
+
+
+def test_the_pykka_seam_runs_actors_without_threads_in_fifo_order() -> None:
+    sim, log = SimulationRuntime(seed=1), list[Any]()
+    threads = threading.active_count()
+    ref = sim.spawn(Echo, log)
+    assert log == ["started"]  # on_start at spawn
+    for i in range(5):
+        ref.tell(i)
+    assert log == ["started"]  # nothing runs until the simulation does
+    assert ref.ask("answer") == "answer"  # waiting runs the scheduler
+    assert log == ["started", 0, 1, 2, 3, 4, "answer"]
+    assert threading.active_count() == threads
+    sim.shutdown()
+    assert not ref.is_alive() and pykka.ActorRegistry.get_all() == []
+
+
+def test_an_actor_waiting_on_another_inside_the_simulation_is_refused() -> None:
+    sim = SimulationRuntime()
+    ref = sim.spawn(Echo, [])
+    with pytest.raises(RuntimeError, match="actors must only tell"):
+        ref.ask("wait-inside")
+    sim.shutdown()
+
+
+def test_a_wait_that_nothing_can_end_is_a_stall_with_a_description() -> None:
+    sim = SimulationRuntime()
+    sim.spawn(Echo, [])
+    with pytest.raises(SimulationStalled, match="no actor has mail, no timer is due"):
+        sim.wait(sim.future(), timeout=None)
+    sim.shutdown()
+
+
+def test_the_same_seed_writes_the_same_trace_byte_for_byte(tmp_path: Path) -> None:
+    script = str(ROOT / "examples" / "slow_running_sum.py")
+    traces = []
+    for name, seed in (("a", 7), ("b", 7), ("c", 8)):
+        trace = tmp_path / f"{name}.jsonl"
+        argv = ["run", script, "-p", "2", "--simulate", "--seed", str(seed), "-q"]
+        assert main([*argv, "--trace", str(trace)]) == 0
+        traces.append(trace.read_bytes())
+    assert traces[0] == traces[1]
+    assert b'"time_ms"' in traces[0] and b'"timestamp"' not in traces[0]
+    body = [t.split(b"\n", 1)[1] for t in traces]  # the first line names the job (by seed)
+    assert body[0] != body[2], "another seed, another schedule"
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_simulated_job_gives_the_threaded_result_in_every_mode(mode: str) -> None:
+    threads = threading.active_count()
+    result = running_sum_job(MODES[mode], rate=None).execute(
+        mode, runtime="simulation", seed=11, timeout=60
+    )
+    assert result.status is JobStatus.FINISHED, result.failure
+    assert final(result) == expected_sums()
+    assert result.completed_checkpoint_ids
+    assert threading.active_count() == threads
+    assert pykka.ActorRegistry.get_all() == []
+
+
+def test_schedules_differ_by_seed_and_a_fixed_prefix_replays() -> None:
+    def trace_of(seed: int, schedule: list[int]) -> list[Any]:
+        result = running_sum_job(MODES["unaligned"], rate=None).execute(
+            "s", runtime="simulation", seed=seed, schedule=schedule
+        )
+        return [
+            (h["id"], h["status"], h["end_to_end_duration"], h["persisted_data"])
+            for h in result.checkpoints["history"]
+        ]
+
+    assert trace_of(1, []) == trace_of(1, [])
+    assert trace_of(1, []) != trace_of(2, [])
+    prefix = [3, 1, 4, 1, 5, 9, 2, 6] * 50  # the first 400 choices, as Hypothesis gives them
+    assert trace_of(5, prefix) == trace_of(5, prefix)
+    assert trace_of(5, prefix) != trace_of(5, [])
+
+
+def test_timeouts_and_rates_pass_in_virtual_time() -> None:
+    """An endless rate-limited source, cancelled after 2 virtual seconds: no wall time spent."""
+    env = StreamExecutionEnvironment(parallelism=1)
+    env.enable_checkpointing(100)
+    env.from_generator(lambda i: (i % 3, 1), 10**12, rate=1_000).key_by(lambda r: r[0]).sum(
+        1
+    ).collect()
+    result = env.execute("endless", runtime="simulation", seed=1, timeout=2)
+    assert result.status is JobStatus.CANCELED
+    assert 2_000 <= result.duration_ms <= 2_100
+    assert 15 <= len(result.completed_checkpoint_ids) <= 20  # one per 100 ms
+    assert 1_900 <= len(result.collected()) <= 2_100  # 1000 records a second
+
+
+def test_unaligned_checkpoints_finish_faster_than_aligned_under_backpressure() -> None:
+    """The back-pressure example, in virtual time: barriers wait behind queued buffers only
+    when aligned (no sleeping: the slow operator's cost passes in virtual time)."""
+    example = runpy.run_path(str(ROOT / "examples" / "slow_running_sum.py"))
+    averages = {}
+    for unaligned in (False, True):
+        env = StreamExecutionEnvironment(parallelism=2)
+        example["build"](env)
+        env.configure({"execution.checkpointing.unaligned.enabled": unaligned})
+        result = env.execute("slow", runtime="simulation", seed=3)
+        assert result.succeeded
+        averages[unaligned] = result.checkpoints["summary"]["end_to_end_duration"]["avg"]
+        persisted = result.checkpoints["summary"]["persisted_data"]["max"]
+        assert (persisted > 0) is unaligned
+    assert averages[True] * 3 < averages[False], averages
+
+
+def test_a_bad_seed_or_runtime_is_a_clear_error() -> None:
+    env = running_sum_job({}, rate=None)
+    with pytest.raises(ValueError, match="unknown runtime 'fast'"):
+        env.execute("x", runtime="fast")
+    with pytest.raises(ValueError, match="seed must be a whole number"):
+        env.execute("x", runtime="simulation", seed=-1)
+    assert main(["run", str(ROOT / "examples" / "word_count.py"), "--seed", "x"]) == 2
