@@ -15,6 +15,7 @@ from actors.cli import main
 from actors.simulation import SimulationRuntime, SimulationStalled
 from runtime.status import JobStatus
 from tests.actors.test_jobs import MODES, expected_sums, final, running_sum_job
+from tests.conftest import protocol_events
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,13 +95,11 @@ def test_a_simulated_job_gives_the_threaded_result_in_every_mode(mode: str) -> N
 
 def test_schedules_differ_by_seed_and_a_fixed_prefix_replays() -> None:
     def trace_of(seed: int, schedule: list[int]) -> list[Any]:
-        result = running_sum_job(MODES["unaligned"], rate=None).execute(
-            "s", runtime="simulation", seed=seed, schedule=schedule
-        )
-        return [
-            (h["id"], h["status"], h["end_to_end_duration"], h["persisted_data"])
-            for h in result.checkpoints["history"]
-        ]
+        with protocol_events() as logs:
+            running_sum_job(MODES["unaligned"], rate=None).execute(
+                "s", runtime="simulation", seed=seed, schedule=schedule
+            )
+        return [(e["event"], e.get("task"), e.get("checkpoint_id"), e.get("channel")) for e in logs]
 
     assert trace_of(1, []) == trace_of(1, [])
     assert trace_of(1, []) != trace_of(2, [])
