@@ -3,6 +3,7 @@
 Commands:
   run SCRIPT            run a topology script on actors (see actors/scripts.py for the contract)
   conformance PATH...   run conformance scenarios (files, or folders searched for *.scn)
+  check TRACE.jsonl     re-validate a run's trace offline against the protocol's invariants
   demo                  a scripted walk through an aligned and an unaligned checkpoint
   config                list the configuration keys ckptsim understands, with defaults
 
@@ -203,6 +204,29 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     return EXIT_OK if all(r.passed for r in results) else EXIT_FAILED
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from runtime.tracecheck import TraceFormatError, check_trace, parse_trace
+
+    try:
+        with open(args.trace_file, encoding="utf-8") as handle:
+            events = parse_trace(handle)
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"ckptsim check: cannot read {args.trace_file}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except TraceFormatError as error:
+        print(f"ckptsim check: {args.trace_file}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if not events:
+        print(f"ckptsim check: {args.trace_file} holds no events", file=sys.stderr)
+        return EXIT_USAGE
+    report = check_trace(events)
+    if report.violation is not None:
+        print(report.violation.render())
+        return EXIT_FAILED
+    print(report.summary())
+    return EXIT_OK
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from actors.walkthrough import walkthrough
 
@@ -286,6 +310,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     conformance.add_argument("-v", "--verbose", action="store_true")
     conformance.set_defaults(func=cmd_conformance)
+    check = sub.add_parser(
+        "check", help="check a run's trace (--trace FILE) against the protocol's invariants"
+    )
+    check.add_argument("trace_file", metavar="TRACE.jsonl")
+    check.set_defaults(func=cmd_check)
     demo = sub.add_parser("demo", help="walk through an aligned and an unaligned checkpoint")
     demo.set_defaults(func=cmd_demo)
     config = sub.add_parser("config", help="list supported configuration keys")

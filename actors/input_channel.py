@@ -4,7 +4,8 @@ It holds the channel's FIFO (``runtime.barrier.InputChannelQueue``): buffers and
 the producer, priority events ahead of buffers, the pause after an aligned barrier until the
 consumer resumes it. It hands its consumer at most ``WINDOW`` ordinary items at a time and one
 credit goes back to the producer for every buffer the consumer took (credit-based flow control:
-with no credit the producer stops, and back-pressure travels upstream). A priority barrier is
+with no credit the producer stops, and back-pressure travels upstream); once the consumer has
+processed the end of partition, the producer hears that all its data was processed. A priority barrier is
 handed on at once, with the buffers it overtook in the queue.
 """
 
@@ -19,8 +20,8 @@ import structlog
 from actors.inline import InlineActor
 from actors.protocol import Consumed, Deliver, Prioritize, Resume, WireChannel
 from runtime.barrier.channel import InputChannelQueue
-from runtime.messages import InputItem, OutputCredit
-from runtime.network import Buffer, CheckpointBarrier
+from runtime.messages import AllDataProcessed, InputItem, OutputCredit
+from runtime.network import Buffer, CheckpointBarrier, EndOfPartition
 
 log = structlog.get_logger(__name__)
 
@@ -48,7 +49,7 @@ class InputChannel(pykka.ThreadingActor):
         self.consumer = consumer
         self.producer: pykka.ActorRef[Any] | None = None
         self.queue = InputChannelQueue(input_index)
-        self._handed: deque[bool] = deque()  # per ordinary item handed on: was it a buffer
+        self._handed: deque[type] = deque()  # the type of each ordinary item handed on
         self.names = (producer_name, consumer_name)
 
     def on_start(self) -> None:
@@ -66,9 +67,12 @@ class InputChannel(pykka.ThreadingActor):
                     )
                 self._hand_on()
             case Consumed():
-                was_buffer = self._handed.popleft()
-                if was_buffer and self.producer is not None:
-                    self.producer.tell(OutputCredit(channel=self.output_index, credits=1))
+                kind = self._handed.popleft()
+                if self.producer is not None:
+                    if kind is Buffer:
+                        self.producer.tell(OutputCredit(channel=self.output_index, credits=1))
+                    elif kind is EndOfPartition:
+                        self.producer.tell(AllDataProcessed(channel=self.output_index))
                 self._hand_on()
             case Resume():
                 self.queue.resume()
@@ -101,7 +105,7 @@ class InputChannel(pykka.ThreadingActor):
             if len(self._handed) >= WINDOW:
                 return
             entry = queue.poll()
-            self._handed.append(isinstance(entry.item, Buffer))
+            self._handed.append(type(entry.item))
             self.consumer.tell(InputItem(channel=self.input_index, seq=entry.seq, item=entry.item))
 
 

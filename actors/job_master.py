@@ -205,6 +205,15 @@ class JobMaster(pykka.ThreadingActor):
             tasks=len(self.tasks),
             channels=len(self.channels),
             vertices=[v.name for v in plan.job.vertices],
+            # what a trace checker needs: every channel as [producer, its output index,
+            # consumer, its input index], and which tasks are sources
+            topology={
+                "sources": sorted(str(t) for t in plan.job.source_tasks()),
+                "channels": [
+                    [str(c.upstream), c.output_index, str(c.downstream), c.input_index]
+                    for c in plan.channels
+                ],
+            },
         )
         for task, ref in self.tasks.items():
             ref.tell(StartTask())

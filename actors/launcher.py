@@ -116,6 +116,16 @@ def _run(
         job=job_id,
         name=job.name,
         runtime=rt.name,
+        seed=seed,
+        checkpointing={
+            "interval": plan.checkpoint.interval,
+            "mode": plan.checkpoint.mode.value,
+            "unaligned": plan.checkpoint.unaligned,
+            "aligned_checkpoint_timeout": plan.checkpoint.aligned_checkpoint_timeout,
+            "max_concurrent": plan.checkpoint.max_concurrent,
+            "timeout": plan.checkpoint.timeout,
+            "checkpoints_after_tasks_finish": plan.checkpoint.checkpoints_after_tasks_finish,
+        },
         # a temporary directory's name differs between runs: keep simulated traces identical
         checkpoint_dir="(temporary)" if temporary and rt.deterministic else str(storage.root),
     )

@@ -46,11 +46,11 @@ from runtime.effects import (
     TaskFailed,
     TaskFinished,
     TaskSnapshot,
+    Traced,
     WriteSnapshot,
 )
 from runtime.messages import (
     AcknowledgeCheckpoint,
-    InputItem,
     RunDefaultAction,
     SnapshotFailed,
     SnapshotWritten,
@@ -109,16 +109,6 @@ class StreamTask(pykka.ThreadingActor):
                 message.inputs,
             )
             return
-        if isinstance(message, InputItem) and isinstance(message.item, CheckpointBarrier):
-            barrier = message.item
-            self.log.info(
-                "barrier_received",
-                checkpoint_id=barrier.checkpoint_id,
-                channel=message.channel,
-                unaligned=barrier.is_unaligned,
-                priority=message.priority,
-                overtaken=len(message.overtaken),
-            )
         started = clock.now()
         self._handle(message, started)
         self._run_default_actions()
@@ -186,17 +176,20 @@ class StreamTask(pykka.ThreadingActor):
                     connector = self.connectors.get(sink)
                     if connector is not None:  # closed once the task finished
                         connector.notify(event, cid)
-                case CheckpointTakenOnTask(
-                    checkpoint_id=cid, unaligned=unaligned, start_delay_ms=delay, alignment_ms=ms
-                ):
+                case CheckpointTakenOnTask(checkpoint_id=cid) as taken:
                     self._sync_ms[cid] = elapsed
                     self.log.info(
                         "checkpoint_taken",
                         checkpoint_id=cid,
-                        unaligned=unaligned,
-                        start_delay_ms=delay,
-                        alignment_ms=ms,
+                        unaligned=taken.unaligned,
+                        start_delay_ms=taken.start_delay_ms,
+                        alignment_ms=taken.alignment_ms,
+                        emitted=taken.emitted,
+                        consumed=taken.consumed,
+                        output_persisted=taken.output_persisted,
                     )
+                case Traced(event=event, fields=fields):
+                    self.log.info(event, **fields)
                 case AlignmentCompleted(
                     checkpoint_id=cid, alignment_ms=ms, bytes_processed=processed
                 ):

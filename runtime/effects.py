@@ -7,7 +7,7 @@ conformance harness) interprets them; the core never sends, sleeps or writes on 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.checkpoint import CheckpointOptions, CompletedCheckpoint, StateHandle, TaskId
@@ -284,6 +284,20 @@ class CheckpointTakenOnTask:
     unaligned: bool
     start_delay_ms: int
     alignment_ms: int | None
+    #: the cut, per channel: records emitted per output channel before the snapshot (the
+    #: unsent ones an unaligned barrier overtook included, and counted in
+    #: ``output_persisted``), records consumed per input channel before it
+    emitted: dict[int, int] = field(default_factory=dict)
+    consumed: dict[int, int] = field(default_factory=dict)
+    output_persisted: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Traced:
+    """Informational: a protocol fact for the trace (the runtime logs it as ``event``)."""
+
+    event: str
+    fields: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -328,4 +342,5 @@ Effect = (
     | TaskFailed
     | CheckpointTakenOnTask
     | AlignmentCompleted
+    | Traced
 )

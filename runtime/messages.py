@@ -148,6 +148,15 @@ class OutputCredit:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AllDataProcessed:
+    """The consumer of an output channel processed its end of partition: nothing this task
+    sent on it is in flight any more (Flink's all-data-processed future; a task finishes
+    only once every output channel got this, FLIP-147)."""
+
+    channel: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunDefaultAction:
     """The mailbox's default action: process the next input buffer (or emit a source batch)."""
 
@@ -198,6 +207,7 @@ TaskMessage = (
     StartTask
     | InputItem
     | OutputCredit
+    | AllDataProcessed
     | RunDefaultAction
     | TriggerCheckpoint
     | NotifyCheckpointComplete

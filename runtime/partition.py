@@ -125,6 +125,10 @@ class _OutputChannel:
     outgoing: deque[Buffer | ChannelEvent] = field(default_factory=deque)
     sent_buffers: int = 0
     sent_bytes: int = 0
+    #: records emitted into this channel so far (sent or not)
+    emitted: int = 0
+    #: the consumer processed this channel's end of partition
+    all_data_processed: bool = False
 
 
 class RecordWriter:
@@ -161,6 +165,7 @@ class RecordWriter:
         for edge, offset in zip(self.edges, self._offsets, strict=True):
             for channel, part, keys in edge.split(records):
                 out = self.channels[offset + channel]
+                out.emitted += len(part)
                 acc = out.accumulating
                 if not acc and len(part) >= limit:
                     out.outgoing.append(Buffer(list(part), estimate_size(part), keys))
@@ -172,6 +177,10 @@ class RecordWriter:
                     out.keys.extend(keys)
                 if len(acc) >= limit:
                     self._cut(out)
+
+    def emitted(self) -> dict[int, int]:
+        """Records emitted so far per output channel (the producer's side of a cut)."""
+        return {i: out.emitted for i, out in enumerate(self.channels)}
 
     def flush(self) -> None:
         """Cut every partly filled buffer (before an event, or when the task goes idle)."""
@@ -221,6 +230,13 @@ class RecordWriter:
                 queue.popleft()
                 sendable.append((index, head))
         return sendable
+
+    def all_data_processed(self, channel: int) -> None:
+        self.channels[channel].all_data_processed = True
+
+    @property
+    def is_all_data_processed(self) -> bool:
+        return all(out.all_data_processed for out in self.channels)
 
     @property
     def is_available(self) -> bool:

@@ -51,12 +51,14 @@ from runtime.effects import (
     TaskFailed,
     TaskFinished,
     TaskSnapshot,
+    Traced,
     TriggerCheckpointOnBarrier,
     WriteSnapshot,
 )
 from runtime.graph import StreamNode
 from runtime.messages import (
     AcknowledgeCheckpoint,
+    AllDataProcessed,
     AnnouncementReceived,
     BarrierReceived,
     CancelMarkerReceived,
@@ -257,6 +259,8 @@ class StreamTaskCore:
         self.records_in = 0
         self.records_out = 0
         self._cost_ms = 0.0
+        #: records the operators took from each input channel (the consumer's side of a cut)
+        self.consumed = [0] * spec.num_inputs
 
     def take_cost(self) -> float:
         """Milliseconds of declared operator cost since the last call (the runtime spends
@@ -309,6 +313,10 @@ class StreamTaskCore:
                 self.writer.add_credit(channel, credits)
                 self._send()
                 self._maybe_schedule()
+                self._maybe_finish()
+            case AllDataProcessed(channel=channel):
+                assert self.writer is not None
+                self.writer.all_data_processed(channel)
                 self._maybe_finish()
             case TriggerCheckpoint(checkpoint_id=cid, timestamp=ts, options=options):
                 self._on_trigger(cid, ts, options)
@@ -382,10 +390,16 @@ class StreamTaskCore:
         self._emit(RequestDefaultAction())
 
     def _maybe_finish(self) -> None:
+        """A task finishes once its input ended, no snapshot of it is pending and everything it
+        sent was processed downstream (FLIP-147: so no data is in flight from a finished
+        task, and a checkpoint that skips it misses nothing)."""
         if (
             self.status == "FINISHING"
             and not self._pending
-            and (self.writer is None or self.writer.is_available)
+            and (
+                self.writer is None
+                or (self.writer.is_available and self.writer.is_all_data_processed)
+            )
         ):
             self.status = "FINISHED"
             self._emit(TaskFinished(task=self.task))
@@ -450,6 +464,7 @@ class StreamTaskCore:
         the task, and those it overtook in the channel, come after it."""
         local = [item for c, item in self._queue if c == channel and isinstance(item, Buffer)]
         self.inputs.barrier_arrives(channel, barrier.checkpoint_id, local + overtaken)
+        self._trace_barrier(channel, barrier, priority=True, overtaken=len(local + overtaken))
         assert self.handler is not None
         self._handler_effects(
             self.handler.handle(BarrierReceived(channel=channel, barrier=barrier), self._now)
@@ -463,12 +478,14 @@ class StreamTaskCore:
             self.inputs.on_data(channel, item)
             handler.add_processed_bytes(item.size)
             self.records_in += len(item.records)
+            self.consumed[channel] += len(item.records)
             self._run_chain(item.records, 0, item.keys if self.spec.keyed_input else None)
             if not self._queue and self.writer is not None:
                 self.writer.flush()  # idle: hand out partly filled buffers
                 self._send()
         elif isinstance(item, CheckpointBarrier):
             self.inputs.barrier_arrives(channel, item.checkpoint_id, [])
+            self._trace_barrier(channel, item, priority=False, overtaken=0)
             self._handler_effects(
                 handler.handle(BarrierReceived(channel=channel, barrier=item), self._now)
             )
@@ -481,6 +498,12 @@ class StreamTaskCore:
                 )
             )
         elif isinstance(item, EndOfPartition):
+            self._emit(
+                Traced(
+                    event="end_of_partition_received",
+                    fields={"channel": channel, "consumed": self.consumed[channel]},
+                )
+            )
             self.finished_inputs.add(channel)
             self._handler_effects(
                 handler.handle(EndOfPartitionReceived(channel=channel), self._now)
@@ -490,6 +513,23 @@ class StreamTaskCore:
                 self._end_input()
                 return
         self._emit(AckInput(channel=channel))
+
+    def _trace_barrier(
+        self, channel: int, barrier: CheckpointBarrier, *, priority: bool, overtaken: int
+    ) -> None:
+        self._emit(
+            Traced(
+                event="barrier_received",
+                fields={
+                    "checkpoint_id": barrier.checkpoint_id,
+                    "channel": channel,
+                    "unaligned": barrier.is_unaligned,
+                    "priority": priority,
+                    "overtaken": overtaken,
+                    "consumed": self.consumed[channel],
+                },
+            )
+        )
 
     def _run_chain(self, records: Any, start: int, keys: Any = None) -> None:
         for op in self.operators[start:]:
@@ -524,6 +564,7 @@ class StreamTaskCore:
             if produced:
                 self._run_chain(produced, index + 1)
         if self.writer is not None:
+            self._emit(Traced(event="output_ended", fields={"emitted": self.writer.emitted()}))
             self.writer.broadcast_event(EndOfPartition())
             self._send()
         self.status = "FINISHING"
@@ -574,6 +615,21 @@ class StreamTaskCore:
         barrier = CheckpointBarrier(
             checkpoint_id=checkpoint_id, timestamp=timestamp, options=options
         )
+        if self.handler is not None:
+            # Triggered directly although it has inputs: every upstream task finished (FLIP-147).
+            # As Flink's triggerUnfinishedChannelsCheckpoint: the barrier counts as received on
+            # every input channel whose end of partition was not processed yet.
+            for channel in range(self.spec.num_inputs):
+                if channel not in self.finished_inputs:
+                    self.inputs.barrier_arrives(channel, checkpoint_id, [])
+                    self._trace_barrier(channel, barrier, priority=False, overtaken=0)
+                    self._handler_effects(
+                        self.handler.handle(
+                            BarrierReceived(channel=channel, barrier=barrier), self._now
+                        )
+                    )
+                    self.inputs.barrier_handled(channel)
+            return
         self._perform_checkpoint(barrier, 0, 0, 0)
 
     def _perform_checkpoint(
@@ -599,7 +655,9 @@ class StreamTaskCore:
                 self._run_chain(produced, index + 1)
         # 2. the barrier goes out (ahead of the unsent buffers when unaligned)
         output_state: dict[int, list[Buffer]] = {}
+        emitted: dict[int, int] = {}
         if self.writer is not None:
+            emitted = self.writer.emitted()
             output_state = self.writer.broadcast_event(barrier, priority=barrier.is_unaligned)
         # 3. synchronous snapshot
         states: dict[str, Any] = {}
@@ -615,6 +673,9 @@ class StreamTaskCore:
                 unaligned=barrier.is_unaligned,
                 start_delay_ms=start_delay,
                 alignment_ms=alignment,
+                emitted=emitted,
+                consumed=dict(enumerate(self.consumed)),
+                output_persisted=_record_counts(output_state),
             )
         )
         if alignment is not None and self.handler is not None:
@@ -641,6 +702,16 @@ class StreamTaskCore:
             output_channels=pending.output_channels,
         )
         pending.persisted_bytes = snapshot.persisted_bytes
+        self._emit(
+            Traced(
+                event="channel_state_captured",
+                fields={
+                    "checkpoint_id": pending.checkpoint_id,
+                    "input": _record_counts(snapshot.input_channels),
+                    "output": _record_counts(snapshot.output_channels),
+                },
+            )
+        )
         self._emit(WriteSnapshot(snapshot=snapshot, location=pending.options.target_location))
 
     def _on_written(self, msg: SnapshotWritten) -> None:
@@ -709,6 +780,10 @@ class StreamTaskCore:
     @property
     def is_backpressured(self) -> bool:
         return self.writer is not None and not self.writer.is_available
+
+
+def _record_counts(channels: dict[int, list[Buffer]]) -> dict[int, int]:
+    return {c: sum(len(b.records) for b in buffers) for c, buffers in channels.items()}
 
 
 def _own_copy(node: StreamNode) -> StreamNode:

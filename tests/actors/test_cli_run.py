@@ -147,22 +147,6 @@ def test_a_failed_job_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "FAILED" in capsys.readouterr().out
 
 
-def test_unaligned_checkpoints_finish_faster_than_aligned_under_backpressure() -> None:
-    """The back-pressure example: barriers wait behind queued buffers only when aligned."""
-    example = runpy.run_path(str(ROOT / "examples" / "slow_running_sum.py"))
-    averages = {}
-    for unaligned in (False, True):
-        env = StreamExecutionEnvironment(parallelism=2)
-        example["build"](env)
-        env.configure({"execution.checkpointing.unaligned.enabled": unaligned})
-        result = env.execute("slow", timeout=120)
-        assert result.succeeded
-        averages[unaligned] = result.checkpoints["summary"]["end_to_end_duration"]["avg"]
-        persisted = result.checkpoints["summary"]["persisted_data"]["max"]
-        assert (persisted > 0) is unaligned
-    assert averages[True] < averages[False], averages
-
-
 def test_progress_reports_records_checkpoints_and_the_back_pressured_tasks() -> None:
     """What the progress line shows, polled while the back-pressure example runs."""
     example = runpy.run_path(str(ROOT / "examples" / "slow_running_sum.py"))
