@@ -7,14 +7,17 @@ notifications to task actors, timers, discarding state files, failing the job.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pykka
 import structlog
 
 from actors.execution import ActorRuntime
+from actors.faults import DelayAcknowledgement
 from actors.protocol import CheckpointFailure, WireCoordinator
 from runtime.checkpoint import TaskId
 from runtime.coordinator import CheckpointCoordinator
@@ -35,13 +38,29 @@ from runtime.effects import (
     SendTriggerCheckpoint,
 )
 from runtime.messages import (
+    AcknowledgeCheckpoint,
     NotifyCheckpointAborted,
     NotifyCheckpointComplete,
+    TimerFired,
     TriggerCheckpoint,
 )
 from runtime.storage import FileSystemCheckpointStorage
 
 log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class _Redeliver:
+    """Timer key: a delayed message is due."""
+
+    token: int
+
+
+@dataclass(frozen=True)
+class _Late:
+    """A message delivered late by a fault (not delayed twice)."""
+
+    message: AcknowledgeCheckpoint
 
 
 class CoordinatorActor(pykka.ThreadingActor):
@@ -63,6 +82,8 @@ class CoordinatorActor(pykka.ThreadingActor):
         self.tasks: dict[TaskId, pykka.ActorRef[Any]] = {}
         self.request_futures: dict[int, pykka.Future[Any]] = {}
         self.completed_ids: list[int] = []
+        self._delayed: dict[int, _Late] = {}
+        self._tokens = itertools.count()
 
     def on_start(self) -> None:
         self.log = log.bind(role="checkpoint_coordinator", job=self.job_id)
@@ -71,6 +92,20 @@ class CoordinatorActor(pykka.ThreadingActor):
         if isinstance(message, WireCoordinator):
             self.tasks = dict(message.tasks)
             return
+        if isinstance(message, TimerFired) and isinstance(message.key, _Redeliver):
+            message = self._delayed.pop(message.key.token)
+        elif isinstance(message, AcknowledgeCheckpoint) and self.runtime.faults:
+            fault = self.runtime.faults.acknowledgement(str(message.task), message.checkpoint_id)
+            if fault is not None and not isinstance(message, _Late):
+                self.log.info("fault_injected", fault=repr(fault))
+                if isinstance(fault, DelayAcknowledgement):
+                    token = next(self._tokens)
+                    self._delayed[token] = _Late(message)
+                    now = self.runtime.clock.now()
+                    self.runtime.schedule(self.actor_ref, _Redeliver(token), now + fault.delay_ms)
+                return
+        if isinstance(message, _Late):
+            message = message.message
         self._apply(self.core.handle(message, self.runtime.clock.now()))
 
     def watch_request(self, request_id: int, future: pykka.Future[Any]) -> None:

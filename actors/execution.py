@@ -11,6 +11,7 @@ from typing import Any, Protocol, TypeVar
 
 import pykka
 
+from actors.faults import FaultPlan
 from actors.timers import TimerService
 from runtime.clock import Clock, SystemClock
 
@@ -25,6 +26,8 @@ class ActorRuntime(Protocol):
     deterministic: bool
     #: default actions a task runs back to back while its mailbox is empty
     default_action_budget: int
+    #: faults to inject into this run
+    faults: FaultPlan
 
     def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]: ...
 
@@ -62,6 +65,7 @@ class ThreadedRuntime:
 
         self.clock: Clock = SystemClock()
         self.timers = TimerService(self.clock)
+        self.faults = FaultPlan()
         self.channel_class: type[pykka.Actor] = (
             InputChannel if channel_threads else InlineInputChannel
         )

@@ -12,21 +12,32 @@ handed on at once, with the buffers it overtook in the queue.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 import pykka
 import structlog
 
+from actors.execution import ActorRuntime
+from actors.faults import StallChannel
 from actors.inline import InlineActor
 from actors.protocol import Consumed, Deliver, Prioritize, Resume, WireChannel
 from runtime.barrier.channel import InputChannelQueue
-from runtime.messages import AllDataProcessed, InputItem, OutputCredit
+from runtime.messages import AllDataProcessed, InputItem, OutputCredit, TimerFired
 from runtime.network import Buffer, CheckpointBarrier, EndOfPartition
 
 log = structlog.get_logger(__name__)
 
 #: ordinary items handed to the consumer and not yet taken
 WINDOW = 2
+
+
+@dataclass(frozen=True)
+class _Stall:
+    """Timer key: an injected stall begins or ends."""
+
+    fault: StallChannel
+    begins: bool
 
 
 class InputChannel(pykka.ThreadingActor):
@@ -41,8 +52,11 @@ class InputChannel(pykka.ThreadingActor):
         consumer: pykka.ActorRef[Any],
         producer_name: str,
         consumer_name: str,
+        runtime: ActorRuntime | None = None,
     ) -> None:
         super().__init__()
+        self.runtime = runtime
+        self.stalled = False
         self.channel_id = channel_id
         self.input_index = input_index
         self.output_index = output_index
@@ -54,6 +68,12 @@ class InputChannel(pykka.ThreadingActor):
 
     def on_start(self) -> None:
         self.log = log.bind(channel=self.channel_id, producer=self.names[0], consumer=self.names[1])
+        if self.runtime is not None and self.runtime.faults:
+            for stall in self.runtime.faults.stalls(*self.names):
+                self.runtime.schedule(self.actor_ref, _Stall(stall, True), stall.at_ms)
+                self.runtime.schedule(
+                    self.actor_ref, _Stall(stall, False), stall.at_ms + stall.for_ms
+                )
 
     def on_receive(self, message: Any) -> None:
         match message:
@@ -77,6 +97,12 @@ class InputChannel(pykka.ThreadingActor):
             case Resume():
                 self.queue.resume()
                 self._hand_on()
+            case TimerFired(key=_Stall(fault=fault, begins=begins)):
+                self.stalled = begins
+                if begins:
+                    self.log.info("fault_injected", fault=repr(fault))
+                else:
+                    self._hand_on()
             case Prioritize(sequence_number=seq):
                 if self.queue.convert_to_priority(seq):
                     self.log.debug("barrier_prioritized", seq=seq)
@@ -85,6 +111,8 @@ class InputChannel(pykka.ThreadingActor):
                 raise TypeError(f"InputChannel cannot handle {message!r}")
 
     def _hand_on(self) -> None:
+        if self.stalled:
+            return
         queue = self.queue
         while queue.can_poll():
             if queue.head_is_priority():

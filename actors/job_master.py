@@ -186,6 +186,7 @@ class JobMaster(pykka.ThreadingActor):
                 consumer=self.tasks[link.downstream],
                 producer_name=str(link.upstream),
                 consumer_name=str(link.downstream),
+                runtime=runtime,
             )
             channel.tell(WireChannel(self.tasks[link.upstream]))
             self.channels.append(channel)

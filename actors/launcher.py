@@ -14,6 +14,7 @@ import pykka
 import structlog
 
 from actors.execution import ActorRuntime, ThreadedRuntime
+from actors.faults import Fault, FaultPlan
 from actors.job_master import JobMaster
 from actors.protocol import CancelJob, Deploy, QueryProgress
 from actors.simulation import SimulationRuntime
@@ -54,6 +55,7 @@ def execute(
     runtime: ActorRuntime | str | None = None,
     seed: int | None = None,
     schedule: Sequence[int] = (),
+    faults: Sequence[Fault] = (),
     timeout: float | None = None,
     progress: Progress | None = None,
     progress_interval: float = 0.5,
@@ -62,7 +64,8 @@ def execute(
 
     ``runtime``: ``"threaded"`` (default) or ``"simulation"`` (or a runtime object);
     ``seed`` (default ``ckptsim.seed``) seeds every random choice, and in the simulation the
-    schedule, whose first choices ``schedule`` may fix; ``timeout`` in seconds (virtual
+    schedule, whose first choices ``schedule`` may fix; ``faults`` (``actors.faults``) are
+    injected; ``timeout`` in seconds (virtual
     seconds in the simulation) cancels the job.
     """
     plan = plan_execution(job, conf)
@@ -75,6 +78,7 @@ def execute(
         if runtime is None or isinstance(runtime, str)
         else runtime
     )
+    rt.faults = FaultPlan(faults)
     scope = rt.activated() if isinstance(rt, SimulationRuntime) else contextlib.nullcontext()
     with scope:
         return _run(job, conf, plan, rt, seed, timeout, progress, progress_interval)

@@ -35,6 +35,7 @@ import pykka
 from pykka._envelope import Envelope
 from pykka._threading import ThreadingFuture
 
+from actors.faults import FaultPlan
 from actors.inline import deliver
 from runtime.clock import Clock, ManualClock
 from runtime.messages import TimerFired
@@ -137,6 +138,7 @@ class SimulationRuntime:
         self.record_cost_us = record_cost_us
         self.max_steps = max_steps
         self.channel_class: type[pykka.Actor] = InputChannel
+        self.faults = FaultPlan()
         self._manual = ManualClock()
         self.clock: Clock = self._manual
         self.now_us = 0

@@ -243,6 +243,9 @@ class StreamTask(pykka.ThreadingActor):
         cid = snapshot.checkpoint_id
         report: SnapshotWritten | SnapshotFailed
         try:
+            if self.runtime.faults.fails_snapshot(str(self.spec.task), cid):
+                self.log.info("fault_injected", fault=f"FailSnapshot({cid})")
+                raise CheckpointStorageError(f"injected fault: snapshot {cid} fails")
             state = self.storage.write_task_state(location, snapshot)
         except Exception as error:  # the asynchronous part failed: decline, the task goes on
             gone = isinstance(error, CheckpointStorageError) and "was discarded" in str(error)

@@ -30,6 +30,14 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+
+def system_examples() -> int:
+    """Examples per whole-system property (each runs a simulated job): fewer than the
+    profile's default except when searching long."""
+    profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+    return {"thorough": 500}.get(profile, 40)
+
+
 # The actors log protocol events at info level; tests keep the console quiet (a test that
 # inspects events uses structlog.testing.capture_logs).
 import logging  # noqa: E402

@@ -1,0 +1,336 @@
+"""Property-based testing of jobs on the deterministic simulation, with Hypothesis.
+
+Write a property of your own topology in a few lines::
+
+    from hypothesis import given
+    from actors.testing import simulations
+
+    def build(env):
+        env.enable_checkpointing("20 ms")
+        env.from_collection(lines).flat_map(str.split).map(lambda w: (w, 1)) \\
+           .key_by(lambda p: p[0]).reduce(lambda a, b: (a[0], a[1] + b[1])).collect("counts")
+
+    @given(sim=simulations(faults=True))
+    def test_every_word_is_counted_once(sim):
+        result = sim.run(build, {"execution.checkpointing.unaligned.enabled": True})
+        assert final_counts(result.collected("counts")) == expected
+
+``simulations()`` draws a seed, the first scheduling choices and (with ``faults=True``)
+faults: lost or late acknowledgements, stalled channels, failed snapshots. ``sim.run`` runs
+the job on the simulation runtime, checks its trace against the protocol's invariants
+(``runtime.tracecheck``; a violation fails the test with the events that show it) and returns
+the ``JobResult``. Hypothesis shrinks a failure to a small schedule and prints it as
+``Simulation(seed=..., schedule=(...), faults=(...))``, which replays it:
+``Simulation(seed=..., ...).run(build, settings)``.
+
+``topologies()`` draws small random jobs (sources, map/filter/flat_map stages over forward,
+rebalance, hash and broadcast edges, an optional keyed reduce, slow operators) with their
+failure-free result computed in plain Python, as the project's own system properties use.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from hypothesis import strategies as st
+from structlog.testing import capture_logs
+
+from actors import StreamExecutionEnvironment
+from actors.faults import (
+    DelayAcknowledgement,
+    DropAcknowledgement,
+    FailSnapshot,
+    Fault,
+    StallChannel,
+)
+from runtime.job import JobResult, plan_execution
+from runtime.tracecheck import TraceReport, check_trace
+
+Build = Callable[[StreamExecutionEnvironment], Any]
+
+
+class TraceViolation(AssertionError):
+    """A simulated run broke a protocol invariant."""
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """A fault drawn without knowing the job: tasks and channels are picked by index, modulo
+    the job's own (so one spec means something for any topology)."""
+
+    kind: str  # drop_ack | delay_ack | stall | fail_snapshot
+    target: int = 0
+    checkpoint_id: int = 1
+    at_ms: int = 0
+    duration_ms: int = 0
+
+    def resolve(self, tasks: list[str], channels: list[tuple[str, str]]) -> Fault:
+        task = tasks[self.target % len(tasks)]
+        if self.kind == "drop_ack":
+            return DropAcknowledgement(task=task, checkpoint_id=self.checkpoint_id)
+        if self.kind == "delay_ack":
+            return DelayAcknowledgement(
+                task=task, checkpoint_id=self.checkpoint_id, delay_ms=self.duration_ms
+            )
+        if self.kind == "fail_snapshot":
+            return FailSnapshot(task=task, checkpoint_id=self.checkpoint_id)
+        if self.kind == "stall" and channels:
+            producer, consumer = channels[self.target % len(channels)]
+            return StallChannel(
+                producer=producer, consumer=consumer, at_ms=self.at_ms, for_ms=self.duration_ms
+            )
+        return DropAcknowledgement(task=task, checkpoint_id=self.checkpoint_id)
+
+
+@dataclass
+class Simulation:
+    """One simulated run's randomness: replay a failure by constructing it again."""
+
+    seed: int = 0
+    schedule: tuple[int, ...] = ()
+    faults: tuple[FaultSpec | Fault, ...] = ()
+    #: the protocol events of the last ``run`` (structlog event dicts)
+    events: list[MutableMapping[str, Any]] = field(default_factory=list, repr=False, compare=False)
+    report: TraceReport | None = field(default=None, repr=False, compare=False)
+
+    def run(
+        self,
+        build: Build,
+        settings: Mapping[str, object] | None = None,
+        *,
+        check: bool = True,
+        timeout: float = 600.0,
+        name: str = "simulated job",
+    ) -> JobResult:
+        """Build the job with ``build(env)``, apply ``settings`` (Flink keys), run it on the
+        simulation and check its trace (raising ``TraceViolation``); returns the result."""
+        env = StreamExecutionEnvironment()
+        build(env)
+        if settings:
+            env.configure(dict(settings))
+        faults = self.resolve_faults(env, name)
+        previous = structlog.get_config()
+        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+        try:
+            with capture_logs() as events:
+                result = env.execute(
+                    name,
+                    runtime="simulation",
+                    seed=self.seed,
+                    schedule=self.schedule,
+                    faults=faults,
+                    timeout=timeout,
+                )
+        finally:
+            structlog.configure(**previous)
+        self.events = events
+        self.report = check_trace(events)
+        if check and self.report.violation is not None:
+            raise TraceViolation(
+                f"{self.report.violation.render()}\nreplay: {self!r}.run(build, settings)"
+            )
+        return result
+
+    def resolve_faults(self, env: StreamExecutionEnvironment, name: str) -> list[Fault]:
+        specs = [f for f in self.faults if isinstance(f, FaultSpec)]
+        faults: list[Fault] = [f for f in self.faults if not isinstance(f, FaultSpec)]
+        if specs:
+            plan = plan_execution(env.build_job_graph(name), env.configuration)
+            tasks = sorted(str(t) for t in plan.tasks)
+            channels = [(str(c.upstream), str(c.downstream)) for c in plan.channels]
+            faults += [spec.resolve(tasks, channels) for spec in specs]
+        return faults
+
+
+def fault_specs() -> st.SearchStrategy[FaultSpec]:
+    return st.builds(
+        FaultSpec,
+        kind=st.sampled_from(["drop_ack", "delay_ack", "stall", "fail_snapshot"]),
+        target=st.integers(0, 63),
+        checkpoint_id=st.integers(1, 6),
+        at_ms=st.integers(0, 100),
+        duration_ms=st.integers(1, 80),
+    )
+
+
+@st.composite
+def simulations(draw: st.DrawFn, *, faults: bool = False, max_choices: int = 200) -> Simulation:
+    """A seed, up to ``max_choices`` leading scheduling choices and (optionally) up to three
+    faults. Hypothesis shrinks the choices towards 0 (the first ready actor)."""
+    return Simulation(
+        seed=draw(st.integers(0, 2**32 - 1)),
+        schedule=tuple(draw(st.lists(st.integers(0, 15), max_size=max_choices))),
+        faults=tuple(draw(st.lists(fault_specs(), max_size=3))) if faults else (),
+    )
+
+
+# --- random topologies ------------------------------------------------------------------------
+
+Record = tuple[int, int]
+PARTITIONS = ("forward", "rebalance", "key_by", "broadcast")
+
+
+@dataclass(frozen=True)
+class Stage:
+    kind: str  # map | filter | flat_map
+    param: int
+    partition: str
+    parallelism: int
+    cost_ms: float = 0.0
+
+    def apply(self, record: Record) -> list[Record]:
+        k, v = record
+        if self.kind == "map":
+            return [(k, v * self.param % 101 + 1)]
+        if self.kind == "filter":
+            return [record] if (v + self.param) % 3 else []
+        return [(k, v), (k, v + self.param)] if v % 2 == 0 else [(k, v)]
+
+    def map_one(self, record: Record) -> Record:
+        return self.apply(record)[0]
+
+    def keep(self, record: Record) -> bool:
+        return bool(self.apply(record))
+
+
+def _key(record: Record) -> int:
+    return record[0]
+
+
+def _add(a: Record, b: Record) -> Record:
+    return (a[0], a[1] + b[1])
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A small job: 1-2 sources -> stages -> optional keyed sum -> collect("out")."""
+
+    sources: int
+    source_parallelism: int
+    records: int
+    keys: int
+    #: how long the sources take to emit their records (virtual ms): sets their rate
+    duration_ms: int
+    stages: tuple[Stage, ...]
+    reduce: bool
+    reduce_parallelism: int
+    buffer_records: int
+
+    @property
+    def rate(self) -> float:
+        return self.records * 1000 / self.duration_ms
+
+    def source_record(self, source: int) -> Callable[[int], Record]:
+        keys = self.keys
+
+        def record(i: int) -> Record:
+            return ((i * 7 + source) % keys, i % 13 + 1)
+
+        return record
+
+    def build(self, env: StreamExecutionEnvironment) -> None:
+        env.configure({"ckptsim.buffer.records": self.buffer_records})
+        streams = [
+            env.from_generator(self.source_record(s), self.records, rate=self.rate)
+            .set_parallelism(self.source_parallelism)
+            .name(f"source {s}")
+            for s in range(self.sources)
+        ]
+        stream = streams[0] if len(streams) == 1 else streams[0].union(*streams[1:])
+        upstream = self.source_parallelism
+        for index, stage in enumerate(self.stages):
+            partition = stage.partition
+            if partition == "forward" and stage.parallelism != upstream:
+                partition = "rebalance"
+            if partition == "rebalance":
+                stream = stream.rebalance()
+            elif partition == "key_by":
+                stream = stream.key_by(_key)
+            elif partition == "broadcast":
+                stream = stream.broadcast()
+            if stage.kind == "map":
+                stream = stream.map(stage.map_one)
+            elif stage.kind == "filter":
+                stream = stream.filter(stage.keep)
+            else:
+                stream = stream.flat_map(stage.apply)
+            stream = stream.set_parallelism(stage.parallelism).name(f"stage {index}")
+            if stage.cost_ms:
+                stream = stream.processing_cost(per_buffer_ms=stage.cost_ms)
+            upstream = stage.parallelism
+        if self.reduce:
+            stream = stream.key_by(_key).reduce(_add).set_parallelism(self.reduce_parallelism)
+        stream.collect("out")
+
+    def expected(self) -> Counter[Any]:
+        """The failure-free result, in plain Python, as ``observe`` reports a run."""
+        records: Counter[Record] = Counter()
+        for s in range(self.sources):
+            make = self.source_record(s)
+            for i in range(self.records):
+                records[make(i)] += 1  # a generator's subtasks split its records
+        for stage in self.stages:
+            copies = stage.parallelism if stage.partition == "broadcast" else 1
+            out: Counter[Record] = Counter()
+            for record, count in records.items():
+                for produced in stage.apply(record):
+                    out[produced] += count * copies
+            records = out
+        return self._summarise(records.elements()) if self.reduce else records
+
+    def observe(self, result: JobResult) -> Counter[Any]:
+        """What a run produced, independent of the schedule: the records (as a multiset), or
+        with the keyed sum, per key how many sums it emitted and the final one."""
+        out = result.collected("out")
+        if not self.reduce:
+            return Counter(out)
+        counts: Counter[Any] = Counter()
+        finals: dict[int, int] = {}
+        for k, v in out:
+            counts[k] += 1
+            finals[k] = max(finals.get(k, 0), v)
+        return Counter({(k, n, finals[k]): 1 for k, n in counts.items()})
+
+    @staticmethod
+    def _summarise(records: Any) -> Counter[Any]:
+        counts: Counter[int] = Counter()
+        sums: dict[int, int] = {}
+        for k, v in records:
+            counts[k] += 1
+            sums[k] = sums.get(k, 0) + v
+        return Counter({(k, n, sums[k]): 1 for k, n in counts.items()})
+
+
+@st.composite
+def topologies(draw: st.DrawFn, *, max_parallelism: int = 3) -> Topology:
+    """Small random jobs; their ``expected()`` is the failure-free result."""
+    parallelism = st.integers(1, max_parallelism)
+    stages = draw(
+        st.lists(
+            st.builds(
+                Stage,
+                kind=st.sampled_from(["map", "filter", "flat_map"]),
+                param=st.integers(1, 9),
+                partition=st.sampled_from(PARTITIONS),
+                parallelism=parallelism,
+                cost_ms=st.sampled_from([0.0, 0.0, 0.0, 0.5, 2.0]),
+            ),
+            max_size=3,
+        )
+    )
+    return Topology(
+        sources=draw(st.integers(1, 2)),
+        source_parallelism=draw(parallelism),
+        records=draw(st.integers(50, 1_500)),
+        keys=draw(st.integers(1, 20)),
+        duration_ms=draw(st.integers(40, 250)),
+        stages=tuple(stages),
+        reduce=draw(st.booleans()),
+        reduce_parallelism=draw(parallelism),
+        buffer_records=draw(st.sampled_from([10, 50, 200])),
+    )
