@@ -14,16 +14,18 @@ cannot run, an unknown key, a missing path, an unknown command or option).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import structlog
+from structlog.testing import capture_logs
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -105,6 +107,19 @@ def configure_logging(
         logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )
+
+
+@contextlib.contextmanager
+def captured_protocol_events() -> Iterator[list[MutableMapping[str, Any]]]:
+    """Collect the protocol events (info level and above) logged inside the block, whatever
+    the console level, then put the logging configuration back (``actors.testing`` uses it)."""
+    previous = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+    try:
+        with capture_logs() as events:
+            yield events
+    finally:
+        structlog.configure(**previous)
 
 
 def _scenario_files(paths: Sequence[str]) -> list[Path]:

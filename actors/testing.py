@@ -30,17 +30,15 @@ failure-free result computed in plain Python, as the project's own system proper
 
 from __future__ import annotations
 
-import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import structlog
 from hypothesis import strategies as st
-from structlog.testing import capture_logs
 
 from actors import StreamExecutionEnvironment
+from actors.cli import captured_protocol_events
 from actors.faults import (
     DelayAcknowledgement,
     DropAcknowledgement,
@@ -114,20 +112,15 @@ class Simulation:
         if settings:
             env.configure(dict(settings))
         faults = self.resolve_faults(env, name)
-        previous = structlog.get_config()
-        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
-        try:
-            with capture_logs() as events:
-                result = env.execute(
-                    name,
-                    runtime="simulation",
-                    seed=self.seed,
-                    schedule=self.schedule,
-                    faults=faults,
-                    timeout=timeout,
-                )
-        finally:
-            structlog.configure(**previous)
+        with captured_protocol_events() as events:
+            result = env.execute(
+                name,
+                runtime="simulation",
+                seed=self.seed,
+                schedule=self.schedule,
+                faults=faults,
+                timeout=timeout,
+            )
         self.events = events
         self.report = check_trace(events)
         if check and self.report.violation is not None:

@@ -47,19 +47,6 @@ import structlog  # noqa: E402
 structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
 
 
-import contextlib  # noqa: E402
-from collections.abc import Iterator, MutableMapping  # noqa: E402
-from typing import Any  # noqa: E402
+from actors.cli import captured_protocol_events as protocol_events  # noqa: E402
 
-from structlog.testing import capture_logs  # noqa: E402
-
-
-@contextlib.contextmanager
-def protocol_events() -> Iterator[list[MutableMapping[str, Any]]]:
-    """Capture the info-level protocol events the actors log (the trace)."""
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
-    try:
-        with capture_logs() as logs:
-            yield logs
-    finally:
-        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+__all__ = ["protocol_events", "system_examples"]
