@@ -37,6 +37,7 @@ demo: $(STAMP) java
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
+	$(BIN)/python benchmarks/simulation.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
