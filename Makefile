@@ -34,6 +34,12 @@ demo: $(STAMP) java
 	@echo
 	@echo "== the same job, unaligned checkpoints =="
 	$(BIN)/ckptsim run examples/slow_running_sum.py -p 2 -D execution.checkpointing.unaligned.enabled=true
+	@echo
+	@echo "== the same job on the deterministic simulation (seed 7, virtual time), its trace checked =="
+	@trace=$$(mktemp -t ckptsim-trace-XXXXXX.jsonl) && \
+		$(BIN)/ckptsim run examples/slow_running_sum.py -p 2 --simulate --seed 7 -q --trace $$trace \
+			-D execution.checkpointing.unaligned.enabled=true && \
+		$(BIN)/ckptsim check $$trace; status=$$?; rm -f $$trace; exit $$status
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
