@@ -38,7 +38,7 @@ class StreamExecutionEnvironment(_Environment):
 
         active = session.current()
         if active is not None:
-            self.configure(active.settings)
+            self.configuration.override(active.settings)
             options = {**active.options, **options}
         result = super().execute(name, **options)
         if active is not None:

@@ -50,7 +50,11 @@ class _TraceTee:
             with self.lock:
                 self.seq += 1
                 record = {"seq": self.seq, **event}
-                self.trace.write(json.dumps(record, default=str, sort_keys=True) + "\n")
+                try:
+                    self.trace.write(json.dumps(record, default=str, sort_keys=True) + "\n")
+                except OSError as error:  # e.g. the disk is full: stop tracing, keep running
+                    self.trace = None
+                    print(f"ckptsim: trace file no longer written: {error}", file=sys.stderr)
         if LEVELS[method.upper() if method != "exception" else "ERROR"] < self.console_level:
             raise structlog.DropEvent
         return event
@@ -60,10 +64,14 @@ class _CurrentStderr:
     """Whatever ``sys.stderr`` is when a line is written (tests swap it)."""
 
     def write(self, text: str) -> int:
-        return sys.stderr.write(text)
+        try:
+            return sys.stderr.write(text)
+        except OSError:  # a closed pipe (`... 2>&1 | head`): logging must not break the job
+            return 0
 
     def flush(self) -> None:
-        sys.stderr.flush()
+        with contextlib.suppress(OSError):
+            sys.stderr.flush()
 
 
 _wall_time = structlog.processors.TimeStamper(fmt="iso", utc=True)
@@ -135,6 +143,14 @@ def _scenario_files(paths: Sequence[str]) -> list[Path]:
     return files
 
 
+def _writable(path: str) -> bool:
+    target = Path(path)
+    if target.exists():
+        return target.is_file() and os.access(target, os.W_OK)
+    parent = target.parent if str(target.parent) else Path(".")
+    return parent.is_dir() and os.access(parent, os.W_OK)
+
+
 def _settings(pairs: list[str]) -> dict[str, str]:
     settings: dict[str, str] = {}
     for pair in pairs:
@@ -147,6 +163,7 @@ def _settings(pairs: list[str]) -> dict[str, str]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from actors import report
+    from actors.launcher import JobCancellationTimeout
     from actors.scripts import ScriptError, run_script
     from actors.session import Session
     from actors.simulation import SimulationStalled
@@ -159,6 +176,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         Configuration(settings)  # unknown keys and bad values fail before the script runs
     except (ValueError, ConfigError) as error:
         print(f"ckptsim run: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.stats and not _writable(args.stats):
+        print(f"ckptsim run: cannot write the stats file {args.stats}", file=sys.stderr)
         return EXIT_USAGE
     interactive = sys.stderr.isatty() and not args.quiet
 
@@ -180,6 +200,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except SimulationStalled as error:
         print(f"ckptsim run: the simulation stalled: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except JobCancellationTimeout as error:
+        print(f"ckptsim run: {error}", file=sys.stderr)
         return EXIT_FAILED
     finally:
         if interactive:

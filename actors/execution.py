@@ -66,6 +66,8 @@ class ThreadedRuntime:
         self.clock: Clock = SystemClock()
         self.timers = TimerService(self.clock)
         self.faults = FaultPlan()
+        #: every actor of this runtime (one job's), for stopping them at the end
+        self.spawned: list[pykka.ActorRef[Any]] = []
         self.channel_class: type[pykka.Actor] = (
             InputChannel if channel_threads else InlineInputChannel
         )
@@ -74,7 +76,9 @@ class ThreadedRuntime:
         )
 
     def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]:
-        return cls.start(*args, **kwargs)
+        ref = cls.start(*args, **kwargs)
+        self.spawned.append(ref)
+        return ref
 
     def schedule(self, ref: pykka.ActorRef[Any], key: Hashable, due: int) -> None:
         self.timers.schedule(ref, key, due)

@@ -21,6 +21,14 @@ from pykka._envelope import Envelope
 def deliver(actor: pykka.Actor, envelope: Envelope[Any]) -> None:
     """Handle one message as Pykka's own actor loop does (reply, or failure hooks)."""
     if actor.actor_stopped.is_set():
+        if envelope.reply_to is not None:  # as Pykka answers mail left to a stopped actor
+            envelope.reply_to.set_exception(
+                exc_info=(
+                    pykka.ActorDeadError,
+                    pykka.ActorDeadError(f"{actor.actor_ref} stopped before handling the message"),
+                    None,
+                )
+            )
         return
     try:
         response = actor._handle_receive(envelope.message)

@@ -10,6 +10,7 @@ When the job ends, every actor it started is stopped and the result future is co
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,7 @@ from runtime.messages import (
     ShutdownCoordinator,
     StartTask,
 )
+from runtime.stats import CheckpointStatsTracker
 from runtime.status import ExecutionState, JobStatus
 from runtime.storage import FileSystemCheckpointStorage
 
@@ -98,6 +100,7 @@ class JobMaster(pykka.ThreadingActor):
         self.output: dict[str, list[Any]] = {name: [] for name in self._collect_sinks()}
         self.failure: str | None = None
         self.started_at = 0
+        self._result_set = False
 
     def _collect_sinks(self) -> list[str]:
         return [
@@ -110,6 +113,21 @@ class JobMaster(pykka.ThreadingActor):
     def on_start(self) -> None:
         self.log = log.bind(role="job_master", job=self.job_id)
 
+    def on_failure(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
+        """The JobMaster itself crashed: the job fails with that cause (nobody else would end
+        it), and whatever it deployed is stopped."""
+        cause = (
+            f"job master crashed: {getattr(exception_type, '__name__', 'error')}: {exception_value}"
+        )
+        self.failure = self.failure or cause
+        for ref in [*self.tasks.values(), *self.channels, self.coordinator]:
+            if ref is not None:
+                with contextlib.suppress(pykka.ActorDeadError):
+                    ref.stop(block=False)
+        if not self._result_set:
+            self._set_result(self._result_from(JobStatus.FAILED, _empty_report()))
+        self.on_stop()
+
     def on_stop(self) -> None:
         """Break the actor's reference cycle (its status listener is its own method), so that
         the job's collected records go with the result, not with a later full GC pass."""
@@ -120,7 +138,13 @@ class JobMaster(pykka.ThreadingActor):
         now = self.runtime.clock.now()
         match message:
             case Deploy():
-                self._deploy(now)
+                try:
+                    self._deploy(now)
+                except Exception as error:  # e.g. a sink that cannot open its file
+                    self.log.error(
+                        "job_deployment_failed", error=f"{type(error).__name__}: {error}"
+                    )
+                    self._fail(f"deployment failed: {type(error).__name__}: {error}", now)
             case TaskStateUpdate(task=task, state=state, message=text):
                 self._task_state(task, state, text, now)
             case SinkResults(sink=sink, records=records):
@@ -230,6 +254,8 @@ class JobMaster(pykka.ThreadingActor):
             self.coordinator.tell(JobStatusChanged(status=status))
             if status.is_globally_terminal:
                 self.coordinator.tell(ShutdownCoordinator(job_status=status))
+        elif status.is_globally_terminal:  # it ended before a coordinator existed
+            self._complete(_empty_report())
 
     def _task_state(self, task: TaskId, state: ExecutionState, text: str | None, now: int) -> None:
         self.task_states.set(task, state)
@@ -276,15 +302,22 @@ class JobMaster(pykka.ThreadingActor):
             self.status.transition(JobStatus.CANCELED, now)
 
     def _complete(self, report: CoordinatorReport) -> None:
-        now = self.runtime.clock.now()
         for ref in [*self.tasks.values(), *self.channels]:
-            ref.stop(block=False)
+            with contextlib.suppress(pykka.ActorDeadError):
+                ref.stop(block=False)
         if self.coordinator is not None:
-            self.coordinator.stop(block=False)
-        result = JobResult(
+            with contextlib.suppress(pykka.ActorDeadError):
+                self.coordinator.stop(block=False)
+        result = self._result_from(self.status.status, report)
+        self.log.info("job_finished", status=result.status.value, duration_ms=result.duration_ms)
+        self._set_result(result)
+
+    def _result_from(self, status: JobStatus, report: CoordinatorReport) -> JobResult:
+        now = self.runtime.clock.now()
+        return JobResult(
             job_id=self.job_id,
             name=self.plan.job.name,
-            status=self.status.status,
+            status=status,
             output=self.output,
             checkpoints=report.stats,
             checkpoint_details=report.details,
@@ -295,5 +328,13 @@ class JobMaster(pykka.ThreadingActor):
             checkpoint_dir=str(self.storage.root),
             status_history=[(s.value, t) for s, t in self.status.history],
         )
-        self.log.info("job_finished", status=result.status.value, duration_ms=result.duration_ms)
-        self.result.set(result)
+
+    def _set_result(self, result: JobResult) -> None:
+        if not self._result_set:
+            self._result_set = True
+            self.result.set(result)
+
+
+def _empty_report() -> CoordinatorReport:
+    """Statistics of a job that never got a checkpoint coordinator."""
+    return CoordinatorReport(CheckpointStatsTracker(0).to_json(), {}, [], [])

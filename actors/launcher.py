@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
+import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,82 +98,142 @@ def _run(
     job_id = uuid.UUID(int=seed * 2**64 + 1).hex if rt.deterministic else uuid.uuid4().hex
     base_dir = plan.checkpoint.checkpoint_dir
     temporary = base_dir is None
-    directory = base_dir if base_dir is not None else make_temp_dir()
-    storage = FileSystemCheckpointStorage(
-        directory,
-        job_id,
-        job_name=job.name,
-        savepoint_dir=plan.checkpoint.savepoint_dir,
-        create_subdir=conf["execution.checkpointing.create-subdir"],
-    )
+    try:
+        directory = base_dir if base_dir is not None else make_temp_dir()
+        storage = FileSystemCheckpointStorage(
+            directory,
+            job_id,
+            job_name=job.name,
+            savepoint_dir=plan.checkpoint.savepoint_dir,
+            create_subdir=conf["execution.checkpointing.create-subdir"],
+        )
+    except BaseException:
+        rt.shutdown()  # nothing ran yet: let its timer thread and pool go
+        raise
     for key, why in conf.inert_settings():
         log.warning("setting_has_no_effect", key=key, reason=why)
     future: pykka.Future[JobResult] = rt.future()
-    gc_settings = gc.get_threshold()
-    young: int = conf["ckptsim.gc.young-threshold"]
-    if young:
-        gc.set_threshold(young, *gc_settings[1:])
-    master = rt.spawn(
-        JobMaster, plan=plan, runtime=rt, storage=storage, job_id=job_id, result=future, seed=seed
-    )
-    log.info(
-        "job_submitted",
-        job=job_id,
-        name=job.name,
-        runtime=rt.name,
-        seed=seed,
-        checkpointing={
-            "interval": plan.checkpoint.interval,
-            "mode": plan.checkpoint.mode.value,
-            "unaligned": plan.checkpoint.unaligned,
-            "aligned_checkpoint_timeout": plan.checkpoint.aligned_checkpoint_timeout,
-            "max_concurrent": plan.checkpoint.max_concurrent,
-            "timeout": plan.checkpoint.timeout,
-            "checkpoints_after_tasks_finish": plan.checkpoint.checkpoints_after_tasks_finish,
-        },
-        # a temporary directory's name differs between runs: keep simulated traces identical
-        checkpoint_dir="(temporary)" if temporary and rt.deterministic else str(storage.root),
-    )
-    master.tell(Deploy())
-    reporter = (
-        _ProgressReporter(master, progress, progress_interval)
-        if progress and rt.name == "threaded"
-        else None
-    )
     result_holder: list[JobResult] = []
-    try:
+    master: pykka.ActorRef[Any] | None = None
+    reporter: _ProgressReporter | None = None
+    given_up = False
+    with _gc_tuned(conf["ckptsim.gc.young-threshold"]):
         try:
-            result: JobResult = rt.wait(future, timeout)
-        except (KeyboardInterrupt, pykka.Timeout):
-            log.warning("job_cancel_requested", job=job_id)
-            master.tell(CancelJob())
-            result = rt.wait(future, 30)
-        result_holder.append(result)
-    finally:
-        if reporter is not None:
-            reporter.stop()
-        gc.set_threshold(*gc_settings)
-        master.stop(block=False)
-        _stop_everything(rt)
-        rt.shutdown()
-        if result_holder:
-            storage.remove_unretained(result_holder[0].retained_checkpoints)
-        if temporary:
-            _remove_empty(storage.root)
-            _remove_empty(Path(directory))
+            master = rt.spawn(
+                JobMaster,
+                plan=plan,
+                runtime=rt,
+                storage=storage,
+                job_id=job_id,
+                result=future,
+                seed=seed,
+            )
+            log.info(
+                "job_submitted",
+                job=job_id,
+                name=job.name,
+                runtime=rt.name,
+                seed=seed,
+                checkpointing={
+                    "interval": plan.checkpoint.interval,
+                    "mode": plan.checkpoint.mode.value,
+                    "unaligned": plan.checkpoint.unaligned,
+                    "aligned_checkpoint_timeout": plan.checkpoint.aligned_checkpoint_timeout,
+                    "max_concurrent": plan.checkpoint.max_concurrent,
+                    "timeout": plan.checkpoint.timeout,
+                    "checkpoints_after_tasks_finish": plan.checkpoint.checkpoints_after_tasks_finish,
+                },
+                # a temporary directory's name differs between runs: keep simulated traces identical
+                checkpoint_dir="(temporary)"
+                if temporary and rt.deterministic
+                else str(storage.root),
+            )
+            master.tell(Deploy())
+            if progress and rt.name == "threaded":
+                reporter = _ProgressReporter(master, progress, progress_interval)
+            try:
+                result: JobResult = rt.wait(future, timeout)
+            except (KeyboardInterrupt, pykka.Timeout):
+                log.warning("job_cancel_requested", job=job_id)
+                with contextlib.suppress(pykka.ActorDeadError):
+                    master.tell(CancelJob())
+                try:
+                    result = rt.wait(future, CANCEL_GRACE_S)
+                except pykka.Timeout:
+                    given_up = True
+                    raise JobCancellationTimeout(
+                        f"job {job.name!r} did not stop within {CANCEL_GRACE_S:.0f} s of being "
+                        "cancelled: a user function is probably blocked (its threads are left "
+                        "behind, as daemons)"
+                    ) from None
+            result_holder.append(result)
+        finally:
+            if reporter is not None:
+                reporter.stop()
+            if master is not None:
+                with contextlib.suppress(pykka.ActorDeadError):
+                    master.stop(block=False)
+            _stop_everything(rt, wait=0.0 if given_up else STOP_GRACE_S)
+            rt.shutdown()
+            if result_holder:
+                storage.remove_unretained(result_holder[0].retained_checkpoints)
+            if temporary:
+                _remove_empty(storage.root)
+                _remove_empty(Path(directory))
     return result
 
 
-def _stop_everything(rt: ActorRuntime) -> None:
-    if rt.name != "threaded":
+#: after cancelling, how long to wait for the job to stop (Flink: task.cancellation.timeout)
+CANCEL_GRACE_S = 30.0
+
+
+class JobCancellationTimeout(RuntimeError):
+    """A cancelled job did not stop in time (a user function does not return)."""
+
+
+_gc_lock = threading.Lock()
+_gc_jobs = 0
+_gc_saved: tuple[int, int, int] | None = None
+
+
+@contextlib.contextmanager
+def _gc_tuned(young: int) -> Iterator[None]:
+    """Raise the generation-0 threshold while jobs run; the last job to end restores it."""
+    global _gc_jobs, _gc_saved  # noqa: PLW0603 - the process's GC is one shared setting
+    if not young:
+        yield
         return
-    for ref in pykka.ActorRegistry.get_all():
-        # Skip actors already gone: stopping a dead actor leaves Pykka a failed future whose
-        # traceback holds this call stack (and the job's result) in a cycle until a full GC.
-        if not ref.is_alive():
-            continue
-        with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
-            ref.stop(block=True, timeout=10)
+    with _gc_lock:
+        if _gc_jobs == 0:
+            _gc_saved = gc.get_threshold()
+            gc.set_threshold(young, *_gc_saved[1:])
+        _gc_jobs += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_jobs -= 1
+            if _gc_jobs == 0 and _gc_saved is not None:
+                gc.set_threshold(*_gc_saved)
+
+
+#: how long to wait at the end for the job's actors to stop
+STOP_GRACE_S = 10.0
+
+
+def _stop_everything(rt: ActorRuntime, *, wait: float) -> None:
+    """Stop the actors this job's runtime spawned (not another job's), without waiting long
+    for a task stuck in user code."""
+    spawned: list[pykka.ActorRef[Any]] = getattr(rt, "spawned", [])
+    # Skip actors already gone: stopping a dead actor leaves Pykka a failed future whose
+    # traceback holds this call stack (and the job's result) in a cycle until a full GC.
+    alive = [ref for ref in spawned if ref.is_alive()]
+    for ref in alive:
+        with contextlib.suppress(pykka.ActorDeadError):
+            ref.stop(block=False)
+    deadline = time.monotonic() + wait
+    for ref in alive:
+        ref.actor_stopped.wait(max(0.0, deadline - time.monotonic()))
 
 
 def _remove_empty(path: Path) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from actors import StreamExecutionEnvironment
+from actors.launcher import JobCancellationTimeout
 from actors.session import Session, active
 from actors.simulation import SimulationStalled
 from runtime.config import ConfigError
@@ -51,8 +52,9 @@ def run_script(path: str, session: Session) -> JobResult:
                     )
                 env = StreamExecutionEnvironment()
                 build(env)
-                env.execute(namespace.get("JOB_NAME", script.stem))
-        except (ScriptError, SimulationStalled):
+                if not session.results:  # build(env) may have executed the job itself
+                    env.execute(namespace.get("JOB_NAME", script.stem))
+        except (ScriptError, SimulationStalled, JobCancellationTimeout):
             raise
         except (GraphError, ConfigError) as error:
             raise ScriptError(f"{path}: {error}") from None

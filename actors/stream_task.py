@@ -64,6 +64,10 @@ log = structlog.get_logger(__name__)
 
 
 class StreamTask(pykka.ThreadingActor):
+    #: user code runs here: a function that never returns must not keep the process alive
+    #: after its job was given up (Flink's TaskManager kills such a task)
+    use_daemon_thread = True
+
     def __init__(
         self,
         *,

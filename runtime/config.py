@@ -517,6 +517,16 @@ class Configuration(Mapping[str, Any]):
         self._values[opt.key] = opt.validate(key, raw)
         self._given[opt.key] = key
 
+    def override(self, settings: Mapping[str, object]) -> None:
+        """Set these on top of what is set, whatever spelling (current or deprecated key) the
+        earlier value used (command-line ``-D`` over a script's own settings)."""
+        for key, raw in settings.items():
+            opt = _BY_KEY.get(key) or _DEPRECATED.get(key) if isinstance(key, str) else None
+            if opt is not None:
+                self._values.pop(opt.key, None)
+                self._given.pop(opt.key, None)
+            self.set(key, raw)
+
     def __getitem__(self, key: str) -> Any:
         opt = _BY_KEY.get(key) or _DEPRECATED.get(key)
         if opt is None:

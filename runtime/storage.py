@@ -137,8 +137,18 @@ class FileSystemCheckpointStorage:
         self.job_name = job_name
         self.savepoint_dir = Path(savepoint_dir) if savepoint_dir else None
         self._locations: dict[int, Path] = {}
-        self._created: list[Path] = []  # checkpoint directories this job made
+        self._created: list[Path] = []  # checkpoint and savepoint directories this job made
         self.root.mkdir(parents=True, exist_ok=True)
+        if not create_subdir:
+            taken = sorted(p.name for p in self.root.glob("chk-*"))
+            if taken:
+                raise CheckpointStorageError(
+                    f"{self.root} already holds checkpoints ({', '.join(taken[:3])}"
+                    f"{', ...' if len(taken) > 3 else ''}) and "
+                    "execution.checkpointing.create-subdir is false, so this job's checkpoints "
+                    "would overwrite them: give the job its own directory, or set "
+                    "execution.checkpointing.create-subdir to true"
+                )
 
     def initialize_location(
         self, checkpoint_id: int, props: CheckpointProperties, target: str | None
@@ -148,10 +158,16 @@ class FileSystemCheckpointStorage:
             location = base / f"savepoint-{self.job_id[:6]}-{checkpoint_id}"
         else:
             location = self.root / f"chk-{checkpoint_id}"
-        location.mkdir(parents=True, exist_ok=True)
-        self._locations[checkpoint_id] = location
-        if not props.is_savepoint:
+        try:
+            location.mkdir(parents=True)
+        except FileExistsError:
+            if not props.is_savepoint:
+                raise CheckpointStorageError(
+                    f"{location} exists already: a checkpoint directory is never reused"
+                ) from None
+        else:
             self._created.append(location)
+        self._locations[checkpoint_id] = location
         return str(location)
 
     def location(self, checkpoint_id: int) -> Path:
@@ -242,9 +258,11 @@ class FileSystemCheckpointStorage:
             self._remove_if_only_metadata(directory)
 
     def discard_location(self, checkpoint_id: int) -> None:
-        """An aborted checkpoint: its whole directory goes (Flink's ``disposeOnFailure``)."""
-        shutil.rmtree(self.location(checkpoint_id), ignore_errors=True)
-        self._locations.pop(checkpoint_id, None)
+        """An aborted checkpoint: its whole directory goes (Flink's ``disposeOnFailure``), if
+        this job made it."""
+        location = self._locations.pop(checkpoint_id, None)
+        if location is not None and location in self._created:
+            shutil.rmtree(location, ignore_errors=True)
 
     def remove_unretained(self, retained: list[str]) -> None:
         """After the job: delete every checkpoint directory this job made that is not retained
@@ -252,7 +270,7 @@ class FileSystemCheckpointStorage:
         else under the directory is touched."""
         keep = {Path(p).resolve() for p in retained}
         for directory in self._created:
-            if directory.resolve() not in keep:
+            if directory.name.startswith("chk-") and directory.resolve() not in keep:
                 shutil.rmtree(directory, ignore_errors=True)
 
     @staticmethod

@@ -147,14 +147,29 @@ def test_discarding_a_subsumed_checkpoint_removes_its_directory(tmp_path: Path) 
     assert (tmp_path / "job1").is_dir()
 
 
-def test_cleanup_after_the_job_keeps_retained_and_foreign_directories(tmp_path: Path) -> None:
-    foreign = tmp_path / "chk-99"  # another job's checkpoint in a shared directory
-    foreign.mkdir()
-    (foreign / METADATA).write_text("{}")
+def test_a_directory_holding_checkpoints_is_refused_without_per_job_subdirectories(
+    tmp_path: Path,
+) -> None:
+    earlier = tmp_path / "chk-1"  # an earlier run's retained checkpoint
+    earlier.mkdir()
+    (earlier / METADATA).write_text("{}")
+    with pytest.raises(CheckpointStorageError, match=r"already holds checkpoints \(chk-1\)"):
+        FileSystemCheckpointStorage(str(tmp_path), "job1", create_subdir=False)
+    assert (earlier / METADATA).read_text() == "{}"
+    FileSystemCheckpointStorage(str(tmp_path), "job2")  # its own sub-directory is fine
+
+
+def test_cleanup_after_the_job_removes_only_unretained_directories_it_made(
+    tmp_path: Path,
+) -> None:
     storage = FileSystemCheckpointStorage(str(tmp_path), "job1", create_subdir=False)
+    (tmp_path / "notes").mkdir()  # something else in the directory
     kept = path_of(write_checkpoint(storage, 1))
     storage.initialize_location(2, PROPS, None)  # aborted while a task wrote into it
     storage.remove_unretained([str(kept)])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["chk-1", "chk-99"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chk-1", "notes"]
     storage.remove_unretained([])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["chk-99"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes"]
+    with pytest.raises(CheckpointStorageError, match="never reused"):
+        (tmp_path / "chk-3").mkdir()
+        storage.initialize_location(3, PROPS, None)
