@@ -229,6 +229,8 @@ class CompletedCheckpoint:
     props: CheckpointProperties
     task_states: dict[TaskId, TaskStateSnapshot] = dataclasses.field(default_factory=dict)
     external_path: str | None = None
+    #: tasks that had finished when the checkpoint was triggered (FLIP-147): not restarted
+    finished_tasks: frozenset[TaskId] = frozenset()
 
     @property
     def is_savepoint(self) -> bool:

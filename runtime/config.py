@@ -139,6 +139,41 @@ def parse_int(value: object) -> int:
     raise ValueError("expected an integer")
 
 
+def parse_float(value: object) -> float:
+    if isinstance(value, bool):
+        raise ValueError("expected a number, not a boolean")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            pass
+    raise ValueError("expected a number")
+
+
+_RESTART_TYPES = {
+    "disable": "disable",
+    "none": "disable",
+    "off": "disable",
+    "fixed-delay": "fixed-delay",
+    "fixeddelay": "fixed-delay",
+    "failure-rate": "failure-rate",
+    "failurerate": "failure-rate",
+    "exponential-delay": "exponential-delay",
+    "exponentialdelay": "exponential-delay",
+}
+
+
+def parse_restart_type(value: object) -> str:
+    """Flink's ``restart-strategy.type`` values and their aliases, to the main value."""
+    if isinstance(value, str) and value.strip().lower() in _RESTART_TYPES:
+        return _RESTART_TYPES[value.strip().lower()]
+    raise ValueError(
+        "expected one of disable (none, off), fixed-delay, failure-rate, exponential-delay"
+    )
+
+
 def parse_string(value: object) -> str:
     if isinstance(value, str) and value.strip():
         return value.strip()
@@ -210,6 +245,8 @@ def _opt(
         "bool": parse_bool,
         "memory": parse_memory,
         "string": parse_string,
+        "float": parse_float,
+        "restart": parse_restart_type,
     }
     parse = _enum_parser(choices) if kind == "enum" else parsers[kind]
     return ConfigOption(key, kind, default, parse, description, deprecated, minimum, allow, inert)
@@ -422,6 +459,106 @@ OPTIONS: tuple[ConfigOption, ...] = (
         inert="buffers hold a fixed number of records (ckptsim.buffer.records)",
     ),
     _opt("parallelism.default", "int", 1, "Default parallelism of operators.", minimum=1),
+    # failure and recovery
+    _opt(
+        "restart-strategy.type",
+        "restart",
+        None,
+        "How a failed job restarts: disable, fixed-delay, failure-rate, exponential-delay "
+        "(none: exponential-delay when checkpointing is enabled, else disable).",
+        deprecated=("restart-strategy",),
+    ),
+    _opt(
+        "restart-strategy.fixed-delay.attempts",
+        "int",
+        1,
+        "fixed-delay: restarts before the job fails.",
+        minimum=0,
+    ),
+    _opt(
+        "restart-strategy.fixed-delay.delay",
+        "duration",
+        1_000,
+        "fixed-delay: delay before each restart.",
+        minimum=0,
+    ),
+    _opt(
+        "restart-strategy.failure-rate.max-failures-per-interval",
+        "int",
+        1,
+        "failure-rate: restarts allowed within the interval.",
+        minimum=1,
+    ),
+    _opt(
+        "restart-strategy.failure-rate.failure-rate-interval",
+        "duration",
+        60_000,
+        "failure-rate: the interval the failures are counted in.",
+        minimum=1,
+    ),
+    _opt(
+        "restart-strategy.failure-rate.delay",
+        "duration",
+        1_000,
+        "failure-rate: delay before each restart.",
+        minimum=0,
+    ),
+    _opt(
+        "restart-strategy.exponential-delay.initial-backoff",
+        "duration",
+        1_000,
+        "exponential-delay: the first delay.",
+        minimum=0,
+    ),
+    _opt(
+        "restart-strategy.exponential-delay.max-backoff",
+        "duration",
+        60_000,
+        "exponential-delay: the longest delay.",
+        minimum=0,
+    ),
+    _opt(
+        "restart-strategy.exponential-delay.backoff-multiplier",
+        "float",
+        1.5,
+        "exponential-delay: the delay grows by this factor per failure.",
+        minimum=1,
+    ),
+    _opt(
+        "restart-strategy.exponential-delay.reset-backoff-threshold",
+        "duration",
+        3_600_000,
+        "exponential-delay: running this long without failure resets the delay.",
+        minimum=1,
+    ),
+    _opt(
+        "restart-strategy.exponential-delay.jitter-factor",
+        "float",
+        0.1,
+        "exponential-delay: a random share of the delay added or taken off (seeded).",
+        minimum=0,
+    ),
+    _opt(
+        "restart-strategy.exponential-delay.attempts-before-reset-backoff",
+        "int",
+        2**31 - 1,
+        "exponential-delay: restarts before the job fails (reset with the delay).",
+        minimum=0,
+    ),
+    _opt(
+        "execution.state-recovery.path",
+        "string",
+        None,
+        "Start the job from this checkpoint or savepoint (`ckptsim run --from-savepoint`).",
+        deprecated=("execution.savepoint.path",),
+    ),
+    _opt(
+        "execution.state-recovery.ignore-unclaimed-state",
+        "bool",
+        False,
+        "Start from a checkpoint even if it holds state of operators the job no longer has.",
+        deprecated=("execution.savepoint.ignore-unclaimed-state",),
+    ),
     # ckptsim's own settings
     _opt("ckptsim.buffer.records", "int", 1000, "Records per network buffer.", minimum=1),
     _opt(
@@ -451,6 +588,13 @@ OPTIONS: tuple[ConfigOption, ...] = (
         False,
         "Give every input channel actor its own thread (default: channels are call-through "
         "actors that run on the threads of the two tasks they connect).",
+    ),
+    _opt(
+        "ckptsim.faults",
+        "string",
+        None,
+        "Faults to inject, e.g. 'fail-task:task=map-2#0,at-record=500; "
+        "drop-ack:task=reduce-3#1,checkpoint=2' (see actors/faults.py).",
     ),
     _opt(
         "ckptsim.simulation.message-cost-us",

@@ -223,6 +223,9 @@ class TaskSnapshot:
     operator_states: dict[str, Any]
     input_channels: dict[int, list[Buffer]]
     output_channels: dict[int, list[Buffer]]
+    #: the task had consumed all its input (its operators ended; it waits for its final
+    #: checkpoint): after a restore from this snapshot it does not end its operators again
+    ended_input: bool = False
 
     @property
     def persisted_bytes(self) -> int:

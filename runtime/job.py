@@ -163,6 +163,8 @@ def plan_execution(
                 outputs=outputs,
                 handler_mode=checkpoint.handler_mode,
                 checkpoints_after_tasks_finish=checkpoint.checkpoints_after_tasks_finish,
+                final_checkpoint=checkpoint.is_checkpointing_enabled
+                and checkpoint.checkpoints_after_tasks_finish,
                 buffer_records=buffer_records,
                 initial_credits=credits,
                 keyed_input=keyed_input,

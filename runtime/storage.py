@@ -102,6 +102,7 @@ class LoadedTaskState:
     operator_states: dict[str, Any]
     input_channels: dict[int, list[Buffer]]
     output_channels: dict[int, list[Buffer]]
+    ended_input: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,6 +116,7 @@ class LoadedCheckpoint:
     job_name: str
     operator_uids: list[str]
     tasks: dict[TaskId, LoadedTaskState]
+    finished_tasks: frozenset[TaskId] = frozenset()
 
 
 class FileSystemCheckpointStorage:
@@ -189,6 +191,7 @@ class FileSystemCheckpointStorage:
             },
             "input_channels": _encode_buffers(snapshot.input_channels),
             "output_channels": _encode_buffers(snapshot.output_channels),
+            "ended_input": snapshot.ended_input,
         }
         data = json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
         path = directory / f"{_safe(snapshot.task.vertex)}-{snapshot.task.subtask}.state.json"
@@ -237,6 +240,7 @@ class FileSystemCheckpointStorage:
             "is_savepoint": checkpoint.is_savepoint,
             "snapshot_type": checkpoint.props.snapshot_type.value,
             "tasks": tasks,
+            "finished_tasks": sorted([t.vertex, t.subtask] for t in checkpoint.finished_tasks),
         }
         canonical = json.dumps(body, separators=(",", ":"), sort_keys=True)
         document = {"checksum": serde.checksum(canonical.encode()), "metadata": body}
@@ -315,6 +319,7 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
         operator_states: dict[str, Any] = {}
         inputs: dict[int, list[Buffer]] = {}
         outputs: dict[int, list[Buffer]] = {}
+        ended = False
         for file in entry["files"]:
             file_path = location / file["file"]
             try:
@@ -333,9 +338,13 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
             )
             inputs.update(_decode_buffers(state["input_channels"]))
             outputs.update(_decode_buffers(state["output_channels"]))
+            ended = ended or bool(state.get("ended_input", False))
         uids.update(operator_states)
         tasks[task] = LoadedTaskState(
-            operator_states=operator_states, input_channels=inputs, output_channels=outputs
+            operator_states=operator_states,
+            input_channels=inputs,
+            output_channels=outputs,
+            ended_input=ended,
         )
     return LoadedCheckpoint(
         path=str(location),
@@ -345,6 +354,7 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
         job_name=str(body.get("job_name", "")),
         operator_uids=sorted(uids),
         tasks=tasks,
+        finished_tasks=frozenset(TaskId(str(v), int(i)) for v, i in body.get("finished_tasks", [])),
     )
 
 

@@ -121,6 +121,10 @@ class TaskRestore:
     operator_states: dict[str, list[Any]] = field(default_factory=dict)
     input_channels: dict[int, list[Buffer]] = field(default_factory=dict)
     output_channels: dict[int, list[Buffer]] = field(default_factory=dict)
+    #: its input had ended when the checkpoint was taken: do not end the operators again
+    ended_input: bool = False
+    #: it had finished before the checkpoint (FLIP-147): end at once, without data
+    finished: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,6 +138,9 @@ class TaskSpec:
     outputs: tuple[OutputEdge, ...] = ()
     handler_mode: str = "aligned"
     checkpoints_after_tasks_finish: bool = True
+    #: FLIP-147: once its input ended, the task waits for a checkpoint to complete (so the
+    #: last output is committed) before it ends its partitions and finishes
+    final_checkpoint: bool = False
     buffer_records: int = 1000
     initial_credits: int = 2
     #: the head operator is keyed by the key selector of every input edge: use shipped keys
@@ -152,6 +159,7 @@ class _PendingSnapshot:
     alignment_ms: int | None
     processed_bytes: int | None
     persisted_bytes: int = 0
+    ended_input: bool = False
 
 
 class _TaskInputs:
@@ -249,6 +257,12 @@ class StreamTaskCore:
         self._default_scheduled = False
         self._waiting_for_wake = False
         self._end_of_input = False
+        #: the operators' end_input ran (in this attempt, or before the restored checkpoint)
+        self._operators_ended = False
+        #: restored as finished (FLIP-147): no final checkpoint to wait for
+        self._finished_on_restore = False
+        #: waiting for a checkpoint with a higher id to complete (FLIP-147 final checkpoint)
+        self._final_after = -1
         self._pending: dict[int, _PendingSnapshot] = {}
         self._aborted: deque[int] = deque(maxlen=MAX_REMEMBERED_ABORTS)
         self._last_checkpoint_id = -1
@@ -372,8 +386,13 @@ class StreamTaskCore:
             for channel, buffers in sorted(restore.input_channels.items(), reverse=True):
                 for buffer in reversed(buffers):
                     self._queue.appendleft((channel, buffer))
+            self._operators_ended = restore.ended_input or restore.finished
+            self._finished_on_restore = restore.finished
         self.status = "RUNNING"
         self._send()
+        if self.is_source and self._finished_on_restore:
+            self._end_input()
+            return
         self._maybe_schedule()
 
     def _maybe_schedule(self) -> None:
@@ -557,12 +576,32 @@ class StreamTaskCore:
             self._emit(SendToOutput(channel=channel, item=item))
 
     def _end_input(self) -> None:
-        """All input consumed: flush the operators, end the partitions, finish."""
+        """All input consumed: end the operators (they may emit their last records); then,
+        with FLIP-147 final checkpoints, wait for one more checkpoint before ending the
+        partitions and finishing, else do that at once."""
         self._end_of_input = True
-        for index, op in enumerate(self.operators):
-            produced = op.end_input()
-            if produced:
-                self._run_chain(produced, index + 1)
+        if not self._operators_ended:
+            self._operators_ended = True
+            for index, op in enumerate(self.operators):
+                produced = op.end_input()
+                if produced:
+                    self._run_chain(produced, index + 1)
+        if self.writer is not None:
+            self.writer.flush()
+            self._send()
+        if self.spec.final_checkpoint and not self._finished_on_restore:
+            self.status = "ENDED"
+            self._final_after = self._last_checkpoint_id
+            self._emit(
+                Traced(
+                    event="waiting_for_final_checkpoint",
+                    fields={"after_checkpoint": self._final_after},
+                )
+            )
+            return
+        self._end_partitions()
+
+    def _end_partitions(self) -> None:
         if self.writer is not None:
             self._emit(Traced(event="output_ended", fields={"emitted": self.writer.emitted()}))
             self.writer.broadcast_event(EndOfPartition())
@@ -605,7 +644,7 @@ class StreamTaskCore:
                     self._emit(effect)
 
     def _on_trigger(self, checkpoint_id: int, timestamp: int, options: CheckpointOptions) -> None:
-        if self.status != "RUNNING":
+        if self.status not in ("RUNNING", "ENDED"):
             self._decline(
                 checkpoint_id,
                 CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY,
@@ -615,7 +654,7 @@ class StreamTaskCore:
         barrier = CheckpointBarrier(
             checkpoint_id=checkpoint_id, timestamp=timestamp, options=options
         )
-        if self.handler is not None:
+        if self.handler is not None and len(self.finished_inputs) < self.spec.num_inputs:
             # Triggered directly although it has inputs: every upstream task finished (FLIP-147).
             # As Flink's triggerUnfinishedChannelsCheckpoint: the barrier counts as received on
             # every input channel whose end of partition was not processed yet.
@@ -687,6 +726,7 @@ class StreamTaskCore:
         pending = _PendingSnapshot(
             cid, barrier.options, states, output_state, start_delay, alignment, processed
         )
+        pending.ended_input = self._operators_ended
         self._pending[cid] = pending
         self._send()
         # 4. the asynchronous part, once the alignment is over
@@ -700,6 +740,7 @@ class StreamTaskCore:
             operator_states=pending.operator_states,
             input_channels=self.inputs.take(pending.checkpoint_id),
             output_channels=pending.output_channels,
+            ended_input=pending.ended_input,
         )
         pending.persisted_bytes = snapshot.persisted_bytes
         self._emit(
@@ -761,6 +802,8 @@ class StreamTaskCore:
             op.notify_checkpoint_complete(checkpoint_id)
             if isinstance(op, SinkOperator):
                 self._emit(SinkNotify(sink=op.uid, event="complete", checkpoint_id=checkpoint_id))
+        if self.status == "ENDED" and self._final_after < checkpoint_id <= self._last_checkpoint_id:
+            self._end_partitions()  # the final checkpoint completed
 
     def _on_aborted(self, checkpoint_id: int) -> None:
         if checkpoint_id > self._last_checkpoint_id:

@@ -120,4 +120,5 @@ class PendingCheckpoint:
             props=self.props,
             task_states={t: a.state for t, a in self.acknowledged.items() if a.state is not None},
             external_path=external_path,
+            finished_tasks=self.plan.finished_tasks,
         )

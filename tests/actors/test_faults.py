@@ -27,6 +27,7 @@ def build(env: StreamExecutionEnvironment) -> None:
             "execution.checkpointing.timeout": "50 ms",
             "execution.checkpointing.tolerable-failed-checkpoints": 100,
             "ckptsim.buffer.records": 50,
+            "web.checkpoints.history": 100,
         }
     )
     env.from_generator(lambda i: (i % 10, 1), 4_000, rate=20_000).key_by(lambda r: r[0]).sum(

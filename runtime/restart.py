@@ -1,0 +1,172 @@
+"""Restart strategies: whether a failed job restarts, and after how long (Flink's
+``RestartBackoffTimeStrategy`` implementations, keys ``restart-strategy.*``).
+
+Pure: ``notify_failure(now)`` records a failure at ``now`` (ms), then ``can_restart`` and
+``backoff_ms`` answer for it. The exponential strategy's jitter comes from a seeded generator.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from runtime.config import Configuration
+
+
+class RestartStrategy(Protocol):
+    def notify_failure(self, now: int) -> None: ...
+
+    @property
+    def can_restart(self) -> bool: ...
+
+    @property
+    def backoff_ms(self) -> int: ...
+
+    def describe(self) -> str: ...
+
+
+@dataclass
+class NoRestart:
+    """``disable`` (``none``, ``off``): the first failure fails the job."""
+
+    def notify_failure(self, now: int) -> None:
+        pass
+
+    @property
+    def can_restart(self) -> bool:
+        return False
+
+    @property
+    def backoff_ms(self) -> int:
+        return 0
+
+    def describe(self) -> str:
+        return "restart-strategy.type: disable"
+
+
+@dataclass
+class FixedDelay:
+    """``fixed-delay``: up to ``attempts`` restarts, each after ``delay_ms``."""
+
+    attempts: int
+    delay_ms: int
+    failures: int = 0
+
+    def notify_failure(self, now: int) -> None:
+        self.failures += 1
+
+    @property
+    def can_restart(self) -> bool:
+        return self.failures <= self.attempts
+
+    @property
+    def backoff_ms(self) -> int:
+        return self.delay_ms
+
+    def describe(self) -> str:
+        return f"fixed-delay, {self.attempts} attempt(s)"
+
+
+@dataclass
+class FailureRate:
+    """``failure-rate``: restart unless more than ``max_failures`` failures fall within
+    ``interval_ms``."""
+
+    max_failures: int
+    interval_ms: int
+    delay_ms: int
+    recent: deque[int] = field(default_factory=deque)
+    _exceeded: bool = False
+
+    def notify_failure(self, now: int) -> None:
+        self.recent.append(now)
+        while self.recent and now - self.recent[0] >= self.interval_ms:
+            self.recent.popleft()
+        self._exceeded = len(self.recent) > self.max_failures
+
+    @property
+    def can_restart(self) -> bool:
+        return not self._exceeded
+
+    @property
+    def backoff_ms(self) -> int:
+        return self.delay_ms
+
+    def describe(self) -> str:
+        return f"failure-rate, at most {self.max_failures} failure(s) per {self.interval_ms} ms"
+
+
+@dataclass
+class ExponentialDelay:
+    """``exponential-delay``: the delay starts at ``initial_ms`` and grows by ``multiplier``
+    per failure up to ``max_ms``; a run of ``reset_ms`` without failure resets it (and the
+    attempt count); at most ``attempts`` restarts between resets; ±``jitter`` of the delay."""
+
+    initial_ms: int
+    max_ms: int
+    multiplier: float
+    reset_ms: int
+    jitter: float
+    attempts: int
+    seed: int = 0
+    current_ms: int = 0
+    restarts: int = 0
+    last_failure: int | None = None
+    _delay: int = 0
+    _rng: random.Random = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+
+    def notify_failure(self, now: int) -> None:
+        if self.last_failure is None or now - self.last_failure >= self.reset_ms:
+            self.current_ms = self.initial_ms
+            self.restarts = 0
+        else:
+            self.current_ms = min(round(self.current_ms * self.multiplier), self.max_ms)
+        self.last_failure = now
+        self.restarts += 1
+        spread = round(self.current_ms * self.jitter)
+        self._delay = max(0, self.current_ms + self._rng.randint(-spread, spread))
+
+    @property
+    def can_restart(self) -> bool:
+        return self.restarts <= self.attempts
+
+    @property
+    def backoff_ms(self) -> int:
+        return self._delay
+
+    def describe(self) -> str:
+        return f"exponential-delay, {self.attempts} attempt(s) before the delay resets"
+
+
+def restart_strategy(conf: Configuration, *, checkpointing: bool, seed: int = 0) -> RestartStrategy:
+    """The strategy ``conf`` asks for; unset: exponential-delay when checkpointing is
+    enabled, else none (Flink's defaults)."""
+    kind = conf["restart-strategy.type"] or ("exponential-delay" if checkpointing else "disable")
+    if kind == "fixed-delay":
+        return FixedDelay(
+            conf["restart-strategy.fixed-delay.attempts"],
+            conf["restart-strategy.fixed-delay.delay"],
+        )
+    if kind == "failure-rate":
+        return FailureRate(
+            conf["restart-strategy.failure-rate.max-failures-per-interval"],
+            conf["restart-strategy.failure-rate.failure-rate-interval"],
+            conf["restart-strategy.failure-rate.delay"],
+        )
+    if kind == "exponential-delay":
+        prefix = "restart-strategy.exponential-delay."
+        return ExponentialDelay(
+            initial_ms=conf[prefix + "initial-backoff"],
+            max_ms=conf[prefix + "max-backoff"],
+            multiplier=conf[prefix + "backoff-multiplier"],
+            reset_ms=conf[prefix + "reset-backoff-threshold"],
+            jitter=conf[prefix + "jitter-factor"],
+            attempts=conf[prefix + "attempts-before-reset-backoff"],
+            seed=seed,
+        )
+    return NoRestart()
