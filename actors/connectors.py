@@ -1,41 +1,97 @@
-"""Sink connectors: where a sink's records go (the I/O the pure operators leave to the runtime)."""
+"""Sink connectors: where a sink's records go (the I/O the pure operators leave to the runtime).
+
+With checkpointing enabled, the collect and file sinks are transactional (two-phase commit,
+as Flink's ``TwoPhaseCommitSinkFunction`` and ``FileSink``): records go into the current
+transaction; the task's snapshot for checkpoint *n* pre-commits it (it becomes pending, and the
+pending transactions are part of the snapshot); notify-checkpoint-complete commits every
+pending transaction up to *n*; a restore commits the pending transactions of the restored
+snapshot (commits are idempotent) and discards whatever else was staged. What a reader sees is
+only committed data: exactly once with exactly-once checkpoints and a replayable source.
+Without checkpointing they write directly.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 from runtime import serde
 from runtime.checkpoint import TaskId
 
+#: publish(transaction id, records): hand committed records of a collect sink to the job
+Publish = Callable[[int | str, list[Any]], None]
+
 
 class Connector(Protocol):
     def write(self, records: Any) -> None: ...
 
-    def notify(self, event: str, checkpoint_id: int) -> None: ...
+    def pre_commit(self, checkpoint_id: int) -> Any:
+        """Close the current transaction for checkpoint ``checkpoint_id``; returns the sink's
+        state for the snapshot (None when not transactional)."""
 
-    def close(self) -> list[Any] | None:
-        """Finish; a collect sink returns its records."""
+    def commit(self, checkpoint_id: int) -> None:
+        """Commit every pending transaction up to ``checkpoint_id`` (idempotent)."""
+
+    def restore(self, states: list[Any]) -> None:
+        """Recover after a restore: commit the restored pending transactions, drop the rest."""
+
+    def close(self, *, finished: bool) -> list[Any] | None:
+        """End (``finished``: the task finished normally, else it was cancelled). A
+        non-transactional collect sink returns its records."""
 
 
 class CollectConnector:
-    def __init__(self) -> None:
-        self.records: list[Any] = []
+    """``collect(name)``: records reach ``JobResult.output[name]``; transactional with
+    checkpointing (committed records are published to the JobMaster, which keeps each
+    transaction once)."""
+
+    def __init__(self, publish: Publish | None = None) -> None:
+        self.publish = publish
+        self.current: list[Any] = []
+        self.pending: dict[int, list[Any]] = {}
 
     def write(self, records: Any) -> None:
-        self.records.extend(records)
+        self.current.extend(records)
 
-    def notify(self, event: str, checkpoint_id: int) -> None:
-        pass
+    def pre_commit(self, checkpoint_id: int) -> Any:
+        if self.publish is None:
+            return None
+        self.pending[checkpoint_id] = self.current
+        self.current = []
+        return {"pending": [[k, list(v)] for k, v in sorted(self.pending.items())]}
 
-    def close(self) -> list[Any] | None:
-        return self.records
+    def commit(self, checkpoint_id: int) -> None:
+        if self.publish is None:
+            return
+        for k in sorted(k for k in self.pending if k <= checkpoint_id):
+            self.publish(k, self.pending.pop(k))
+
+    def restore(self, states: list[Any]) -> None:
+        if self.publish is None:
+            return
+        for state in states:
+            for k, records in (state or {}).get("pending", []):
+                self.publish(int(k), list(records))
+
+    def close(self, *, finished: bool) -> list[Any] | None:
+        if self.publish is None:
+            return self.current
+        if finished:  # no final checkpoint (checkpoints-after-tasks-finish off): commit the rest
+            for k in sorted(self.pending):
+                self.publish(k, self.pending.pop(k))
+            if self.current:
+                self.publish("end", self.current)
+        self.current, self.pending = [], {}
+        return None
 
 
 class PrintConnector:
-    """Flink's print sink: ``<subtask index + 1>> <record>`` per record."""
+    """Flink's print sink: ``<subtask index + 1>> <record>`` per record (not transactional)."""
 
     def __init__(self, task: TaskId, parallelism: int, stream: IO[str] | None = None) -> None:
         self.prefix = f"{task.subtask + 1}> " if parallelism > 1 else ""
@@ -44,17 +100,29 @@ class PrintConnector:
     def write(self, records: Any) -> None:
         self.stream.write("".join(f"{self.prefix}{r}\n" for r in records))
 
-    def notify(self, event: str, checkpoint_id: int) -> None:
-        if event == "snapshot":
-            self.stream.flush()
+    def pre_commit(self, checkpoint_id: int) -> Any:
+        self.stream.flush()
+        return None
 
-    def close(self) -> list[Any] | None:
+    def commit(self, checkpoint_id: int) -> None:
+        pass
+
+    def restore(self, states: list[Any]) -> None:
+        pass
+
+    def close(self, *, finished: bool) -> list[Any] | None:
         self.stream.flush()
         return None
 
 
+def _lines(records: Any, fmt: str) -> str:
+    if fmt == "json":
+        return "".join(json.dumps(serde.encode(r, where="a record")) + "\n" for r in records)
+    return "".join(f"{r}\n" for r in records)
+
+
 class FileConnector:
-    """One part file per subtask: ``<path>/part-<vertex>-<subtask>.<txt|jsonl>``."""
+    """Without checkpointing: one part file per subtask, ``<path>/part-<vertex>-<subtask>.<ext>``."""
 
     def __init__(self, path: str, task: TaskId, fmt: str) -> None:
         directory = Path(path)
@@ -65,27 +133,123 @@ class FileConnector:
         self.file = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def write(self, records: Any) -> None:
-        if self.fmt == "json":
-            self.file.write(
-                "".join(json.dumps(serde.encode(r, where="a record")) + "\n" for r in records)
-            )
-        else:
-            self.file.write("".join(f"{r}\n" for r in records))
+        self.file.write(_lines(records, self.fmt))
 
-    def notify(self, event: str, checkpoint_id: int) -> None:
-        if event == "snapshot":
-            self.file.flush()
+    def pre_commit(self, checkpoint_id: int) -> Any:
+        self.file.flush()
+        return None
 
-    def close(self) -> list[Any] | None:
+    def commit(self, checkpoint_id: int) -> None:
+        pass
+
+    def restore(self, states: list[Any]) -> None:
+        pass
+
+    def close(self, *, finished: bool) -> list[Any] | None:
         self.file.close()
         return None
 
 
-def make_connector(sink: str, options: dict[str, Any], task: TaskId, parallelism: int) -> Connector:
+class TransactionalFileConnector:
+    """With checkpointing (Flink's ``FileSink``): records go to an in-progress file under
+    ``<path>/.staging/``; the snapshot for checkpoint *n* turns it into a pending file; the
+    checkpoint's completion renames it to ``<path>/part-<vertex>-<subtask>-<n>.<ext>``, the
+    file readers see. A restore commits the restored pending files and deletes every other
+    staged file of the subtask."""
+
+    def __init__(self, path: str, task: TaskId, fmt: str, attempt: int) -> None:
+        self.directory = Path(path)
+        self.staging = self.directory / ".staging"
+        self.staging.mkdir(parents=True, exist_ok=True)
+        self.stem = f"part-{task.vertex}-{task.subtask}"
+        self.suffix = "jsonl" if fmt == "json" else "txt"
+        self.fmt = fmt
+        self.in_progress = self.staging / f"{self.stem}.attempt-{attempt}.inprogress"
+        self.file: IO[str] | None = None
+        self.pending: list[int] = []
+
+    def _pending_path(self, checkpoint_id: int | str) -> Path:
+        return self.staging / f"{self.stem}-{checkpoint_id}.pending"
+
+    def final_path(self, checkpoint_id: int | str) -> Path:
+        return self.directory / f"{self.stem}-{checkpoint_id}.{self.suffix}"
+
+    def write(self, records: Any) -> None:
+        if self.file is None:
+            self.file = open(self.in_progress, "a", encoding="utf-8")  # noqa: SIM115
+        self.file.write(_lines(records, self.fmt))
+
+    def _close_in_progress(self, into: Path) -> bool:
+        if self.file is None:
+            return False
+        self.file.close()
+        self.file = None
+        os.replace(self.in_progress, into)  # the pre-committed transaction
+        return True
+
+    def pre_commit(self, checkpoint_id: int) -> Any:
+        if self._close_in_progress(self._pending_path(checkpoint_id)):
+            self.pending.append(checkpoint_id)
+        return {"pending": list(self.pending)}
+
+    def commit(self, checkpoint_id: int) -> None:
+        for k in [k for k in self.pending if k <= checkpoint_id]:
+            self._commit(k)
+            self.pending.remove(k)
+
+    def _commit(self, checkpoint_id: int | str) -> None:
+        pending, final = self._pending_path(checkpoint_id), self.final_path(checkpoint_id)
+        if pending.exists():
+            os.replace(pending, final)
+        elif not final.exists():
+            raise FileNotFoundError(
+                f"cannot commit {final.name}: its pending file {pending} is gone (was the "
+                "sink's directory changed?)"
+            )
+
+    def restore(self, states: list[Any]) -> None:
+        keep: set[int] = set()
+        for state in states:
+            keep.update(int(k) for k in (state or {}).get("pending", []))
+        for k in sorted(keep):
+            self._commit(k)
+        for leftover in self.staging.glob(f"{self.stem}[-.]*"):
+            if leftover != self.in_progress:
+                leftover.unlink(missing_ok=True)  # staged by an attempt after the checkpoint
+
+    def close(self, *, finished: bool) -> list[Any] | None:
+        if finished:  # no final checkpoint (checkpoints-after-tasks-finish off): commit the rest
+            for k in list(self.pending):
+                self._commit(k)
+            self.pending = []
+            if self._close_in_progress(self._pending_path("end")):
+                self._commit("end")
+        elif self.file is not None:
+            self.file.close()
+            self.file = None
+        with contextlib.suppress(OSError):
+            if self.in_progress.exists() and self.in_progress.stat().st_size == 0:
+                self.in_progress.unlink()
+        return None
+
+
+def make_connector(
+    sink: str,
+    options: dict[str, Any],
+    task: TaskId,
+    parallelism: int,
+    *,
+    transactional: bool = False,
+    attempt: int = 0,
+    publish: Publish | None = None,
+) -> Connector:
     if sink == "collect":
-        return CollectConnector()
+        return CollectConnector(publish if transactional else None)
     if sink == "print":
         return PrintConnector(task, parallelism)
     if sink == "file":
-        return FileConnector(options["path"], task, options.get("format", "text"))
+        fmt = options.get("format", "text")
+        if transactional:
+            return TransactionalFileConnector(options["path"], task, fmt, attempt)
+        return FileConnector(options["path"], task, fmt)
     raise ValueError(f"unknown sink {sink!r}")

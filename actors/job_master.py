@@ -101,6 +101,7 @@ class JobMaster(pykka.ThreadingActor):
         self.failure: str | None = None
         self.started_at = 0
         self._result_set = False
+        self._committed: set[tuple[str, TaskId, int | str]] = set()
 
     def _collect_sinks(self) -> list[str]:
         return [
@@ -147,7 +148,12 @@ class JobMaster(pykka.ThreadingActor):
                     self._fail(f"deployment failed: {type(error).__name__}: {error}", now)
             case TaskStateUpdate(task=task, state=state, message=text):
                 self._task_state(task, state, text, now)
-            case SinkResults(sink=sink, records=records):
+            case SinkResults(sink=sink, task=task, records=records, txn=txn):
+                if txn is not None:  # a committed transaction counts once (2PC commits repeat)
+                    key = (sink, task, txn)
+                    if key in self._committed:
+                        return None
+                    self._committed.add(key)
                 self.output.setdefault(sink, []).extend(records)
             case CheckpointFailure(message=text, reason=reason):
                 self._fail(f"{text} (last failure: {reason.name})", now)

@@ -70,13 +70,20 @@ class TaskStateUpdate:
     task: TaskId
     state: ExecutionState
     message: str | None = None
+    #: which deployment of the task (updates of an earlier attempt are stale)
+    attempt: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SinkResults:
+    """Records of a collect sink for the job's result: a committed transaction (``txn``, kept
+    once however often it is committed) or, without checkpointing, all of them at the end."""
+
     sink: str
     task: TaskId
     records: list[Any]
+    attempt: int = 0
+    txn: int | str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,6 +11,7 @@ the snapshot) runs off the mailbox thread, on the runtime's asynchronous pool as
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from functools import partial
 from typing import Any
 
@@ -54,6 +55,7 @@ from runtime.messages import (
     RunDefaultAction,
     SnapshotFailed,
     SnapshotWritten,
+    StartTask,
 )
 from runtime.network import Buffer, CancelCheckpointMarker, CheckpointBarrier, EndOfPartition
 from runtime.status import ExecutionState
@@ -85,12 +87,22 @@ class StreamTask(pykka.ThreadingActor):
         self.coordinator: pykka.ActorRef[Any] | None = None
         self.outputs: list[pykka.ActorRef[Any]] = []
         self.inputs: list[pykka.ActorRef[Any]] = []
+        self.sink_names = {op.uid: op.name for op in spec.operators if op.kind == "sink"}
         self.connectors: dict[str, Connector] = {
-            op.uid: make_connector(op.spec["sink"], op.spec["options"], spec.task, spec.parallelism)
+            op.uid: make_connector(
+                op.spec["sink"],
+                op.spec["options"],
+                spec.task,
+                spec.parallelism,
+                transactional=spec.checkpointing,
+                attempt=spec.attempt,
+                publish=partial(self._publish, op.name),
+            )
             for op in spec.operators
             if op.kind == "sink"
         }
-        self.sink_names = {op.uid: op.name for op in spec.operators if op.kind == "sink"}
+        #: sink states of snapshots not yet written, by checkpoint id then sink uid
+        self._sink_states: dict[int, dict[str, Any]] = {}
         self._sync_ms: dict[int, int] = {}
         self._default_requested = False
 
@@ -100,9 +112,9 @@ class StreamTask(pykka.ThreadingActor):
     def on_failure(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
         """The actor itself crashed: its supervisor, the JobMaster, hears of it."""
         text = f"task actor crashed: {exception_type.__name__ if exception_type else 'error'}: {exception_value}"
-        self.job_master.tell(
-            TaskStateUpdate(task=self.spec.task, state=ExecutionState.FAILED, message=text)
-        )
+        with contextlib.suppress(Exception):
+            self._close_connectors(finished=False)
+        self._report(ExecutionState.FAILED, text)
 
     def on_receive(self, message: Any) -> None:
         clock = self.runtime.clock
@@ -113,6 +125,8 @@ class StreamTask(pykka.ThreadingActor):
                 message.inputs,
             )
             return
+        if isinstance(message, StartTask):
+            self._restore_connectors()  # before any record reaches them
         started = clock.now()
         self._handle(message, started)
         self._run_default_actions()
@@ -157,6 +171,11 @@ class StreamTask(pykka.ThreadingActor):
                     self.inputs[channel].tell(Prioritize(seq))
                     self.log.info("barrier_prioritized", channel=channel, seq=seq)
                 case WriteSnapshot(snapshot=snapshot, location=location):
+                    sink_states = self._sink_states.pop(snapshot.checkpoint_id, None)
+                    if sink_states:  # the sinks' pending transactions join the snapshot
+                        snapshot = dataclasses.replace(
+                            snapshot, operator_states={**snapshot.operator_states, **sink_states}
+                        )
                     sync_ms = self._sync_ms.pop(snapshot.checkpoint_id, 0)
                     self.runtime.run_async(partial(self._async_part, snapshot, location, sync_ms))
                 case ReportToCoordinator(message=report):
@@ -178,8 +197,16 @@ class StreamTask(pykka.ThreadingActor):
                     self.connectors[sink].write(records)
                 case SinkNotify(sink=sink, event=event, checkpoint_id=cid):
                     connector = self.connectors.get(sink)
-                    if connector is not None:  # closed once the task finished
-                        connector.notify(event, cid)
+                    if connector is None:  # closed once the task finished
+                        continue
+                    if event == "snapshot":
+                        state = connector.pre_commit(cid)
+                        if state is not None:
+                            self._sink_states.setdefault(cid, {})[sink] = state
+                    elif event == "complete":
+                        connector.commit(cid)
+                    else:  # aborted: its transaction stays pending, committed with a later one
+                        self._sink_states.pop(cid, None)
                 case CheckpointTakenOnTask(checkpoint_id=cid) as taken:
                     self._sync_ms[cid] = elapsed
                     self.log.info(
@@ -209,12 +236,8 @@ class StreamTask(pykka.ThreadingActor):
                     self._finish(ExecutionState.CANCELED)
                 case TaskFailed(message=text):
                     self.log.warning("task_failed", message=text)
-                    self._close_connectors()
-                    self.job_master.tell(
-                        TaskStateUpdate(
-                            task=self.spec.task, state=ExecutionState.FAILED, message=text
-                        )
-                    )
+                    self._close_connectors(finished=False)
+                    self._report(ExecutionState.FAILED, text)
                 case _:
                     self.log.debug("effect_ignored", effect=type(effect).__name__)
 
@@ -267,20 +290,51 @@ class StreamTask(pykka.ThreadingActor):
         with contextlib.suppress(pykka.ActorDeadError):  # the task was stopped meanwhile
             self.actor_ref.tell(report)
 
+    def _publish(self, sink: str, txn: int | str, records: list[Any]) -> None:
+        """A collect sink committed a transaction: its records join the job's result."""
+        self.job_master.tell(
+            SinkResults(
+                sink=sink,
+                task=self.spec.task,
+                records=records,
+                attempt=self.spec.attempt,
+                txn=txn,
+            )
+        )
+
+    def _restore_connectors(self) -> None:
+        restore = self.spec.restore
+        if restore is None:
+            return
+        for uid, connector in self.connectors.items():
+            connector.restore(restore.operator_states.get(uid, []))
+
     def _finish(self, state: ExecutionState = ExecutionState.FINISHED) -> None:
-        for sink, records in self._close_connectors().items():
-            self.job_master.tell(SinkResults(sink=sink, task=self.spec.task, records=records))
+        finished = state is ExecutionState.FINISHED
+        for sink, records in self._close_connectors(finished=finished).items():
+            self.job_master.tell(
+                SinkResults(
+                    sink=sink, task=self.spec.task, records=records, attempt=self.spec.attempt
+                )
+            )
         self.log.info(
-            "task_finished" if state is ExecutionState.FINISHED else "task_canceled",
+            "task_finished" if finished else "task_canceled",
             records_in=self.core.records_in,
             records_out=self.core.records_out,
         )
-        self.job_master.tell(TaskStateUpdate(task=self.spec.task, state=state))
+        self._report(state)
 
-    def _close_connectors(self) -> dict[str, list[Any]]:
+    def _report(self, state: ExecutionState, message: str | None = None) -> None:
+        self.job_master.tell(
+            TaskStateUpdate(
+                task=self.spec.task, state=state, message=message, attempt=self.spec.attempt
+            )
+        )
+
+    def _close_connectors(self, *, finished: bool) -> dict[str, list[Any]]:
         results: dict[str, list[Any]] = {}
         for sink, connector in self.connectors.items():
-            records = connector.close()
+            records = connector.close(finished=finished)
             if records is not None:
                 results[self.sink_names[sink]] = records
         self.connectors = {}

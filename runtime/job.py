@@ -163,6 +163,7 @@ def plan_execution(
                 outputs=outputs,
                 handler_mode=checkpoint.handler_mode,
                 checkpoints_after_tasks_finish=checkpoint.checkpoints_after_tasks_finish,
+                checkpointing=checkpoint.is_checkpointing_enabled,
                 final_checkpoint=checkpoint.is_checkpointing_enabled
                 and checkpoint.checkpoints_after_tasks_finish,
                 buffer_records=buffer_records,

@@ -138,6 +138,8 @@ class TaskSpec:
     outputs: tuple[OutputEdge, ...] = ()
     handler_mode: str = "aligned"
     checkpoints_after_tasks_finish: bool = True
+    #: periodic checkpoints are enabled (sinks are transactional)
+    checkpointing: bool = False
     #: FLIP-147: once its input ended, the task waits for a checkpoint to complete (so the
     #: last output is committed) before it ends its partitions and finishes
     final_checkpoint: bool = False

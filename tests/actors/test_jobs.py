@@ -343,9 +343,11 @@ def test_state_that_cannot_be_written_declines_with_async_exception(tolerable: i
         result = env.execute("unserializable state", timeout=60)
     failed = [h for h in result.checkpoints["history"] if h["status"] == "FAILED"]
     assert failed, "no checkpoint failed"
-    assert all(h["failure_message"].endswith("(CHECKPOINT_ASYNC_EXCEPTION)") for h in failed), [
-        h["failure_message"] for h in failed
-    ]
+    counted = [h for h in failed if h["failure_message"].endswith("(CHECKPOINT_ASYNC_EXCEPTION)")]
+    others = {h["failure_message"] for h in failed if h not in counted}
+    assert others <= {
+        "Checkpoint was declined (tasks not ready) (CHECKPOINT_DECLINED_TASK_NOT_READY)"
+    }, others
     (first, *_) = _events(logs, "async_snapshot_failed")  # the cause, as Flink logs it
     assert "cannot write a lock into a checkpoint (state of operator 'process-2')" in first["error"]
     assert result.completed_checkpoint_ids == []
@@ -353,7 +355,7 @@ def test_state_that_cannot_be_written_declines_with_async_exception(tolerable: i
     # number (and a job can never finish: its final checkpoint cannot succeed either)
     assert result.status is JobStatus.FAILED
     assert result.failure is not None and "CHECKPOINT_ASYNC_EXCEPTION" in result.failure
-    assert len(failed) == tolerable + 1
+    assert len(counted) == tolerable + 1
 
 
 def test_an_ignored_flink_setting_is_warned_about_and_create_subdir_is_honoured(
