@@ -18,7 +18,13 @@ import structlog
 
 from actors.execution import ActorRuntime
 from actors.faults import DelayAcknowledgement
-from actors.protocol import CheckpointFailure, WireCoordinator
+from actors.protocol import (
+    CheckpointFailure,
+    ListRetainedCheckpoints,
+    RequestOutcome,
+    RetainedCheckpoints,
+    WireCoordinator,
+)
 from runtime.checkpoint import TaskId
 from runtime.coordinator import CheckpointCoordinator
 from runtime.effects import (
@@ -91,6 +97,14 @@ class CoordinatorActor(pykka.ThreadingActor):
     def on_receive(self, message: Any) -> None:
         if isinstance(message, WireCoordinator):
             self.tasks = dict(message.tasks)
+            return
+        if isinstance(message, ListRetainedCheckpoints):
+            retained = tuple(
+                (c.checkpoint_id, c.external_path, c.is_savepoint)
+                for c in reversed(self.core.store.checkpoints)
+                if c.external_path is not None
+            )
+            self.job_master.tell(RetainedCheckpoints(retained))
             return
         if isinstance(message, TimerFired) and isinstance(message.key, _Redeliver):
             message = self._delayed.pop(message.key.token)
@@ -214,6 +228,8 @@ class CoordinatorActor(pykka.ThreadingActor):
                     future = self.request_futures.pop(rid, None)
                     if future is not None:
                         future.set(checkpoint)
+                    elif rid > 0:  # asked for by the JobMaster (a savepoint)
+                        self.job_master.tell(RequestOutcome(rid, checkpoint.external_path, None))
                 case (
                     RequestFailed(request_id=rid, reason=reason)
                     | RequestDeclined(request_id=rid, reason=reason)
@@ -221,5 +237,7 @@ class CoordinatorActor(pykka.ThreadingActor):
                     future = self.request_futures.pop(rid, None)
                     if future is not None:
                         future.set(reason)
+                    elif rid > 0:
+                        self.job_master.tell(RequestOutcome(rid, None, reason.name))
                 case _:
                     self.log.debug("effect_ignored", effect=type(effect).__name__)

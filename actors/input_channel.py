@@ -100,6 +100,8 @@ class InputChannel(pykka.ThreadingActor):
             case TimerFired(key=_Stall(fault=fault, begins=begins)):
                 self.stalled = begins
                 if begins:
+                    assert self.runtime is not None
+                    self.runtime.faults.stall_began(fault)
                     self.log.info("fault_injected", fault=repr(fault))
                 else:
                     self._hand_on()

@@ -11,6 +11,8 @@ When the job ends, every actor it started is stopped and the result future is co
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,27 +25,49 @@ from actors.protocol import (
     CancelJob,
     CheckpointFailure,
     Deploy,
+    JobTimer,
+    ListRetainedCheckpoints,
     QueryProgress,
+    RequestOutcome,
+    RestartJob,
+    RetainedCheckpoints,
     SinkResults,
+    SourceProgress,
     TaskStateUpdate,
     WireChannel,
     WireCoordinator,
     WireTask,
 )
 from actors.stream_task import StreamTask
-from runtime.checkpoint import TaskId
+from runtime.checkpoint import SavepointRequest, SnapshotType, TaskId
 from runtime.coordinator import CheckpointCoordinator
-from runtime.job import ExecutionPlan, JobResult, JobStatusMachine, TaskStates
+from runtime.job import (
+    ExecutionPlan,
+    JobResult,
+    JobStatusMachine,
+    RestoreError,
+    TaskStates,
+    restore_plan,
+)
 from runtime.messages import (
+    AbortPendingCheckpoints,
     CancelTask,
     ExecutionStateChanged,
+    FailUnacknowledgedCheckpoints,
     JobStatusChanged,
+    RestoredFromCheckpoint,
     ShutdownCoordinator,
     StartTask,
+    StopTask,
+    TimerFired,
+    TriggerCheckpointRequest,
 )
+from runtime.reasons import CheckpointFailureReason
+from runtime.restart import NoRestart, RestartStrategy
 from runtime.stats import CheckpointStatsTracker
 from runtime.status import ExecutionState, JobStatus
-from runtime.storage import FileSystemCheckpointStorage
+from runtime.storage import FileSystemCheckpointStorage, load_checkpoint
+from runtime.task import TaskRestore
 
 log = structlog.get_logger(__name__)
 
@@ -83,6 +107,10 @@ class JobMaster(pykka.ThreadingActor):
         job_id: str,
         result: pykka.Future[JobResult],
         seed: int = 0,
+        restart: RestartStrategy | None = None,
+        restored_from: RestoredFromCheckpoint | None = None,
+        savepoint_requests: Sequence[SavepointRequest] = (),
+        ignore_unclaimed_state: bool = False,
     ) -> None:
         super().__init__()
         self.plan = plan
@@ -91,6 +119,10 @@ class JobMaster(pykka.ThreadingActor):
         self.job_id = job_id
         self.result = result
         self.seed = seed
+        self.restart: RestartStrategy = restart or NoRestart()
+        self.restored_from = restored_from
+        self.savepoint_requests = list(savepoint_requests)
+        self.ignore_unclaimed_state = ignore_unclaimed_state
         self.status = JobStatusMachine()
         self.status.listeners.append(self._on_status)
         self.task_states = TaskStates()
@@ -99,9 +131,16 @@ class JobMaster(pykka.ThreadingActor):
         self.coordinator: pykka.ActorRef[Any] | None = None
         self.output: dict[str, list[Any]] = {name: [] for name in self._collect_sinks()}
         self.failure: str | None = None
+        self.failures: list[str] = []
+        self.savepoints: list[str] = []
         self.started_at = 0
+        self.attempt = 0
+        self._restart_delay = 0
+        self._stopping = False
         self._result_set = False
         self._committed: set[tuple[str, TaskId, int | str]] = set()
+        self._source_records: dict[TaskId, int] = {}
+        self._requested: set[int] = set()
 
     def _collect_sinks(self) -> list[str]:
         return [
@@ -139,31 +178,56 @@ class JobMaster(pykka.ThreadingActor):
         now = self.runtime.clock.now()
         match message:
             case Deploy():
+                self.started_at = now
                 try:
-                    self._deploy(now)
+                    self._start_coordinator()
+                    self._deploy_tasks(now)
                 except Exception as error:  # e.g. a sink that cannot open its file
                     self.log.error(
                         "job_deployment_failed", error=f"{type(error).__name__}: {error}"
                     )
-                    self._fail(f"deployment failed: {type(error).__name__}: {error}", now)
-            case TaskStateUpdate(task=task, state=state, message=text):
-                self._task_state(task, state, text, now)
-            case SinkResults(sink=sink, task=task, records=records, txn=txn):
+                    self._give_up(f"deployment failed: {type(error).__name__}: {error}", now)
+                    return None
+                self._schedule_savepoints(now)
+            case TaskStateUpdate(task=task, state=state, message=text, attempt=attempt):
+                if attempt == self.attempt:  # an earlier deployment's news is stale
+                    self._task_state(task, state, text, now)
+            case SinkResults(sink=sink, task=task, records=records, txn=txn, attempt=attempt):
                 if txn is not None:  # a committed transaction counts once (2PC commits repeat)
                     key = (sink, task, txn)
                     if key in self._committed:
                         return None
                     self._committed.add(key)
+                elif attempt != self.attempt:
+                    return None
                 self.output.setdefault(sink, []).extend(records)
             case CheckpointFailure(message=text, reason=reason):
-                self._fail(f"{text} (last failure: {reason.name})", now)
+                self._on_failure(f"{text} (last failure: {reason.name})", now)
             case CancelJob():
-                if (
-                    not self.status.status.is_globally_terminal
-                    and self.status.status is not JobStatus.CANCELLING
-                ):
+                if self.status.status in (JobStatus.RUNNING, JobStatus.RESTARTING):
+                    restarting = self.status.status is JobStatus.RESTARTING
                     self.status.transition(JobStatus.CANCELLING, now)
-                    self._cancel_tasks()
+                    if restarting:  # tasks are down already
+                        self._terminate(now)
+                    else:
+                        self._cancel_tasks()
+                elif self.status.status is JobStatus.CREATED:
+                    self.status.transition(JobStatus.CANCELLING, now)
+                    self._terminate(now)
+            case TimerFired(key=RestartJob(attempt=attempt)):
+                if self.status.status is JobStatus.RESTARTING and attempt == self.attempt:
+                    assert self.coordinator is not None
+                    self.coordinator.tell(ListRetainedCheckpoints())
+            case RetainedCheckpoints(checkpoints=retained):
+                if self.status.status is JobStatus.RESTARTING:
+                    self._restart_from(retained, now)
+            case TimerFired(key=JobTimer(index=index)):
+                self._trigger_savepoint(index)
+            case SourceProgress(task=task, records=records):
+                self._source_records[task] = records
+                self._check_record_savepoints()
+            case RequestOutcome(request_id=rid, path=path, failure=failure):
+                self._savepoint_outcome(rid, path, failure, now)
             case CoordinatorReport():
                 self._complete(message)
             case QueryProgress():
@@ -177,26 +241,35 @@ class JobMaster(pykka.ThreadingActor):
                 }
             case _:
                 raise TypeError(f"JobMaster cannot handle {message!r}")
+        return None
 
     # --- deployment -----------------------------------------------------------------------------
 
-    def _deploy(self, now: int) -> None:
-        plan, runtime = self.plan, self.runtime
-        self.started_at = now
+    def _start_coordinator(self) -> None:
+        plan = self.plan
         core = CheckpointCoordinator(
             plan.coordinator_config(seed=self.seed),
             plan.plan_calculator(),
             seed=self.seed,
             storage=self.storage,
         )
-        self.coordinator = runtime.spawn(
+        self.coordinator = self.runtime.spawn(
             ReportingCoordinator,
             core=core,
-            runtime=runtime,
+            runtime=self.runtime,
             storage=self.storage,
             job_master=self.actor_ref,
             job_id=self.job_id,
         )
+        if self.restored_from is not None:  # started from a savepoint or checkpoint
+            self.coordinator.tell(self.restored_from)
+
+    def _deploy_tasks(self, now: int) -> None:
+        plan, runtime = self.plan, self.runtime
+        assert self.coordinator is not None
+        self.tasks, self.channels = {}, []
+        sources = set(plan.job.source_tasks())
+        step = self._progress_step()
         for task, spec in plan.tasks.items():
             self.tasks[task] = runtime.spawn(
                 StreamTask,
@@ -204,6 +277,7 @@ class JobMaster(pykka.ThreadingActor):
                 runtime=runtime,
                 storage=self.storage,
                 job_master=self.actor_ref,
+                report_records_every=step if task in sources else 0,
             )
         outputs: dict[TaskId, dict[int, pykka.ActorRef[Any]]] = {t: {} for t in plan.tasks}
         inputs: dict[TaskId, dict[int, pykka.ActorRef[Any]]] = {t: {} for t in plan.tasks}
@@ -233,6 +307,7 @@ class JobMaster(pykka.ThreadingActor):
         self.coordinator.tell(WireCoordinator(self.tasks))
         self.log.info(
             "job_deployed",
+            attempt=self.attempt,
             tasks=len(self.tasks),
             channels=len(self.channels),
             vertices=[v.name for v in plan.job.vertices],
@@ -249,7 +324,9 @@ class JobMaster(pykka.ThreadingActor):
         for task, ref in self.tasks.items():
             ref.tell(StartTask())
             self.task_states.set(task, ExecutionState.RUNNING)
-            self.coordinator.tell(ExecutionStateChanged(task=task, state=ExecutionState.RUNNING))
+            self.coordinator.tell(
+                ExecutionStateChanged(task=task, state=ExecutionState.RUNNING, attempt=self.attempt)
+            )
         self.status.transition(JobStatus.RUNNING, now)
 
     # --- status -----------------------------------------------------------------------------------
@@ -267,28 +344,119 @@ class JobMaster(pykka.ThreadingActor):
         self.task_states.set(task, state)
         self.log.info("task_state_changed", task=str(task), state=state.value, message=text)
         if self.coordinator is not None:
-            self.coordinator.tell(ExecutionStateChanged(task=task, state=state))
+            self.coordinator.tell(
+                ExecutionStateChanged(task=task, state=state, attempt=self.attempt)
+            )
         current = self.status.status
-        if state is ExecutionState.FAILED and current in (JobStatus.RUNNING, JobStatus.CREATED):
-            self._fail(f"task {task} failed: {text}", now)
+        all_down = self.task_states.all_in(
+            ExecutionState.FINISHED, ExecutionState.FAILED, ExecutionState.CANCELED
+        )
+        if state is ExecutionState.FAILED and current is JobStatus.RUNNING:
+            if self.coordinator is not None:
+                self.coordinator.tell(
+                    FailUnacknowledgedCheckpoints(task=task, attempt=self.attempt, cause=text)
+                )
+            self._on_failure(f"task {task} failed: {text}", now)
         elif current is JobStatus.RUNNING and self.task_states.all_in(ExecutionState.FINISHED):
             self.status.transition(JobStatus.FINISHED, now)
-        elif current in (JobStatus.FAILING, JobStatus.CANCELLING) and self.task_states.all_in(
-            ExecutionState.FINISHED, ExecutionState.FAILED, ExecutionState.CANCELED
-        ):
+        elif current is JobStatus.RESTARTING and all_down:
+            self._schedule_restart(now)
+        elif current in (JobStatus.FAILING, JobStatus.CANCELLING) and all_down:
             self._terminate(now)
 
-    def _fail(self, cause: str, now: int) -> None:
-        if self.status.status not in (JobStatus.RUNNING, JobStatus.CREATED):
+    # --- failure and recovery ---------------------------------------------------------------------
+
+    def _on_failure(self, cause: str, now: int) -> None:
+        """A task failed, or the failure manager gave up on checkpoints: restart every task
+        from the latest completed checkpoint if the restart strategy allows, else fail."""
+        if self.status.status is not JobStatus.RUNNING:
+            return  # restarting already, or ending
+        self.failures.append(cause)
+        self.restart.notify_failure(now)
+        if not self.restart.can_restart:
+            self._give_up(f"{cause}; recovery is suppressed by {self.restart.describe()}", now)
             return
-        self.failure = self.failure or cause
-        self.log.warning("job_failing", cause=cause)
-        self.status.transition(JobStatus.FAILING, now)
+        self._restart_delay = self.restart.backoff_ms
+        self.log.warning(
+            "job_failover",
+            cause=cause,
+            restart=len(self.failures),
+            delay_ms=self._restart_delay,
+        )
+        assert self.coordinator is not None
+        self.coordinator.tell(
+            AbortPendingCheckpoints(reason=CheckpointFailureReason.JOB_FAILOVER_REGION)
+        )
+        self.status.transition(JobStatus.RESTARTING, now)
         self._cancel_tasks()
 
+    def _schedule_restart(self, now: int) -> None:
+        """Every task is down: stop them and their channels; restart after the delay."""
+        self._stop_tasks()
+        self.runtime.schedule(self.actor_ref, RestartJob(self.attempt), now + self._restart_delay)
+
+    def _restart_from(self, retained: tuple[tuple[int, str, bool], ...], now: int) -> None:
+        restores: dict[TaskId, TaskRestore] = {}
+        restored: RestoredFromCheckpoint | None = None
+        unusable: list[str] = []
+        for checkpoint_id, path, is_savepoint in retained:
+            try:
+                loaded = load_checkpoint(path)
+                restores = restore_plan(
+                    self.plan, loaded, ignore_unclaimed=self.ignore_unclaimed_state
+                )
+            except (OSError, RestoreError) as error:  # missing or damaged: try the one before
+                self.log.warning(
+                    "checkpoint_unusable", checkpoint_id=checkpoint_id, error=str(error)
+                )
+                unusable.append(str(error))
+                continue
+            restored = RestoredFromCheckpoint(
+                checkpoint_id=checkpoint_id, external_path=path, is_savepoint=is_savepoint
+            )
+            break
+        if restored is None and unusable:
+            self._give_up(
+                f"{self.failures[-1]}; no usable checkpoint to restore from: "
+                + "; ".join(unusable),
+                now,
+            )
+            return
+        self.attempt += 1
+        self.plan = dataclasses.replace(
+            self.plan,
+            tasks={
+                task: dataclasses.replace(spec, attempt=self.attempt, restore=restores.get(task))
+                for task, spec in self.plan.tasks.items()
+            },
+        )
+        assert self.coordinator is not None
+        if restored is not None:
+            self.coordinator.tell(restored)
+        self.log.info(
+            "job_restarting",
+            attempt=self.attempt,
+            checkpoint_id=restored.checkpoint_id if restored else None,
+        )
+        try:
+            self._deploy_tasks(now)
+        except Exception as error:
+            self._give_up(f"redeployment failed: {type(error).__name__}: {error}", now)
+
+    def _give_up(self, cause: str, now: int) -> None:
+        """The job fails for good: FAILING (tasks cancelled) then FAILED."""
+        self.failure = self.failure or cause
+        self.log.warning("job_failing", cause=cause)
+        current = self.status.status
+        if current in (JobStatus.RUNNING, JobStatus.CREATED):
+            self.status.transition(JobStatus.FAILING, now)
+            self._cancel_tasks()
+        elif current is JobStatus.RESTARTING:
+            self.status.transition(JobStatus.FAILED, now)  # its tasks are down already
+
     def _cancel_tasks(self) -> None:
-        """Ask every running task to cancel; the job is FAILED or CANCELED once every task has
-        reported a terminal state (Flink's CANCELING tasks), so what sinks collected arrives."""
+        """Ask every running task to cancel; the job moves on once every task has reported a
+        terminal state (Flink's CANCELING tasks), so what sinks collected arrives."""
         for task, ref in self.tasks.items():
             if self.task_states.states.get(task) is ExecutionState.RUNNING:
                 self.task_states.set(task, ExecutionState.CANCELING)
@@ -299,7 +467,11 @@ class JobMaster(pykka.ThreadingActor):
         if self.task_states.all_in(
             ExecutionState.FINISHED, ExecutionState.FAILED, ExecutionState.CANCELED
         ):
-            self._terminate(self.runtime.clock.now())
+            now = self.runtime.clock.now()
+            if self.status.status is JobStatus.RESTARTING:
+                self._schedule_restart(now)
+            else:
+                self._terminate(now)
 
     def _terminate(self, now: int) -> None:
         if self.status.status is JobStatus.FAILING:
@@ -307,15 +479,80 @@ class JobMaster(pykka.ThreadingActor):
         elif self.status.status is JobStatus.CANCELLING:
             self.status.transition(JobStatus.CANCELED, now)
 
-    def _complete(self, report: CoordinatorReport) -> None:
+    def _stop_tasks(self) -> None:
         for ref in [*self.tasks.values(), *self.channels]:
             with contextlib.suppress(pykka.ActorDeadError):
                 ref.stop(block=False)
+
+    # --- savepoints -------------------------------------------------------------------------------
+
+    def _progress_step(self) -> int:
+        counts = [r.after_records for r in self.savepoint_requests if r.after_records]
+        if not counts:
+            return 0
+        sources = max(1, len(self.plan.job.source_tasks()))
+        return max(1, min(counts) // (4 * sources))
+
+    def _schedule_savepoints(self, now: int) -> None:
+        for index, request in enumerate(self.savepoint_requests):
+            if request.at_ms is not None:
+                self.runtime.schedule(self.actor_ref, JobTimer(index), now + request.at_ms)
+
+    def _check_record_savepoints(self) -> None:
+        total = sum(self._source_records.values())
+        for index, request in enumerate(self.savepoint_requests):
+            if request.after_records is not None and total >= request.after_records:
+                self._trigger_savepoint(index)
+
+    def _trigger_savepoint(self, index: int) -> None:
+        if index in self._requested or self.status.status is not JobStatus.RUNNING:
+            return
+        self._requested.add(index)
+        request = self.savepoint_requests[index]
+        self.log.info("savepoint_requested", stop=request.stop, directory=request.directory)
+        assert self.coordinator is not None
+        self.coordinator.tell(
+            TriggerCheckpointRequest(
+                request_id=SAVEPOINT_REQUEST_BASE + index,
+                snapshot_type=SnapshotType.SYNC_SAVEPOINT
+                if request.stop
+                else SnapshotType.SAVEPOINT,
+                target_location=request.directory,
+            )
+        )
+
+    def _savepoint_outcome(self, rid: int, path: str | None, failure: str | None, now: int) -> None:
+        index = rid - SAVEPOINT_REQUEST_BASE
+        if not 0 <= index < len(self.savepoint_requests):
+            return
+        request = self.savepoint_requests[index]
+        if path is None:
+            self.log.warning("savepoint_failed", reason=failure, stop=request.stop)
+            self.failures.append(f"savepoint failed: {failure}")
+            return
+        self.savepoints.append(path)
+        self.log.info("savepoint_completed", path=path, stop=request.stop)
+        if request.stop and self.status.status is JobStatus.RUNNING:
+            self._stopping = True  # stop-with-savepoint: the tasks stop, the job FINISHES
+            for task, ref in self.tasks.items():
+                if self.task_states.states.get(task) is ExecutionState.RUNNING:
+                    with contextlib.suppress(pykka.ActorDeadError):
+                        ref.tell(StopTask())
+
+    # --- the end ----------------------------------------------------------------------------------
+
+    def _complete(self, report: CoordinatorReport) -> None:
+        self._stop_tasks()
         if self.coordinator is not None:
             with contextlib.suppress(pykka.ActorDeadError):
                 self.coordinator.stop(block=False)
         result = self._result_from(self.status.status, report)
-        self.log.info("job_finished", status=result.status.value, duration_ms=result.duration_ms)
+        self.log.info(
+            "job_finished",
+            status=result.status.value,
+            duration_ms=result.duration_ms,
+            restarts=result.restarts,
+        )
         self._set_result(result)
 
     def _result_from(self, status: JobStatus, report: CoordinatorReport) -> JobResult:
@@ -333,12 +570,19 @@ class JobMaster(pykka.ThreadingActor):
             duration_ms=now - self.started_at,
             checkpoint_dir=str(self.storage.root),
             status_history=[(s.value, t) for s, t in self.status.history],
+            restarts=self.attempt,
+            failures=list(self.failures),
+            savepoints=list(self.savepoints),
         )
 
     def _set_result(self, result: JobResult) -> None:
         if not self._result_set:
             self._result_set = True
             self.result.set(result)
+
+
+#: request ids of savepoints the JobMaster asks for (periodic checkpoints use negative ids)
+SAVEPOINT_REQUEST_BASE = 1_000_000
 
 
 def _empty_report() -> CoordinatorReport:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import threading
 import time
@@ -15,14 +16,17 @@ import pykka
 import structlog
 
 from actors.execution import ActorRuntime, ThreadedRuntime
-from actors.faults import Fault, FaultPlan
+from actors.faults import Fault, FaultPlan, parse_faults
 from actors.job_master import JobMaster
 from actors.protocol import CancelJob, Deploy, QueryProgress
 from actors.simulation import SimulationRuntime
+from runtime.checkpoint import SavepointRequest
 from runtime.config import Configuration
 from runtime.graph import JobGraph
-from runtime.job import ExecutionPlan, JobResult, plan_execution
-from runtime.storage import FileSystemCheckpointStorage, make_temp_dir
+from runtime.job import ExecutionPlan, JobResult, plan_execution, restore_plan
+from runtime.messages import RestoredFromCheckpoint
+from runtime.restart import RestartStrategy, restart_strategy
+from runtime.storage import FileSystemCheckpointStorage, load_checkpoint, make_temp_dir
 
 log = structlog.get_logger(__name__)
 
@@ -57,6 +61,7 @@ def execute(
     seed: int | None = None,
     schedule: Sequence[int] = (),
     faults: Sequence[Fault] = (),
+    savepoints: Sequence[SavepointRequest] = (),
     timeout: float | None = None,
     progress: Progress | None = None,
     progress_interval: float = 0.5,
@@ -74,15 +79,46 @@ def execute(
         seed = conf["ckptsim.seed"]
     elif isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+    fault_plan = FaultPlan([*faults, *parse_faults(conf["ckptsim.faults"] or "")])
+    restored_from = None
+    path: str | None = conf["execution.state-recovery.path"]
+    if path is not None:  # --from-savepoint / --from-checkpoint
+        loaded = load_checkpoint(path)
+        restores = restore_plan(
+            plan, loaded, ignore_unclaimed=conf["execution.state-recovery.ignore-unclaimed-state"]
+        )
+        plan = plan_execution(job, conf, restore=restores)
+        restored_from = RestoredFromCheckpoint(
+            checkpoint_id=loaded.checkpoint_id,
+            external_path=loaded.path,
+            is_savepoint=loaded.is_savepoint,
+        )
+        log.info("job_restoring", path=loaded.path, checkpoint_id=loaded.checkpoint_id)
+    setup = _Setup(
+        restart=restart_strategy(
+            conf, checkpointing=plan.checkpoint.is_checkpointing_enabled, seed=seed
+        ),
+        restored_from=restored_from,
+        savepoints=list(savepoints),
+        ignore_unclaimed=conf["execution.state-recovery.ignore-unclaimed-state"],
+    )
     rt: ActorRuntime = (
         make_runtime(runtime or "threaded", conf, seed=seed, schedule=schedule)
         if runtime is None or isinstance(runtime, str)
         else runtime
     )
-    rt.faults = FaultPlan(faults)
+    rt.faults = fault_plan
     scope = rt.activated() if isinstance(rt, SimulationRuntime) else contextlib.nullcontext()
     with scope:
-        return _run(job, conf, plan, rt, seed, timeout, progress, progress_interval)
+        return _run(job, conf, plan, rt, seed, setup, timeout, progress, progress_interval)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Setup:
+    restart: RestartStrategy
+    restored_from: RestoredFromCheckpoint | None
+    savepoints: list[SavepointRequest]
+    ignore_unclaimed: bool
 
 
 def _run(
@@ -91,6 +127,7 @@ def _run(
     plan: ExecutionPlan,
     rt: ActorRuntime,
     seed: int,
+    setup: _Setup,
     timeout: float | None,
     progress: Progress | None,
     progress_interval: float,
@@ -127,6 +164,10 @@ def _run(
                 job_id=job_id,
                 result=future,
                 seed=seed,
+                restart=setup.restart,
+                restored_from=setup.restored_from,
+                savepoint_requests=setup.savepoints,
+                ignore_unclaimed_state=setup.ignore_unclaimed,
             )
             log.info(
                 "job_submitted",

@@ -105,5 +105,49 @@ class Deploy:
 
 
 @dataclass(frozen=True, slots=True)
+class RestartJob:
+    """Timer key: the restart delay after a failure is over."""
+
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class JobTimer:
+    """Timer key: a savepoint or stop-with-savepoint asked for at a time."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListRetainedCheckpoints:
+    """JobMaster -> coordinator: which completed checkpoints could a restart restore?"""
+
+
+@dataclass(frozen=True, slots=True)
+class RetainedCheckpoints:
+    """Coordinator -> JobMaster: (id, path, is savepoint) of the retained checkpoints,
+    newest first."""
+
+    checkpoints: tuple[tuple[int, str, bool], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestOutcome:
+    """Coordinator -> JobMaster: how a checkpoint or savepoint it asked for ended."""
+
+    request_id: int
+    path: str | None
+    failure: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceProgress:
+    """A source task -> JobMaster: records it has read so far (for savepoints at a count)."""
+
+    task: TaskId
+    records: int
+
+
+@dataclass(frozen=True, slots=True)
 class QueryProgress:
     """Ask (from outside the actor system only) for a progress snapshot."""

@@ -19,7 +19,8 @@ from actors.session import Session, active
 from actors.simulation import SimulationStalled
 from runtime.config import ConfigError
 from runtime.graph import GraphError
-from runtime.job import JobResult
+from runtime.job import JobResult, RestoreError
+from runtime.storage import CorruptCheckpointError
 
 
 class ScriptError(Exception):
@@ -58,6 +59,8 @@ def run_script(path: str, session: Session) -> JobResult:
             raise
         except (GraphError, ConfigError) as error:
             raise ScriptError(f"{path}: {error}") from None
+        except (RestoreError, CorruptCheckpointError) as error:
+            raise ScriptError(f"cannot start {path} from the given state: {error}") from None
         except Exception as error:
             frames = [
                 f for f in traceback.extract_tb(error.__traceback__) if f.filename == str(script)

@@ -20,12 +20,14 @@ import structlog
 
 from actors.connectors import Connector, make_connector
 from actors.execution import ActorRuntime
+from actors.faults import CrashTask
 from actors.protocol import (
     Consumed,
     Deliver,
     Prioritize,
     Resume,
     SinkResults,
+    SourceProgress,
     TaskStateUpdate,
     WireTask,
 )
@@ -47,6 +49,7 @@ from runtime.effects import (
     TaskFailed,
     TaskFinished,
     TaskSnapshot,
+    TaskStopped,
     Traced,
     WriteSnapshot,
 )
@@ -65,6 +68,10 @@ from runtime.task import StreamTaskCore, TaskSpec
 log = structlog.get_logger(__name__)
 
 
+class InjectedCrash(RuntimeError):
+    """An injected ``CrashTask``: escapes the actor, which dies."""
+
+
 class StreamTask(pykka.ThreadingActor):
     #: user code runs here: a function that never returns must not keep the process alive
     #: after its job was given up (Flink's TaskManager kills such a task)
@@ -77,9 +84,14 @@ class StreamTask(pykka.ThreadingActor):
         runtime: ActorRuntime,
         storage: FileSystemCheckpointStorage,
         job_master: pykka.ActorRef[Any],
+        report_records_every: int = 0,
     ) -> None:
         super().__init__()
         self.spec = spec
+        #: a source tells the JobMaster its record count every this many records (savepoints
+        #: after a number of records); 0: never
+        self.report_records_every = report_records_every
+        self._reported = 0
         self.core = StreamTaskCore(spec)
         self.runtime = runtime
         self.storage = storage
@@ -136,7 +148,20 @@ class StreamTask(pykka.ThreadingActor):
         before = core.records_in
         effects = core.handle(message, now)
         self.runtime.charge(core.records_in - before, core.take_cost())
+        faults = self.runtime.faults
+        if faults and core.records_in > before:
+            fault = faults.task_failure(str(self.spec.task), core.records_in)
+            if isinstance(fault, CrashTask):
+                self.log.info("fault_injected", fault=repr(fault))
+                raise InjectedCrash(f"injected fault: {fault!r}")
+            if fault is not None:
+                self.log.info("fault_injected", fault=repr(fault))
+                effects = core.fail(f"injected fault: {fault!r}")
         self._apply(effects, self.runtime.clock.now() - now)
+        step = self.report_records_every
+        if step and core.records_in // step > self._reported:
+            self._reported = core.records_in // step
+            self.job_master.tell(SourceProgress(task=self.spec.task, records=core.records_in))
 
     def _run_default_actions(self) -> None:
         """Flink's mailbox loop: run the default action again while no mail is waiting (up
@@ -208,6 +233,16 @@ class StreamTask(pykka.ThreadingActor):
                     else:  # aborted: its transaction stays pending, committed with a later one
                         self._sink_states.pop(cid, None)
                 case CheckpointTakenOnTask(checkpoint_id=cid) as taken:
+                    fault = self.runtime.faults.fails_checkpoint(str(self.spec.task), cid)
+                    if fault is not None:  # the synchronous part fails: the task fails
+                        self.log.info("fault_injected", fault=repr(fault))
+                        self._apply(
+                            self.core.fail(
+                                f"injected fault: {fault!r} (synchronous part of checkpoint {cid})"
+                            ),
+                            0,
+                        )
+                        return
                     self._sync_ms[cid] = elapsed
                     self.log.info(
                         "checkpoint_taken",
@@ -234,6 +269,8 @@ class StreamTask(pykka.ThreadingActor):
                     self._finish()
                 case TaskCanceled():
                     self._finish(ExecutionState.CANCELED)
+                case TaskStopped():
+                    self._finish(ExecutionState.FINISHED, commit=False)
                 case TaskFailed(message=text):
                     self.log.warning("task_failed", message=text)
                     self._close_connectors(finished=False)
@@ -309,9 +346,11 @@ class StreamTask(pykka.ThreadingActor):
         for uid, connector in self.connectors.items():
             connector.restore(restore.operator_states.get(uid, []))
 
-    def _finish(self, state: ExecutionState = ExecutionState.FINISHED) -> None:
+    def _finish(
+        self, state: ExecutionState = ExecutionState.FINISHED, *, commit: bool = True
+    ) -> None:
         finished = state is ExecutionState.FINISHED
-        for sink, records in self._close_connectors(finished=finished).items():
+        for sink, records in self._close_connectors(finished=finished and commit).items():
             self.job_master.tell(
                 SinkResults(
                     sink=sink, task=self.spec.task, records=records, attempt=self.spec.attempt

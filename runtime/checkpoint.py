@@ -242,3 +242,15 @@ class CompletedCheckpoint:
 
     def handles(self) -> tuple[StateHandle, ...]:
         return tuple(h for s in self.task_states.values() for h in s.handles)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SavepointRequest:
+    """A savepoint a job takes on its own: ``at_ms`` after it started, or once its sources
+    read ``after_records`` records; ``stop``: stop-with-savepoint (a synchronous savepoint,
+    then the job finishes)."""
+
+    at_ms: int | None = None
+    after_records: int | None = None
+    directory: str | None = None
+    stop: bool = False

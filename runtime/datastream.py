@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from runtime.checkpoint import SavepointRequest
 from runtime.config import CheckpointConfig, CheckpointingMode, Configuration
 from runtime.graph import GraphError, JobGraph, StreamGraph, StreamNode, build_job_graph
 from runtime.operators import (
@@ -61,6 +62,9 @@ class StreamExecutionEnvironment:
         self.chaining = True
         self.max_parallelism = 128
         self.sinks: dict[str, StreamNode] = {}
+        #: savepoints the job takes on its own, and faults to inject (actors.faults)
+        self.savepoint_requests: list[SavepointRequest] = []
+        self.faults: list[Any] = []
 
     # --- settings -----------------------------------------------------------------------------
 
@@ -164,6 +168,38 @@ class StreamExecutionEnvironment:
             max_parallelism=self.max_parallelism,
         )
 
+    # --- savepoints and faults ----------------------------------------------------------------
+
+    def trigger_savepoint(
+        self,
+        *,
+        at_ms: int | None = None,
+        after_records: int | None = None,
+        directory: str | None = None,
+    ) -> StreamExecutionEnvironment:
+        """Take a savepoint ``at_ms`` after the job starts, or once its sources have read
+        ``after_records`` records (into ``directory``, default
+        ``execution.checkpointing.savepoint-dir`` or the checkpoint directory)."""
+        self.savepoint_requests.append(_savepoint(at_ms, after_records, directory, stop=False))
+        return self
+
+    def stop_with_savepoint(
+        self,
+        *,
+        at_ms: int | None = None,
+        after_records: int | None = None,
+        directory: str | None = None,
+    ) -> StreamExecutionEnvironment:
+        """Stop-with-savepoint: a synchronous savepoint, then the job finishes (resume it with
+        ``ckptsim run --from-savepoint PATH``)."""
+        self.savepoint_requests.append(_savepoint(at_ms, after_records, directory, stop=True))
+        return self
+
+    def inject_faults(self, *faults: Any) -> StreamExecutionEnvironment:
+        """Faults for the job's run (``actors.faults``)."""
+        self.faults.extend(faults)
+        return self
+
     def execute(self, name: str = "ckptsim job", **options: Any) -> JobResult:
         if self.executor is None:
             raise RuntimeError(
@@ -172,7 +208,26 @@ class StreamExecutionEnvironment:
             )
         job = self.build_job_graph(name)
         CheckpointConfig.from_configuration(self.configuration)  # fail fast on bad settings
+        if self.savepoint_requests:
+            options.setdefault("savepoints", list(self.savepoint_requests))
+        if self.faults:
+            options["faults"] = [*self.faults, *options.get("faults", ())]
         return self.executor(job, self.configuration, **options)
+
+
+def _savepoint(
+    at_ms: int | None, after_records: int | None, directory: str | None, *, stop: bool
+) -> SavepointRequest:
+    if (at_ms is None) == (after_records is None):
+        raise GraphError("a savepoint needs at_ms or after_records (one of them)")
+    for value, what in ((at_ms, "at_ms"), (after_records, "after_records")):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
+            raise GraphError(f"{what} must be a whole number >= 0, got {value!r}")
+    return SavepointRequest(
+        at_ms=at_ms, after_records=after_records, directory=directory, stop=stop
+    )
 
 
 class DataStream:

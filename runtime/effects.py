@@ -267,6 +267,13 @@ class TaskFinished:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TaskStopped:
+    """Stopped by stop-with-savepoint: FINISHED, but its sinks' uncommitted data is dropped."""
+
+    task: TaskId
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskCanceled:
     """The task stopped on request; what its sinks collected so far still counts."""
 
@@ -341,6 +348,7 @@ Effect = (
     | SinkWrite
     | SinkNotify
     | TaskFinished
+    | TaskStopped
     | TaskCanceled
     | TaskFailed
     | CheckpointTakenOnTask

@@ -13,7 +13,75 @@ from runtime.coordinator import CheckpointPlanCalculator, CoordinatorConfig
 from runtime.graph import ChannelSpec, JobGraph, JobVertex
 from runtime.partition import Partitioner
 from runtime.status import ExecutionState, JobStatus
+from runtime.storage import LoadedCheckpoint
 from runtime.task import OutputEdge, TaskRestore, TaskSpec
+
+
+class RestoreError(ValueError):
+    """A checkpoint or savepoint does not fit the job it should start."""
+
+
+#: operators whose state is split by key group, so it can move between subtasks
+KEYED_KINDS = frozenset({"reduce", "process"})
+
+
+def restore_plan(
+    plan: ExecutionPlan, checkpoint: LoadedCheckpoint, *, ignore_unclaimed: bool = False
+) -> dict[TaskId, TaskRestore]:
+    """What each task of ``plan`` restores from ``checkpoint``: operator state by operator uid
+    (keyed state by key group, so a keyed operator may change its parallelism), channel state
+    and the finished / ended flags by task. Raises ``RestoreError`` naming what does not fit."""
+    job_ops = {
+        op.uid: (op, spec.parallelism) for spec in plan.tasks.values() for op in spec.operators
+    }
+    by_uid: dict[str, dict[int, Any]] = {}
+    for task, state in checkpoint.tasks.items():
+        for uid, op_state in state.operator_states.items():
+            by_uid.setdefault(uid, {})[task.subtask] = op_state
+    unclaimed = sorted(set(by_uid) - set(job_ops))
+    if unclaimed and not ignore_unclaimed:
+        raise RestoreError(
+            f"{checkpoint.path} holds state of operator(s) {', '.join(map(repr, unclaimed))}, "
+            "which this job does not have: give the operators the uid(...) they had, or set "
+            "execution.state-recovery.ignore-unclaimed-state=true to start without that state"
+        )
+    for uid, states in by_uid.items():
+        if uid not in job_ops:
+            continue
+        op, parallelism = job_ops[uid]
+        if op.kind not in KEYED_KINDS and len(states) > 1 and len(states) != parallelism:
+            raise RestoreError(
+                f"operator {uid!r} ran {len(states)} subtasks with state in {checkpoint.path} "
+                f"and has {parallelism} now: only keyed state can be redistributed; keep its "
+                "parallelism"
+            )
+    for task, state in checkpoint.tasks.items():
+        if (state.input_channels or state.output_channels) and task not in plan.tasks:
+            raise RestoreError(
+                f"{checkpoint.path} holds in-flight data of task {task}, which this job does not "
+                "have: an unaligned checkpoint restores only into the same topology"
+            )
+    restores: dict[TaskId, TaskRestore] = {}
+    for task, spec in plan.tasks.items():
+        operator_states: dict[str, list[Any]] = {}
+        for op in spec.operators:
+            saved = by_uid.get(op.uid)
+            if not saved:
+                continue
+            if op.kind in KEYED_KINDS and len(saved) != spec.parallelism:
+                operator_states[op.uid] = [saved[i] for i in sorted(saved)]
+            elif task.subtask in saved:
+                operator_states[op.uid] = [saved[task.subtask]]
+        old = checkpoint.tasks.get(task)
+        restores[task] = TaskRestore(
+            checkpoint_id=checkpoint.checkpoint_id,
+            operator_states=operator_states,
+            input_channels=old.input_channels if old else {},
+            output_channels=old.output_channels if old else {},
+            ended_input=old.ended_input if old else False,
+            finished=task in checkpoint.finished_tasks,
+        )
+    return restores
 
 
 class IllegalJobTransition(RuntimeError):
@@ -227,6 +295,11 @@ class JobResult:
     records_in: int = 0
     checkpoint_dir: str | None = None
     status_history: list[tuple[str, int]] = field(default_factory=list)
+    #: restarts after failures (Flink's numRestarts), and the failure behind each
+    restarts: int = 0
+    failures: list[str] = field(default_factory=list)
+    #: savepoints taken: path, or None when one failed (with the reason in ``failures``)
+    savepoints: list[str] = field(default_factory=list)
 
     @property
     def succeeded(self) -> bool:

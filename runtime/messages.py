@@ -115,11 +115,27 @@ class AbortPendingCheckpoints:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RestoredFromCheckpoint:
+    """The job (re)started from this checkpoint or savepoint: new checkpoints continue after
+    its id, and the statistics count the restore."""
+
+    checkpoint_id: int
+    external_path: str | None = None
+    is_savepoint: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ShutdownCoordinator:
     job_status: JobStatus = JobStatus.FINISHED
 
 
 # --- stream task -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopTask:
+    """Stop-with-savepoint completed: stop where you are and finish (nothing is ended or
+    drained; what the sinks have not committed is dropped)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -215,6 +231,7 @@ TaskMessage = (
     | SnapshotWritten
     | SnapshotFailed
     | CancelTask
+    | StopTask
     | TimerFired
 )
 
@@ -234,6 +251,7 @@ CoordinatorMessage = (
     | ExecutionStateChanged
     | FailUnacknowledgedCheckpoints
     | AbortPendingCheckpoints
+    | RestoredFromCheckpoint
     | ShutdownCoordinator
     | TimerFired
 )

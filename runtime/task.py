@@ -51,6 +51,7 @@ from runtime.effects import (
     TaskFailed,
     TaskFinished,
     TaskSnapshot,
+    TaskStopped,
     Traced,
     TriggerCheckpointOnBarrier,
     WriteSnapshot,
@@ -73,6 +74,7 @@ from runtime.messages import (
     SnapshotFailed,
     SnapshotWritten,
     StartTask,
+    StopTask,
     TaskMessage,
     TimerFired,
     TriggerCheckpoint,
@@ -256,6 +258,9 @@ class StreamTaskCore:
             self.handler = self._make_handler()
         self.finished_inputs: set[int] = set()
         self._queue: deque[tuple[int, ChannelItem]] = deque()
+        #: per input channel, recovered in-flight buffers still queued (they come before the
+        #: channel's own data, and are not acknowledged to the channel)
+        self._recovered: dict[int, int] = {}
         self._default_scheduled = False
         self._waiting_for_wake = False
         self._end_of_input = False
@@ -317,6 +322,13 @@ class StreamTaskCore:
             ]
         return out
 
+    def fail(self, message: str) -> list[Effect]:
+        """The task fails from outside its operators (an injected fault): as a user error."""
+        if self.status in ("FAILED", "CANCELED", "FINISHED"):
+            return []
+        self.status = "FAILED"
+        return [TaskFailed(task=self.task, message=message)]
+
     def _dispatch(self, msg: TaskMessage) -> None:
         match msg:
             case RunDefaultAction():
@@ -358,6 +370,10 @@ class StreamTaskCore:
                 if self.status not in ("FINISHED", "CANCELED", "FAILED"):
                     self.status = "CANCELED"
                     self._emit(TaskCanceled(task=self.task))
+            case StopTask():
+                if self.status not in ("FINISHED", "CANCELED", "FAILED"):
+                    self.status = "FINISHED"
+                    self._emit(TaskStopped(task=self.task))
 
     def _emit(self, effect: Effect) -> None:
         self._out.append(effect)
@@ -384,10 +400,14 @@ class StreamTaskCore:
             self._last_checkpoint_id = restore.checkpoint_id
             if self.writer is not None:
                 for channel, buffers in sorted(restore.output_channels.items()):
-                    self.writer.channels[channel].outgoing.extendleft(reversed(buffers))
+                    out = self.writer.channels[channel]
+                    out.outgoing.extendleft(reversed(buffers))
+                    out.emitted += sum(len(b.records) for b in buffers)  # sent in this attempt
             for channel, buffers in sorted(restore.input_channels.items(), reverse=True):
                 for buffer in reversed(buffers):
                     self._queue.appendleft((channel, buffer))
+                # recovered in-flight data comes first, and not from the channel: no credit back
+                self._recovered[channel] = len(buffers)
             self._operators_ended = restore.ended_input or restore.finished
             self._finished_on_restore = restore.finished
         self.status = "RUNNING"
@@ -499,7 +519,8 @@ class StreamTaskCore:
             self.inputs.on_data(channel, item)
             handler.add_processed_bytes(item.size)
             self.records_in += len(item.records)
-            self.consumed[channel] += len(item.records)
+            if not self._recovered.get(channel):  # recovered data was emitted before the restore
+                self.consumed[channel] += len(item.records)
             self._run_chain(item.records, 0, item.keys if self.spec.keyed_input else None)
             if not self._queue and self.writer is not None:
                 self.writer.flush()  # idle: hand out partly filled buffers
@@ -533,6 +554,9 @@ class StreamTaskCore:
                 self._emit(AckInput(channel=channel))
                 self._end_input()
                 return
+        if self._recovered.get(channel):
+            self._recovered[channel] -= 1  # recovered, not delivered by the channel
+            return
         self._emit(AckInput(channel=channel))
 
     def _trace_barrier(

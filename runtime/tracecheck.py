@@ -166,6 +166,11 @@ class _Checker:
         self.max_concurrent = config.get("max_concurrent")
 
     def on_job_deployed(self, e: Event) -> None:
+        # a (re)deployment: every task starts afresh (its counts too); checkpoints go on
+        self.last_taken.clear()
+        self.barriers.clear()
+        self.ended_inputs.clear()
+        self.output_ended.clear()
         topology = e.get("topology")
         if not topology:
             return

@@ -62,6 +62,7 @@ from runtime.messages import (
     ExecutionStateChanged,
     FailUnacknowledgedCheckpoints,
     JobStatusChanged,
+    RestoredFromCheckpoint,
     ShutdownCoordinator,
     TimerFired,
     TriggerCheckpointRequest,
@@ -211,6 +212,11 @@ class CheckpointCoordinator:
                 )
             case AbortPendingCheckpoints(reason=reason):
                 self._abort_where(lambda p: True, reason)
+            case RestoredFromCheckpoint(
+                checkpoint_id=cid, external_path=path, is_savepoint=is_savepoint
+            ):
+                self.restore_id_counter(cid + 1)
+                self.stats.report_restored(cid, self._now, is_savepoint, path)
             case ShutdownCoordinator(job_status=job_status):
                 self._shutdown(job_status)
         return out
