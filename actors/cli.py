@@ -290,8 +290,10 @@ def _seed(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"a seed is a whole number >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"a seed is a whole number >= 0, got {text!r}")
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(
+            f"a seed is a whole number from 0 to 2**63 - 1, got {text!r}"
+        )
     return value
 
 

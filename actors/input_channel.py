@@ -56,7 +56,7 @@ class InputChannel(pykka.ThreadingActor):
     ) -> None:
         super().__init__()
         self.runtime = runtime
-        self.stalled = False
+        self.stalls = 0
         self.channel_id = channel_id
         self.input_index = input_index
         self.output_index = output_index
@@ -98,7 +98,7 @@ class InputChannel(pykka.ThreadingActor):
                 self.queue.resume()
                 self._hand_on()
             case TimerFired(key=_Stall(fault=fault, begins=begins)):
-                self.stalled = begins
+                self.stalls += 1 if begins else -1  # stalls may overlap
                 if begins:
                     assert self.runtime is not None
                     self.runtime.faults.stall_began(fault)
@@ -113,7 +113,7 @@ class InputChannel(pykka.ThreadingActor):
                 raise TypeError(f"InputChannel cannot handle {message!r}")
 
     def _hand_on(self) -> None:
-        if self.stalled:
+        if self.stalls:
             return
         queue = self.queue
         while queue.can_poll():

@@ -49,6 +49,7 @@ def make_runtime(
             schedule=schedule,
             message_cost_us=conf["ckptsim.simulation.message-cost-us"],
             record_cost_us=conf["ckptsim.simulation.record-cost-us"],
+            async_cost_us=conf["ckptsim.simulation.async-cost-us"],
         )
     raise ValueError(f"unknown runtime {name!r}: use one of {', '.join(RUNTIMES)}")
 
@@ -77,8 +78,8 @@ def execute(
     plan = plan_execution(job, conf)
     if seed is None:
         seed = conf["ckptsim.seed"]
-    elif isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ValueError(f"seed must be a whole number from 0 to 2**63 - 1, got {seed!r}")
     fault_plan = FaultPlan([*faults, *parse_faults(conf["ckptsim.faults"] or "")])
     restored_from = None
     path: str | None = conf["execution.state-recovery.path"]

@@ -128,6 +128,7 @@ class SimulationRuntime:
         schedule: Sequence[int] = (),
         message_cost_us: int = 10,
         record_cost_us: int = 1,
+        async_cost_us: int = 200,
         max_steps: int | None = None,
     ) -> None:
         from actors.input_channel import InputChannel  # noqa: PLC0415
@@ -135,6 +136,7 @@ class SimulationRuntime:
         self.seed = seed
         self.choices = list(schedule)
         self.message_cost_us = message_cost_us
+        self.async_cost_us = async_cost_us
         self.record_cost_us = record_cost_us
         self.max_steps = max_steps
         self.channel_class: type[pykka.Actor] = InputChannel
@@ -147,12 +149,15 @@ class SimulationRuntime:
         self._rng = random.Random(seed)
         self._boxes: list[_Mailbox] = []
         self._with_mail: dict[int, _Mailbox] = {}
-        self._async: deque[Callable[[], None]] = deque()
+        #: asynchronous checkpoint parts: (when it may run, order, work); each is a candidate
+        self._async: list[tuple[int, int, Callable[[], None]]] = []
+        self._async_seq = itertools.count()
         self._timers: list[tuple[int, int, str, Hashable, pykka.ActorRef[Any]]] = []
         self._live_timers: dict[tuple[str, Hashable], int] = {}
         self._timer_seq = itertools.count()
         self._classes: dict[type[pykka.Actor], type[pykka.Actor]] = {}
         self._current: _Mailbox | None = None
+        self._deadline: int | None = None
         self._charged_us = 0
 
     # --- the ActorRuntime interface ----------------------------------------------------------------
@@ -175,7 +180,10 @@ class SimulationRuntime:
         self._live_timers.pop((ref.actor_urn, key), None)
 
     def run_async(self, work: Callable[[], None]) -> None:
-        self._async.append(work)
+        """Queued as its own candidate, ready after ``async_cost_us`` of virtual time (the
+        write of a snapshot takes time; parts may complete in any order)."""
+        ready = self.now_us + self.async_cost_us
+        self._async.append((ready, next(self._async_seq), work))
 
     def charge(self, records: int, cost_ms: float) -> None:
         """The actor being run processed ``records`` and declared ``cost_ms`` of work."""
@@ -194,6 +202,7 @@ class SimulationRuntime:
         token = _ACTIVE.set(self)
         try:
             guard = 0
+            self._deadline = None
             while (self._with_mail or self._async) and guard < 1_000_000:
                 guard += 1
                 self._step(only_mail=True)
@@ -224,10 +233,11 @@ class SimulationRuntime:
                 "an actor waited on a future inside the simulation; actors must only tell"
             )
         deadline = None if timeout is None else self.now_us + round(timeout * 1_000_000)
+        self._deadline = deadline
         token = _ACTIVE.set(self)
         try:
             while not done():
-                if deadline is not None and self.now_us > deadline:
+                if deadline is not None and self.now_us >= deadline and not self._runnable():
                     raise pykka.Timeout(f"{timeout} seconds of virtual time")
                 if self.max_steps is not None and self.steps >= self.max_steps:
                     raise SimulationStalled(f"no end after {self.steps} steps ({self.describe()})")
@@ -239,23 +249,34 @@ class SimulationRuntime:
         finally:
             _ACTIVE.reset(token)
 
+    def _runnable(self) -> bool:
+        now = self.now_us
+        return any(b.busy_until <= now for b in self._with_mail.values()) or any(
+            ready <= now for ready, _, _ in self._async
+        )
+
     def _step(self, *, only_mail: bool = False) -> bool:
         now = self.now_us
         candidates = sorted(
             (b for b in self._with_mail.values() if b.busy_until <= now), key=lambda b: b.index
         )
-        count = len(candidates) + (1 if self._async else 0)
+        parts = sorted(a for a in self._async if a[0] <= now)
+        count = len(candidates) + len(parts)
         if count == 0:
             if only_mail:
-                if self._with_mail:  # busy actors: let their time pass
-                    self._set_time(min(b.busy_until for b in self._with_mail.values()))
+                waits = [b.busy_until for b in self._with_mail.values()]
+                waits += [ready for ready, _, _ in self._async]
+                if waits:  # busy actors, parts not ready: let their time pass
+                    self._set_time(max(now, min(waits)))
                     return True
                 return False
             return self._advance()
         choice = self._choose(count)
         self.steps += 1
-        if choice == len(candidates):
-            self._async.popleft()()
+        if choice >= len(candidates):
+            part = parts[choice - len(candidates)]
+            self._async.remove(part)
+            part[2]()
             return True
         box = candidates[choice]
         envelope = box.queue.popleft()
@@ -282,11 +303,16 @@ class SimulationRuntime:
         """Move the clock to the next event: a timer, or the end of a busy period."""
         self._drop_stale_timers()
         upcoming = [b.busy_until for b in self._with_mail.values()]
+        upcoming += [ready for ready, _, _ in self._async]
         if self._timers:
             upcoming.append(self._timers[0][0])
         if not upcoming:
             return False
-        self._set_time(max(self.now_us, min(upcoming)))
+        target = max(self.now_us, min(upcoming))
+        if self._deadline is not None and target > self._deadline:
+            self._set_time(max(self.now_us, self._deadline))  # the timeout comes first
+            return True
+        self._set_time(target)
         while self._timers and self._timers[0][0] <= self.now_us:
             _, seq, urn, key, ref = heapq.heappop(self._timers)
             if self._live_timers.get((urn, key)) != seq:

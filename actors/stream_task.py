@@ -313,10 +313,13 @@ class StreamTask(pykka.ThreadingActor):
             state = self.storage.write_task_state(location, snapshot)
         except Exception as error:  # the asynchronous part failed: decline, the task goes on
             gone = isinstance(error, CheckpointStorageError) and "was discarded" in str(error)
+            text = str(error)
+            if self.runtime.deterministic:  # a temporary directory's name differs between runs
+                text = text.replace(str(self.storage.root), "<job dir>")
             (self.log.info if gone else self.log.warning)(
-                "async_snapshot_failed", checkpoint_id=cid, error=str(error)
+                "async_snapshot_failed", checkpoint_id=cid, error=text
             )
-            report = SnapshotFailed(checkpoint_id=cid, message=str(error))
+            report = SnapshotFailed(checkpoint_id=cid, message=text)
         else:
             report = SnapshotWritten(
                 checkpoint_id=cid,

@@ -121,6 +121,8 @@ class Simulation:
                 faults=faults,
                 timeout=timeout,
             )
+        for seq, event in enumerate(events, 1):
+            event.setdefault("seq", seq)
         self.events = events
         self.report = check_trace(events)
         if check and self.report.violation is not None:

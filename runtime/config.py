@@ -604,6 +604,13 @@ OPTIONS: tuple[ConfigOption, ...] = (
         minimum=0,
     ),
     _opt(
+        "ckptsim.simulation.async-cost-us",
+        "int",
+        200,
+        "Simulation: virtual microseconds an asynchronous checkpoint part takes.",
+        minimum=0,
+    ),
+    _opt(
         "ckptsim.simulation.record-cost-us",
         "int",
         1,

@@ -139,18 +139,21 @@ class FileSystemCheckpointStorage:
         self.job_name = job_name
         self.savepoint_dir = Path(savepoint_dir) if savepoint_dir else None
         self._locations: dict[int, Path] = {}
-        self._created: list[Path] = []  # checkpoint and savepoint directories this job made
+        self._created: dict[Path, None] = {}  # checkpoint and savepoint directories this job made (ordered)
         self.root.mkdir(parents=True, exist_ok=True)
-        if not create_subdir:
-            taken = sorted(p.name for p in self.root.glob("chk-*"))
-            if taken:
-                raise CheckpointStorageError(
-                    f"{self.root} already holds checkpoints ({', '.join(taken[:3])}"
-                    f"{', ...' if len(taken) > 3 else ''}) and "
-                    "execution.checkpointing.create-subdir is false, so this job's checkpoints "
-                    "would overwrite them: give the job its own directory, or set "
-                    "execution.checkpointing.create-subdir to true"
-                )
+        taken = sorted(p.name for p in self.root.glob("chk-*"))
+        if taken:
+            listed = ", ".join(taken[:3]) + (", ..." if len(taken) > 3 else "")
+            how = (
+                "execution.checkpointing.create-subdir is false"
+                if not create_subdir
+                else f"the job id {job_id} was used before (a simulation names its job by its seed)"
+            )
+            raise CheckpointStorageError(
+                f"{self.root} already holds checkpoints ({listed}) and {how}, so this job's "
+                "checkpoints would overwrite them: give the job another directory "
+                "(execution.checkpointing.dir), or remove that one"
+            )
 
     def initialize_location(
         self, checkpoint_id: int, props: CheckpointProperties, target: str | None
@@ -168,7 +171,7 @@ class FileSystemCheckpointStorage:
                     f"{location} exists already: a checkpoint directory is never reused"
                 ) from None
         else:
-            self._created.append(location)
+            self._created[location] = None
         self._locations[checkpoint_id] = location
         return str(location)
 

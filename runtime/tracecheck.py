@@ -8,7 +8,8 @@ Coordinator
   - checkpoint ids increase as they are triggered, and as they complete;
   - never more checkpoints pending than ``max-concurrent-checkpoints`` (savepoints aside);
   - every triggered checkpoint ends exactly once (completed or aborted), and only a pending
-    one ends; none is left pending when the job has finished;
+    one ends; none is left pending when the job has finished; a completed checkpoint holds a
+    snapshot of every task that had not finished;
   - abort and decline reasons are ``CheckpointFailureReason`` names.
 Tasks
   - a task takes checkpoints in increasing order, and acknowledges only what it took;
@@ -82,6 +83,8 @@ class TraceReport:
     aborted: dict[str, int] = field(default_factory=dict)
     declined: dict[str, int] = field(default_factory=dict)
     cuts_checked: int = 0
+    #: the most checkpoints (not savepoints) pending at once
+    max_pending: int = 0
     channels: int = 0
     tasks: int = 0
     notes: list[str] = field(default_factory=list)
@@ -149,6 +152,8 @@ class _Checker:
         self.barriers: dict[tuple[str, int], dict[int, Event]] = {}
         self.ended_inputs: dict[str, dict[int, Event]] = {}
         self.output_ended: dict[str, Event] = {}
+        self.all_tasks: set[str] = set()
+        self.finished_tasks: set[str] = set()
 
     def fail(self, rule: str, message: str, event: Event, *context: Event | None) -> None:
         raise _Found(Violation(rule, message, event, tuple(c for c in context if c is not None)))
@@ -171,15 +176,18 @@ class _Checker:
         self.barriers.clear()
         self.ended_inputs.clear()
         self.output_ended.clear()
+        self.finished_tasks.clear()
         topology = e.get("topology")
         if not topology:
             return
         self.sources = set(topology.get("sources", []))
         self.channels = [(str(u), int(o), str(d), int(i)) for u, o, d, i in topology["channels"]]
+        self.inputs = {}
         for u, o, d, i in self.channels:
             self.inputs.setdefault(d, {})[i] = (u, o)
+        self.all_tasks = self.sources | {c[0] for c in self.channels} | set(self.inputs)
         self.report.channels = len(self.channels)
-        self.report.tasks = len(self.sources | {c[0] for c in self.channels} | set(self.inputs))
+        self.report.tasks = len(self.all_tasks)
 
     def on_job_finished(self, e: Event) -> None:
         self.job_finished = e
@@ -201,6 +209,7 @@ class _Checker:
             concurrent = [
                 p for p in self.pending.values() if p.get("type", "CHECKPOINT") == "CHECKPOINT"
             ]
+            self.report.max_pending = max(self.report.max_pending, len(concurrent))
             if len(concurrent) > self.max_concurrent:
                 self.fail(
                     "max-concurrent",
@@ -230,6 +239,16 @@ class _Checker:
                 e,
             )
         self.last_completed = cid
+        missing = sorted(
+            t for t in self.all_tasks - self.finished_tasks if (t, cid) not in self.taken
+        )
+        if missing and self.mode is not None:
+            self.fail(
+                "complete-snapshot",
+                f"checkpoint {cid} completed without a snapshot of {', '.join(missing)}, "
+                "which had not finished",
+                e,
+            )
         if self.mode == "EXACTLY_ONCE" and self.channels:
             self.check_cut(cid, e)
 
@@ -259,6 +278,9 @@ class _Checker:
 
     def on_end_of_partition_received(self, e: Event) -> None:
         self.ended_inputs.setdefault(str(e["task"]), {})[int(e["channel"])] = e
+
+    def on_task_finished(self, e: Event) -> None:
+        self.finished_tasks.add(str(e["task"]))
 
     def on_output_ended(self, e: Event) -> None:
         self.output_ended[str(e["task"])] = e

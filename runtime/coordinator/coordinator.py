@@ -440,6 +440,9 @@ class CheckpointCoordinator:
                 if newest.props.discard_on_subsumed:
                     last_subsumed = newest.checkpoint_id
         del self.pending[checkpoint_id]
+        # announced at once: the aborts below free slots that start queued checkpoints, which
+        # must not appear to run alongside this one
+        self._emit(CheckpointCompleted(checkpoint=completed, subsumed=subsumed_ids))
         self._emit(RequestCompleted(request_id=pending.request_id, checkpoint=completed))
         self.failure_manager.handle_checkpoint_success(checkpoint_id)
         self.stats.report_completed(checkpoint_id, path)
@@ -459,7 +462,6 @@ class CheckpointCoordinator:
                         last_subsumed_checkpoint_id=last_subsumed,
                     )
                 )
-        self._emit(CheckpointCompleted(checkpoint=completed, subsumed=subsumed_ids))
         self._after_slot_freed()
 
     # --- aborts -------------------------------------------------------------------------------------

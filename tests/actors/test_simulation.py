@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import runpy
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -146,3 +149,64 @@ def test_a_bad_seed_or_runtime_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="seed must be a whole number"):
         env.execute("x", runtime="simulation", seed=-1)
     assert main(["run", str(ROOT / "examples" / "word_count.py"), "--seed", "x"]) == 2
+
+
+def test_traces_are_identical_across_processes_and_hash_seeds_with_aborted_checkpoints(
+    tmp_path: Path,
+) -> None:
+    """Two processes, two PYTHONHASHSEEDs, a short interval (checkpoints aborted while their
+    snapshots are written): still the same trace, byte for byte."""
+    script = str(ROOT / "examples" / "slow_running_sum.py")
+    traces = []
+    for hash_seed in ("0", "1"):
+        trace = tmp_path / f"{hash_seed}.jsonl"
+        argv = [sys.executable, "-m", "actors.cli", "run", script, "-p", "3", "--simulate"]
+        argv += ["--seed", "0", "-q", "--trace", str(trace)]
+        argv += ["-D", "execution.checkpointing.interval=10ms"]
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        traces.append(trace.read_bytes())
+    assert traces[0] == traces[1]
+    assert b'"checkpoint_aborted"' in traces[0]
+
+
+def test_a_virtual_timeout_ends_the_job_at_its_deadline_not_at_the_next_event() -> None:
+    env = StreamExecutionEnvironment(parallelism=1)
+    env.from_generator(lambda i: i, 3, rate=0.1).collect()  # one record every 10 s
+    result = env.execute("slow", runtime="simulation", seed=1, timeout=1)
+    assert result.status is JobStatus.CANCELED
+    assert 1_000 <= result.duration_ms <= 1_001
+
+
+def test_a_second_run_of_a_seed_does_not_overwrite_the_first_ones_checkpoints(
+    tmp_path: Path,
+) -> None:
+    settings: dict[str, object] = {
+        "execution.checkpointing.dir": str(tmp_path),
+        "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+    }
+    first = running_sum_job(settings, rate=1_000).execute(
+        "kept", runtime="simulation", seed=5, timeout=0.2
+    )
+    assert first.retained_checkpoints
+    with pytest.raises(OSError, match="already holds checkpoints"):
+        running_sum_job(settings, rate=1_000).execute("again", runtime="simulation", seed=5)
+    assert all(Path(p).is_dir() for p in first.retained_checkpoints)
+
+
+def test_asynchronous_parts_take_virtual_time_and_can_outlast_the_checkpoint_timeout() -> None:
+    settings = {
+        "ckptsim.simulation.async-cost-us": 80_000,  # writing a snapshot takes 80 ms
+        "execution.checkpointing.timeout": "50 ms",
+        "execution.checkpointing.tolerable-failed-checkpoints": 100,
+    }
+    # every checkpoint expires, so the final checkpoint (FLIP-147) never completes and the
+    # job cannot finish: it runs for 0.2 s of virtual time and is cancelled
+    result = running_sum_job(settings, rate=100_000).execute(
+        "slow writes", runtime="simulation", seed=2, timeout=0.2
+    )
+    assert result.status is JobStatus.CANCELED, result.failure
+    assert not result.completed_checkpoint_ids
+    reasons = {h.get("failure_message") for h in result.checkpoints["history"]}
+    assert any(r and r.endswith("(CHECKPOINT_EXPIRED)") for r in reasons), reasons
