@@ -173,10 +173,29 @@ def cmd_run(args: argparse.Namespace) -> int:
         settings = _settings(args.define)
         if args.parallelism is not None:
             settings["parallelism.default"] = str(args.parallelism)
+        start_from = args.from_savepoint or args.from_checkpoint
+        if start_from:
+            settings["execution.state-recovery.path"] = start_from
+        if args.allow_non_restored_state:
+            settings["execution.state-recovery.ignore-unclaimed-state"] = "true"
         Configuration(settings)  # unknown keys and bad values fail before the script runs
     except (ValueError, ConfigError) as error:
         print(f"ckptsim run: {error}", file=sys.stderr)
         return EXIT_USAGE
+    if start_from:
+        from runtime.storage import CorruptCheckpointError, load_checkpoint
+
+        flag = "--from-savepoint" if args.from_savepoint else "--from-checkpoint"
+        try:
+            load_checkpoint(start_from)
+        except CorruptCheckpointError as error:
+            print(
+                f"ckptsim run: {flag} {start_from}: not a usable checkpoint or savepoint: "
+                f"{error}. Give the chk-N or savepoint-... directory (or its _metadata file) "
+                "that a previous run reported.",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
     if args.stats and not _writable(args.stats):
         print(f"ckptsim run: cannot write the stats file {args.stats}", file=sys.stderr)
         return EXIT_USAGE
@@ -340,6 +359,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="seed of every random choice, and of the schedule with --simulate (default: "
         "ckptsim.seed)",
+    )
+    start = run.add_mutually_exclusive_group()
+    start.add_argument(
+        "--from-savepoint",
+        metavar="PATH",
+        help="start from this savepoint (sets execution.state-recovery.path)",
+    )
+    start.add_argument(
+        "--from-checkpoint",
+        metavar="PATH",
+        help="start from this retained checkpoint (sets execution.state-recovery.path)",
+    )
+    run.add_argument(
+        "--allow-non-restored-state",
+        "-n",
+        action="store_true",
+        help="start even when the savepoint holds state of an operator the job no longer has "
+        "(sets execution.state-recovery.ignore-unclaimed-state)",
     )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress line and no summary")
     run.set_defaults(func=cmd_run)

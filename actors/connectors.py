@@ -20,7 +20,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from runtime import serde
 from runtime.checkpoint import TaskId
 
 #: publish(transaction id, records): hand committed records of a collect sink to the job
@@ -116,8 +115,10 @@ class PrintConnector:
 
 
 def _lines(records: Any, fmt: str) -> str:
+    """``json``: one plain JSON document per record, as any reader expects (tuples become
+    arrays; values JSON has no type for are written as their ``str``)."""
     if fmt == "json":
-        return "".join(json.dumps(serde.encode(r, where="a record")) + "\n" for r in records)
+        return "".join(json.dumps(r, default=str) + "\n" for r in records)
     return "".join(f"{r}\n" for r in records)
 
 

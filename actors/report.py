@@ -42,6 +42,10 @@ def summary_table(result: JobResult) -> str:
             **{k: counts.get(k, 0) for k in ("completed", "failed", "in_progress", "total")},
         ),
     ]
+    if result.restarts or result.failures:
+        lines.append(f"Restarts: {result.restarts}")
+        lines += [f"  failure {n}: {text}" for n, text in enumerate(result.failures, 1)]
+    lines += [f"Savepoint: {path}" for path in result.savepoints if path]
     if not history:
         return "\n".join(lines)
     header = (

@@ -16,7 +16,10 @@ Write a property of your own topology in a few lines::
         assert final_counts(result.collected("counts")) == expected
 
 ``simulations()`` draws a seed, the first scheduling choices and (with ``faults=True``)
-faults: lost or late acknowledgements, stalled channels, failed snapshots. ``sim.run`` runs
+faults: lost or late acknowledgements, stalled channels, failed snapshots; with
+``failures=n``, one to ``n`` task failures or actor crashes, after which the job restarts from
+its latest completed checkpoint (set a restart strategy, e.g. ``restart-strategy.type:
+fixed-delay``). ``sim.run`` runs
 the job on the simulation runtime, checks its trace against the protocol's invariants
 (``runtime.tracecheck``; a violation fails the test with the events that show it) and returns
 the ``JobResult``. Hypothesis shrinks a failure to a small schedule and prints it as
@@ -40,9 +43,11 @@ from hypothesis import strategies as st
 from actors import StreamExecutionEnvironment
 from actors.cli import captured_protocol_events
 from actors.faults import (
+    CrashTask,
     DelayAcknowledgement,
     DropAcknowledgement,
     FailSnapshot,
+    FailTask,
     Fault,
     StallChannel,
 )
@@ -61,11 +66,14 @@ class FaultSpec:
     """A fault drawn without knowing the job: tasks and channels are picked by index, modulo
     the job's own (so one spec means something for any topology)."""
 
-    kind: str  # drop_ack | delay_ack | stall | fail_snapshot
+    kind: str  # drop_ack | delay_ack | stall | fail_snapshot | fail_task | crash_task
     target: int = 0
     checkpoint_id: int = 1
     at_ms: int = 0
     duration_ms: int = 0
+    #: fail_task / crash_task: after this many records (fail_task with 0: while taking
+    #: checkpoint ``checkpoint_id``)
+    at_record: int = 0
 
     def resolve(self, tasks: list[str], channels: list[tuple[str, str]]) -> Fault:
         task = tasks[self.target % len(tasks)]
@@ -77,6 +85,12 @@ class FaultSpec:
             )
         if self.kind == "fail_snapshot":
             return FailSnapshot(task=task, checkpoint_id=self.checkpoint_id)
+        if self.kind == "fail_task":
+            if self.at_record:
+                return FailTask(task=task, at_record=self.at_record)
+            return FailTask(task=task, during_checkpoint=self.checkpoint_id)
+        if self.kind == "crash_task":
+            return CrashTask(task=task, at_record=max(1, self.at_record))
         if self.kind == "stall" and channels:
             producer, consumer = channels[self.target % len(channels)]
             return StallChannel(
@@ -142,25 +156,44 @@ class Simulation:
         return faults
 
 
-def fault_specs() -> st.SearchStrategy[FaultSpec]:
+CHECKPOINT_FAULTS = ("drop_ack", "delay_ack", "stall", "fail_snapshot")
+TASK_FAILURES = ("fail_task", "crash_task")
+
+
+def fault_specs(kinds: tuple[str, ...] = CHECKPOINT_FAULTS) -> st.SearchStrategy[FaultSpec]:
+    """Faults of the given kinds (default: those that make checkpoints fail but no task)."""
     return st.builds(
         FaultSpec,
-        kind=st.sampled_from(["drop_ack", "delay_ack", "stall", "fail_snapshot"]),
+        kind=st.sampled_from(kinds),
         target=st.integers(0, 63),
         checkpoint_id=st.integers(1, 6),
         at_ms=st.integers(0, 100),
         duration_ms=st.integers(1, 80),
+        at_record=st.integers(0, 800),
     )
 
 
 @st.composite
-def simulations(draw: st.DrawFn, *, faults: bool = False, max_choices: int = 200) -> Simulation:
-    """A seed, up to ``max_choices`` leading scheduling choices and (optionally) up to three
-    faults. Hypothesis shrinks the choices towards 0 (the first ready actor)."""
+def simulations(
+    draw: st.DrawFn,
+    *,
+    faults: bool = False,
+    failures: int = 0,
+    max_choices: int = 200,
+) -> Simulation:
+    """A seed, up to ``max_choices`` leading scheduling choices, (with ``faults``) up to
+    three checkpoint faults and (with ``failures=n``) one to ``n`` task failures or actor
+    crashes at random records or checkpoints. Hypothesis shrinks the choices towards 0 (the
+    first ready actor). Each fault strikes once per run, so a restarted job meets it no more."""
+    drawn: list[FaultSpec] = []
+    if faults:
+        drawn += draw(st.lists(fault_specs(), max_size=3))
+    if failures:
+        drawn += draw(st.lists(fault_specs(TASK_FAILURES), min_size=1, max_size=failures))
     return Simulation(
         seed=draw(st.integers(0, 2**32 - 1)),
         schedule=tuple(draw(st.lists(st.integers(0, 15), max_size=max_choices))),
-        faults=tuple(draw(st.lists(fault_specs(), max_size=3))) if faults else (),
+        faults=tuple(drawn),
     )
 
 
@@ -302,8 +335,11 @@ class Topology:
 
 
 @st.composite
-def topologies(draw: st.DrawFn, *, max_parallelism: int = 3) -> Topology:
-    """Small random jobs; their ``expected()`` is the failure-free result."""
+def topologies(
+    draw: st.DrawFn, *, max_parallelism: int = 3, reduce: bool | None = None
+) -> Topology:
+    """Small random jobs; their ``expected()`` is the failure-free result. ``reduce``: with
+    or without the keyed sum (None: either)."""
     parallelism = st.integers(1, max_parallelism)
     stages = draw(
         st.lists(
@@ -325,7 +361,7 @@ def topologies(draw: st.DrawFn, *, max_parallelism: int = 3) -> Topology:
         keys=draw(st.integers(1, 20)),
         duration_ms=draw(st.integers(40, 250)),
         stages=tuple(stages),
-        reduce=draw(st.booleans()),
+        reduce=draw(st.booleans()) if reduce is None else reduce,
         reduce_parallelism=draw(parallelism),
         buffer_records=draw(st.sampled_from([10, 50, 200])),
     )

@@ -408,6 +408,23 @@ class StreamTaskCore:
                     self._queue.appendleft((channel, buffer))
                 # recovered in-flight data comes first, and not from the channel: no credit back
                 self._recovered[channel] = len(buffers)
+            self._emit(
+                Traced(
+                    event="task_restored",
+                    fields={
+                        "checkpoint_id": restore.checkpoint_id,
+                        # records of recovered in-flight data, per input and output channel
+                        "input": {
+                            ch: sum(len(b.records) for b in bufs)
+                            for ch, bufs in sorted(restore.input_channels.items())
+                        },
+                        "output": {
+                            ch: sum(len(b.records) for b in bufs)
+                            for ch, bufs in sorted(restore.output_channels.items())
+                        },
+                    },
+                )
+            )
             self._operators_ended = restore.ended_input or restore.finished
             self._finished_on_restore = restore.finished
         self.status = "RUNNING"
@@ -519,8 +536,7 @@ class StreamTaskCore:
             self.inputs.on_data(channel, item)
             handler.add_processed_bytes(item.size)
             self.records_in += len(item.records)
-            if not self._recovered.get(channel):  # recovered data was emitted before the restore
-                self.consumed[channel] += len(item.records)
+            self.consumed[channel] += len(item.records)  # recovered in-flight data included
             self._run_chain(item.records, 0, item.keys if self.spec.keyed_input else None)
             if not self._queue and self.writer is not None:
                 self.writer.flush()  # idle: hand out partly filled buffers

@@ -152,6 +152,9 @@ class _Checker:
         self.barriers: dict[tuple[str, int], dict[int, Event]] = {}
         self.ended_inputs: dict[str, dict[int, Event]] = {}
         self.output_ended: dict[str, Event] = {}
+        #: records of recovered in-flight input per (task, channel) since the last deployment:
+        #: sent before the restore, consumed (or persisted again) after it
+        self.restored_input: dict[tuple[str, int], int] = {}
         self.all_tasks: set[str] = set()
         self.finished_tasks: set[str] = set()
 
@@ -176,6 +179,7 @@ class _Checker:
         self.barriers.clear()
         self.ended_inputs.clear()
         self.output_ended.clear()
+        self.restored_input.clear()
         self.finished_tasks.clear()
         topology = e.get("topology")
         if not topology:
@@ -285,6 +289,10 @@ class _Checker:
     def on_output_ended(self, e: Event) -> None:
         self.output_ended[str(e["task"])] = e
 
+    def on_task_restored(self, e: Event) -> None:
+        for channel, records in _int_keys(e.get("input")).items():
+            self.restored_input[(str(e["task"]), channel)] = records
+
     def on_channel_state_captured(self, e: Event) -> None:
         self.captured[(str(e["task"]), int(e["checkpoint_id"]))] = e
 
@@ -373,14 +381,18 @@ class _Checker:
             down_state = self.captured.get((consumer, cid))
             consumed = _int_keys(down.get("consumed")).get(channel, 0)
             in_persisted = _int_keys(down_state.get("input") if down_state else {}).get(channel, 0)
-            if emitted != consumed + in_persisted + out_persisted:
+            restored = self.restored_input.get((consumer, channel), 0)
+            if emitted + restored != consumed + in_persisted + out_persisted:
+                recovered = (
+                    f" (+ {restored} recovered in flight at the restore)" if restored else ""
+                )
                 self.fail(
                     "consistent-cut",
                     f"checkpoint {cid} is not a consistent cut on {producer}[{out}] -> "
                     f"{consumer}[{channel}]: the producer emitted {emitted} record(s) before its "
-                    f"snapshot ({out_persisted} persisted as output), the consumer took "
-                    f"{consumed} before its own and persisted {in_persisted} in flight "
-                    f"({consumed} + {in_persisted} + {out_persisted} != {emitted})",
+                    f"snapshot{recovered} ({out_persisted} persisted as output), the consumer "
+                    f"took {consumed} before its own and persisted {in_persisted} in flight "
+                    f"({consumed} + {in_persisted} + {out_persisted} != {emitted + restored})",
                     completed,
                     up,
                     down,

@@ -183,3 +183,88 @@ def test_json_logs_go_to_stderr_one_object_per_line(
     assert {"job_submitted", "checkpoint_completed", "job_finished"} <= {e["event"] for e in lines}
     assert all({"event", "level", "timestamp"} <= set(e) for e in lines)
     assert captured.out == ""  # -q: no summary
+
+
+SAVEPOINTED = """
+    import json
+    from actors import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment(parallelism=2)
+    env.enable_checkpointing(10)
+    env.configure({"execution.checkpointing.dir": CHECKPOINTS})
+    if STOP:
+        env.stop_with_savepoint(after_records=6_000)
+    env.from_generator(lambda i: (i % 5, 1), 12_000, rate=400_000).key_by(lambda r: r[0]) \\
+       .reduce(lambda a, b: (a[0], a[1] + b[1]), name="sum").collect("sums")
+    result = env.execute("savepointed")
+    sums = {}
+    for key, value in result.collected("sums"):
+        sums[key] = max(sums.get(key, 0), value)
+    with open(OUT, "w") as out:
+        json.dump(sums, out)
+"""
+
+
+def _savepointed_script(tmp_path: Path, *, stop: bool) -> str:
+    name = "stop" if stop else "resume"
+    header = (
+        f"STOP = {stop}\nCHECKPOINTS = {str(tmp_path / 'ckpt')!r}\n"
+        f"OUT = {str(tmp_path / (name + '.json'))!r}\n"
+    )
+    path = tmp_path / f"job_{name}.py"
+    path.write_text(header + textwrap.dedent(SAVEPOINTED))
+    return str(path)
+
+
+def test_from_savepoint_resumes_where_stop_with_savepoint_left_off(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Stop-with-savepoint, then ``--from-savepoint``: the two runs together count every
+    record exactly once (the resumed sums start from the savepoint's state)."""
+    code = main(["run", _savepointed_script(tmp_path, stop=True), "-p", "2", "--simulate"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    (savepoint,) = re.findall(r"Savepoint: (\S+)", out)
+    assert Path(savepoint, "_metadata").is_file()
+
+    stats = tmp_path / "stats.json"
+    code = main(
+        [
+            "run",
+            _savepointed_script(tmp_path, stop=False),
+            "-p",
+            "2",
+            "--simulate",
+            "--from-savepoint",
+            savepoint,
+            "--stats",
+            str(stats),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    counts = json.loads(stats.read_text())["jobs"]
+    (job,) = counts.values()
+    assert job["checkpoints"]["counts"]["restored"] == 1
+    stopped = json.loads((tmp_path / "stop.json").read_text())
+    resumed = json.loads((tmp_path / "resume.json").read_text())
+    assert 0 < sum(stopped.values()) < 12_000  # the first run stopped part-way
+    assert resumed == {str(key): 12_000 // 5 for key in range(5)}
+
+
+@pytest.mark.parametrize("flag", ["--from-savepoint", "--from-checkpoint"])
+def test_starting_from_a_path_that_is_not_a_checkpoint_is_a_usage_error(
+    tmp_path: Path, flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "not-a-savepoint"
+    empty.mkdir()
+    code = main(["run", script(tmp_path, GOOD), flag, str(empty)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{flag} {empty}: not a usable checkpoint or savepoint" in err
+    assert "_metadata" in err
+
+
+def test_from_savepoint_and_from_checkpoint_exclude_each_other(tmp_path: Path) -> None:
+    code = main(["run", script(tmp_path, GOOD), "--from-savepoint", "a", "--from-checkpoint", "b"])
+    assert code == 2
