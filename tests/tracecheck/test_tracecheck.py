@@ -132,6 +132,20 @@ def plant_task_goes_back(events: Events) -> int:
     return i
 
 
+def plant_snapshot_missing(events: Events) -> int:
+    """A task's snapshot (and acknowledgement) of checkpoint 3 is gone, yet it completes."""
+    events[:] = [
+        e
+        for e in events
+        if not (
+            e["event"] in ("checkpoint_taken", "checkpoint_acknowledged", "channel_state_captured")
+            and e.get("checkpoint_id") == 3
+            and e.get("task") == "map_batch-2#1"
+        )
+    ]
+    return _index(events, "checkpoint_completed", checkpoint_id=3)
+
+
 PLANTS: dict[str, tuple[Callable[[Events], int], str, str]] = {
     "id goes back": (plant_id_goes_back, "ids-increase", "triggered after checkpoint"),
     "never ends": (plant_never_ends, "ends-once", "never ended"),
@@ -143,6 +157,11 @@ PLANTS: dict[str, tuple[Callable[[Events], int], str, str]] = {
     "too many pending": (plant_too_many_pending, "max-concurrent", "2 checkpoints pending"),
     "ack without snapshot": (plant_ack_without_snapshot, "ack-after-snapshot", "never took"),
     "task goes back": (plant_task_goes_back, "task-order", "took checkpoint 2 after"),
+    "snapshot missing": (
+        plant_snapshot_missing,
+        "complete-snapshot",
+        "without a snapshot of map_batch-2#1",
+    ),
 }
 
 
@@ -199,3 +218,20 @@ def test_unreadable_traces_are_usage_errors(
     assert not (tmp_path / "missing.jsonl").exists()  # never created by the checker
     with pytest.raises(TraceFormatError, match="line 1: not a trace event"):
         parse_trace(["[1, 2]"])
+
+
+@pytest.mark.parametrize("unaligned", [False, True], ids=["aligned", "unaligned"])
+def test_traces_of_runs_with_restarts_pass(tmp_path: Path, unaligned: bool) -> None:
+    """A job that fails twice and restores (recovered in-flight data included) still keeps
+    every invariant; the checker starts each task afresh at every deployment."""
+    trace = tmp_path / "restarts.jsonl"
+    example = str(ROOT / "examples" / "failure_recovery.py")
+    args = ["run", example, "-p", "2", "-q", "--simulate", "--seed", "3", "--trace", str(trace)]
+    if unaligned:
+        args += ["-D", "execution.checkpointing.unaligned.enabled=true"]
+    assert main(args) == 0
+    events = parse_trace(trace.read_text().splitlines())
+    assert sum(e["event"] == "job_deployed" for e in events) == 3  # first run + 2 restarts
+    report = check_trace(events)
+    assert report.ok, report.violation and report.violation.render()
+    assert report.cuts_checked == report.completed >= 5
