@@ -40,6 +40,9 @@ demo: $(STAMP) java
 		$(BIN)/ckptsim run examples/slow_running_sum.py -p 2 --simulate --seed 7 -q --trace $$trace \
 			-D execution.checkpointing.unaligned.enabled=true && \
 		$(BIN)/ckptsim check $$trace; status=$$?; rm -f $$trace; exit $$status
+	@echo
+	@echo "== failure and recovery: a task fails, an actor crashes; restored from the latest checkpoint, output verified =="
+	$(BIN)/python examples/failure_recovery.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
