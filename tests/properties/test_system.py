@@ -8,15 +8,15 @@ are pending, every pending checkpoint ends exactly once, aligned tasks read noth
 blocked channel and trigger only after all barriers. A failing example prints the
 ``Simulation(seed=..., schedule=..., faults=...)`` and the ``Topology`` that replay it.
 
-Failures here do not fail tasks (restarting comes with recovery); faults make checkpoints
-fail, which ``tolerable-failed-checkpoints`` absorbs.
+Faults here make checkpoints fail (absorbed by ``tolerable-failed-checkpoints``) but no task;
+task failures and restarts are ``test_recovery.py``'s.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from hypothesis import event, given, note, settings
+from hypothesis import event, given, note, settings, target
 from hypothesis import strategies as st
 
 from actors.testing import Simulation, Topology, simulations, topologies
@@ -114,4 +114,7 @@ def test_concurrent_aligned_checkpoints_stay_consistent_cuts_within_the_limit(
     """Aligned with several checkpoints in flight: never more than max-concurrent pending,
     ids increasing, each a consistent cut (checked on the trace), output exact."""
     observed = run(sim, topology, checkpointing(interval, max_concurrent))
+    assert sim.report is not None
+    target(float(sim.report.max_pending), label="checkpoints pending at once")
+    event(f"max pending: {sim.report.max_pending}")
     assert observed == topology.expected()
