@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from runtime.config import Configuration
+from runtime.config import ConfigError, Configuration
 
 
 class RestartStrategy(Protocol):
@@ -81,8 +81,10 @@ class FailureRate:
     _exceeded: bool = False
 
     def notify_failure(self, now: int) -> None:
+        # Flink keeps the last max_failures + 1 failures and restarts only if the oldest of
+        # them lies more than the interval back (a failure exactly one interval back counts)
         self.recent.append(now)
-        while self.recent and now - self.recent[0] >= self.interval_ms:
+        while self.recent and now - self.recent[0] > self.interval_ms:
             self.recent.popleft()
         self._exceeded = len(self.recent) > self.max_failures
 
@@ -101,8 +103,10 @@ class FailureRate:
 @dataclass
 class ExponentialDelay:
     """``exponential-delay``: the delay starts at ``initial_ms`` and grows by ``multiplier``
-    per failure up to ``max_ms``; a run of ``reset_ms`` without failure resets it (and the
-    attempt count); at most ``attempts`` restarts between resets; ±``jitter`` of the delay."""
+    per failure up to ``max_ms``; a run of ``reset_ms`` without failure after the last
+    restart resets it (and the attempt count); at most ``attempts`` restarts between resets;
+    ±``jitter`` of the delay, the result kept within ``initial_ms`` .. ``max_ms`` (as Flink's
+    ``ExponentialDelayRestartBackoffTimeStrategy``)."""
 
     initial_ms: int
     max_ms: int
@@ -121,15 +125,24 @@ class ExponentialDelay:
         self._rng = random.Random(self.seed)
 
     def notify_failure(self, now: int) -> None:
-        if self.last_failure is None or now - self.last_failure >= self.reset_ms:
-            self.current_ms = self.initial_ms
+        # the quiet time counts from the restart the last failure led to
+        restarted = None if self.last_failure is None else self.last_failure + self._delay
+        if restarted is None or now - restarted >= self.reset_ms:
             self.restarts = 0
-        else:
-            self.current_ms = min(round(self.current_ms * self.multiplier), self.max_ms)
+        try:  # initial * multiplier ** restarts so far (not compounded rounding), as Flink
+            grown: int | None = int(self.initial_ms * self.multiplier**self.restarts)
+        except OverflowError:
+            grown = None
         self.last_failure = now
         self.restarts += 1
-        spread = round(self.current_ms * self.jitter)
-        self._delay = max(0, self.current_ms + self._rng.randint(-spread, spread))
+        if grown is None:
+            self.current_ms = self._delay = self.max_ms
+            return
+        # the jitter is a share of the grown delay; the result is kept within initial .. max
+        spread = int(grown * self.jitter)
+        jittered = grown + self._rng.randint(-spread, spread)
+        self.current_ms = min(grown, self.max_ms)
+        self._delay = max(self.initial_ms, min(jittered, self.max_ms))
 
     @property
     def can_restart(self) -> bool:
@@ -160,6 +173,7 @@ def restart_strategy(conf: Configuration, *, checkpointing: bool, seed: int = 0)
         )
     if kind == "exponential-delay":
         prefix = "restart-strategy.exponential-delay."
+        _check_exponential_delay(conf, prefix)
         return ExponentialDelay(
             initial_ms=conf[prefix + "initial-backoff"],
             max_ms=conf[prefix + "max-backoff"],
@@ -170,3 +184,43 @@ def restart_strategy(conf: Configuration, *, checkpointing: bool, seed: int = 0)
             seed=seed,
         )
     return NoRestart()
+
+
+def _check_exponential_delay(conf: Configuration, prefix: str) -> None:
+    """What Flink's ``ExponentialDelayRestartBackoffTimeStrategy`` refuses, as a ConfigError
+    naming the key (each key's own minimum is checked when it is set)."""
+    initial, longest = conf[prefix + "initial-backoff"], conf[prefix + "max-backoff"]
+    problems = [
+        (initial < 1, "initial-backoff", initial, "must be at least 1 ms"),
+        (longest < 1, "max-backoff", longest, "must be at least 1 ms"),
+        (
+            initial > longest,
+            "initial-backoff",
+            initial,
+            f"cannot be higher than {prefix}max-backoff ({longest} ms)",
+        ),
+        (
+            conf[prefix + "backoff-multiplier"] <= 1,
+            "backoff-multiplier",
+            conf[prefix + "backoff-multiplier"],
+            "must be greater than 1",
+        ),
+        (
+            not 0 <= conf[prefix + "jitter-factor"] <= 1,
+            "jitter-factor",
+            conf[prefix + "jitter-factor"],
+            "must be between 0 and 1",
+        ),
+        (
+            conf[prefix + "attempts-before-reset-backoff"] < 1,
+            "attempts-before-reset-backoff",
+            conf[prefix + "attempts-before-reset-backoff"],
+            "must be at least 1",
+        ),
+    ]
+    for wrong, key, value, rule in problems:
+        if wrong:
+            raise ConfigError(
+                f"Invalid value {value!r} for configuration key '{prefix}{key}': {rule} "
+                "(restart-strategy.type: exponential-delay)."
+            )
