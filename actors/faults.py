@@ -164,6 +164,24 @@ class FaultPlan:
             ):
                 raise ValueError(f"{fault!r}: give at_record or during_checkpoint, one of them")
 
+    def check_targets(self, tasks: Iterable[str], channels: Iterable[tuple[str, str]]) -> None:
+        """Every fault names a task (or a channel) of the job: one that names nothing would
+        never strike, and a run meant to test a failure would pass without one."""
+        known = sorted(set(tasks))
+        links = set(channels)
+        for fault in self.faults:
+            if isinstance(fault, StallChannel):
+                if (fault.producer, fault.consumer) not in links:
+                    raise ValueError(
+                        f"{fault!r}: the job has no channel from {fault.producer!r} to "
+                        f"{fault.consumer!r}; its channels: "
+                        + ", ".join(f"{p} -> {c}" for p, c in sorted(links))
+                    )
+            elif fault.task not in known:
+                raise ValueError(
+                    f"{fault!r}: the job has no task {fault.task!r}; its tasks: " + ", ".join(known)
+                )
+
     def _strike(self, match: Callable[[Fault], bool]) -> Fault | None:
         with self._lock:
             for index, fault in enumerate(self.faults):

@@ -81,6 +81,10 @@ def execute(
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise ValueError(f"seed must be a whole number from 0 to 2**63 - 1, got {seed!r}")
     fault_plan = FaultPlan([*faults, *parse_faults(conf["ckptsim.faults"] or "")])
+    fault_plan.check_targets(
+        (str(task) for task in plan.tasks),
+        ((str(c.upstream), str(c.downstream)) for c in plan.channels),
+    )
     restored_from = None
     path: str | None = conf["execution.state-recovery.path"]
     if path is not None:  # --from-savepoint / --from-checkpoint
