@@ -222,6 +222,8 @@ class JobMaster(pykka.ThreadingActor):
                 if self.status.status is JobStatus.RESTARTING:
                     self._restart_from(retained, now)
             case TimerFired(key=JobTimer(index=index)):
+                if self.status.status is JobStatus.RESTARTING:  # as Flink: not RUNNING, fails
+                    self._savepoint_not_running(index)
                 self._trigger_savepoint(index)
             case SourceProgress(task=task, records=records):
                 self._source_records[task] = records
@@ -520,6 +522,18 @@ class JobMaster(pykka.ThreadingActor):
                 target_location=request.directory,
             )
         )
+
+    def _savepoint_not_running(self, index: int) -> None:
+        """A savepoint due while the job restarts fails (Flink refuses to trigger one while
+        not every task runs); it is reported, not silently dropped."""
+        if index in self._requested:
+            return
+        self._requested.add(index)
+        reason = f"the job was {self.status.status.value}, not RUNNING"
+        self.log.warning(
+            "savepoint_failed", reason=reason, stop=self.savepoint_requests[index].stop
+        )
+        self.failures.append(f"savepoint failed: {reason}")
 
     def _savepoint_outcome(self, rid: int, path: str | None, failure: str | None, now: int) -> None:
         index = rid - SAVEPOINT_REQUEST_BASE

@@ -295,10 +295,12 @@ class JobResult:
     records_in: int = 0
     checkpoint_dir: str | None = None
     status_history: list[tuple[str, int]] = field(default_factory=list)
-    #: restarts after failures (Flink's numRestarts), and the failure behind each
+    #: restarts after failures (Flink's numRestarts); what went wrong, in order: the cause of
+    #: each restart (and of the final failure) and each failed savepoint
     restarts: int = 0
     failures: list[str] = field(default_factory=list)
-    #: savepoints taken: path, or None when one failed (with the reason in ``failures``)
+    #: the paths of the savepoints taken (a failed one is not listed; its reason is in
+    #: ``failures``)
     savepoints: list[str] = field(default_factory=list)
 
     @property

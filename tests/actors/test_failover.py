@@ -714,6 +714,68 @@ def test_file_output_of_a_stop_with_savepoint_and_its_resumed_run_is_exactly_the
     assert observe(read_part_files(out)) == failure_free()
 
 
+def savepoint_history(result: JobResult) -> dict[str, Any]:
+    (entry,) = [h for h in result.checkpoints["history"] if "SAVEPOINT" in h["checkpoint_type"]]
+    return entry
+
+
+def test_a_stop_with_savepoint_whose_savepoint_expires_leaves_the_job_running_to_its_end(
+    tmp_path: Path,
+) -> None:
+    """As Flink: the savepoint fails (expiry is no task failure, so no failover, whatever
+    the tolerable count), the stop fails with it, the job runs on."""
+    settings = {**SHORT_TIMEOUT, "execution.checkpointing.tolerable-failed-checkpoints": 0}
+    result, sim = simulate(
+        DropAcknowledgement(task=REDUCERS[0], checkpoint_id=3),
+        build=with_checkpoint_dir(tmp_path, stop_after=800),
+        settings=settings,
+    )
+    assert savepoint_history(result)["id"] == 3, "the fault is meant for the savepoint"
+    assert savepoint_history(result)["status"] == "FAILED"
+    assert result.status is JobStatus.FINISHED and result.restarts == 0
+    assert result.savepoints == [] and result.failures == ["savepoint failed: CHECKPOINT_EXPIRED"]
+    assert [e["event"] for e in sim.events if "savepoint" in e["event"]] == [
+        "savepoint_requested",
+        "savepoint_failed",
+    ]
+    assert observe(result.collected("counts")) == failure_free()  # it ran to the end
+
+
+def test_a_synchronous_savepoint_declined_by_a_task_fails_the_job_over_whatever_is_tolerated(
+    tmp_path: Path,
+) -> None:
+    settings = {"execution.checkpointing.tolerable-failed-checkpoints": 10}
+    result, _ = simulate(
+        FailSnapshot(task=REDUCERS[0], checkpoint_id=3),
+        build=with_checkpoint_dir(tmp_path, stop_after=800),
+        settings=settings,
+    )
+    entry = savepoint_history(result)
+    assert (entry["id"], entry["checkpoint_type"]) == (3, "SYNC_SAVEPOINT")
+    assert result.restarts == 1 and result.savepoints == []
+    assert result.failures == [
+        "savepoint failed: CHECKPOINT_ASYNC_EXCEPTION",
+        "Asynchronous task checkpoint failed. (last failure: CHECKPOINT_ASYNC_EXCEPTION)",
+    ]
+    assert result.status is JobStatus.FINISHED
+    assert observe(result.collected("counts")) == failure_free()
+
+
+def test_a_savepoint_due_while_the_job_restarts_fails_and_is_reported(tmp_path: Path) -> None:
+    """Flink refuses to trigger a savepoint while the job is not RUNNING."""
+    result, sim = simulate(
+        FailTask(task=REDUCERS[1], at_record=300),
+        build=with_checkpoint_dir(tmp_path, savepoint_at=30),
+        settings={"restart-strategy.fixed-delay.delay": "50 ms"},
+    )
+    (restarting,) = [t for s, t in result.status_history if s == "RESTARTING"]
+    assert restarting < 30 < restarting + 50, "the savepoint is due while restarting"
+    assert result.status is JobStatus.FINISHED and result.savepoints == []
+    assert result.failures[-1] == "savepoint failed: the job was RESTARTING, not RUNNING"
+    (failed,) = events(sim, "savepoint_failed")
+    assert failed["reason"] == "the job was RESTARTING, not RUNNING"
+
+
 def test_resuming_without_an_operator_the_savepoint_has_state_for_is_a_restore_error(
     tmp_path: Path,
 ) -> None:
