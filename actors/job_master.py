@@ -401,7 +401,17 @@ class JobMaster(pykka.ThreadingActor):
         restores: dict[TaskId, TaskRestore] = {}
         restored: RestoredFromCheckpoint | None = None
         unusable: list[str] = []
-        for checkpoint_id, path, is_savepoint in retained:
+        candidates = list(retained)
+        initial = self.restored_from
+        if (
+            initial is not None
+            and initial.external_path is not None
+            and len(retained) < self.plan.checkpoint.num_retained
+        ):
+            # the job started from a savepoint or checkpoint: as in Flink's store, it counts
+            # as completed until as many newer checkpoints as are retained subsume it
+            candidates.append((initial.checkpoint_id, initial.external_path, initial.is_savepoint))
+        for checkpoint_id, path, is_savepoint in candidates:
             try:
                 loaded = load_checkpoint(path)
                 restores = restore_plan(

@@ -666,13 +666,21 @@ def pending_transactions(path: str) -> list[Record]:
     ]
 
 
+def across_runs(first: JobResult, second: JobResult, path: str) -> list[Record]:
+    """What two runs committed, the second resumed from ``path``: collect-sink results are per
+    run, and the second run's restore commits the pending transactions of ``path`` again (a
+    real sink's commit is idempotent), so those the first run committed count once."""
+    recommitted = Counter(pending_transactions(path))
+    assert recommitted, "the snapshot holds the last transactions before it"
+    twice = recommitted & Counter(first.collected("counts"))
+    resumed = Counter(second.collected("counts"))
+    assert twice <= resumed, "the resumed run commits the restored transactions"
+    return [*first.collected("counts"), *(resumed - twice).elements()]
+
+
 def test_resuming_from_a_stop_with_savepoint_continues_exactly_where_it_stopped(
     tmp_path: Path,
 ) -> None:
-    """Collect-sink results are per run: the resumed run's restore commits the savepoint's
-    pending transactions again (the first run had committed them; a real sink's commit is
-    idempotent), so they are counted once; the rest of the two runs' output is exactly the
-    failure-free output."""
     first, path = stop_with_savepoint(tmp_path)
     settings = {"execution.state-recovery.path": path}
     second, sim = simulate(build=with_checkpoint_dir(tmp_path / "again"), settings=settings)
@@ -686,13 +694,48 @@ def test_resuming_from_a_stop_with_savepoint_continues_exactly_where_it_stopped(
     }
     assert {e["checkpoint_id"] for e in events(sim, "task_restored")} == {savepoint_id}
     assert min(second.completed_checkpoint_ids) > savepoint_id  # ids continue
-    recommitted = Counter(pending_transactions(path))
-    assert recommitted, "the savepoint holds the last transactions before it"
-    assert recommitted <= Counter(first.collected("counts"))
-    resumed = Counter(second.collected("counts"))
-    assert recommitted <= resumed
-    both = [*first.collected("counts"), *(resumed - recommitted).elements()]
-    assert observe(both) == failure_free()
+    assert observe(across_runs(first, second, path)) == failure_free()
+
+
+def test_a_resumed_job_failing_before_its_first_checkpoint_restores_the_savepoint_again(
+    tmp_path: Path,
+) -> None:
+    """As in Flink, where the savepoint a job starts from joins its checkpoint store."""
+    first, path = stop_with_savepoint(tmp_path)
+    savepoint_id = load_checkpoint(path).checkpoint_id
+    fault = FailTask(task=REDUCERS[1], during_checkpoint=savepoint_id + 1)
+    settings = {"execution.state-recovery.path": path}
+    second, sim = simulate(fault, build=with_checkpoint_dir(tmp_path / "again"), settings=settings)
+    assert second.status is JobStatus.FINISHED and second.restarts == 1
+    assert completed_before_failover(sim) is None
+    assert restored_from(sim) == [savepoint_id]
+    assert observe(across_runs(first, second, path)) == failure_free()
+
+
+def test_resuming_from_the_retained_checkpoint_of_a_failed_job_continues_exactly(
+    tmp_path: Path,
+) -> None:
+    settings: dict[str, object] = {
+        "restart-strategy.type": "none",
+        "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+    }
+    first, _ = simulate(
+        FailTask(task=REDUCERS[1], at_record=700),
+        build=with_checkpoint_dir(tmp_path),
+        settings=settings,
+    )
+    assert first.status is JobStatus.FAILED
+    (path,) = first.retained_checkpoints  # the latest (num-retained 1)
+    checkpoint = load_checkpoint(path)
+    assert not checkpoint.is_savepoint
+    second, sim = simulate(
+        build=with_checkpoint_dir(tmp_path / "again"),
+        settings={"execution.state-recovery.path": path},
+    )
+    assert second.status is JobStatus.FINISHED
+    assert second.checkpoints["latest"]["restored"]["is_savepoint"] is False
+    assert {e["checkpoint_id"] for e in events(sim, "task_restored")} == {checkpoint.checkpoint_id}
+    assert observe(across_runs(first, second, path)) == failure_free()
 
 
 @pytest.mark.xfail(
