@@ -344,6 +344,31 @@ def test_without_checkpointing_a_job_does_not_restart_by_default() -> None:
     assert result.failure is not None and result.failure.endswith("restart-strategy.type: disable")
 
 
+def test_without_checkpoints_a_restart_starts_over_and_loses_nothing() -> None:
+    """With a restart strategy but no checkpoint, a restart is a fresh start; the sink is not
+    transactional, so what the failed attempt emitted stays (at least once)."""
+    result, sim = simulate(
+        FailTask(REDUCERS[1], at_record=300), build=lambda env: counting(env, checkpointing=False)
+    )
+    assert result.status is JobStatus.FINISHED and result.restarts == 1
+    assert restored_from(sim) == [None] and not events(sim, "task_restored")
+    indices, _ = observe(result.collected("counts"))
+    assert set(indices) == set(range(N)) and len(result.collected("counts")) > N
+
+
+def test_a_job_cancelled_while_it_waits_to_restart_is_canceled_without_restarting() -> None:
+    env = StreamExecutionEnvironment()
+    counting(env)
+    env.configure({"restart-strategy.fixed-delay.delay": "10 s"})
+    result = env.execute(
+        "cancelled", runtime="simulation", seed=1, timeout=1, faults=[FailTask(REDUCERS[1], 300)]
+    )
+    assert result.status is JobStatus.CANCELED and result.restarts == 0
+    assert statuses(result) == ["CREATED", "RUNNING", "RESTARTING", "CANCELLING", "CANCELED"]
+    assert result.duration_ms == 1_000  # the virtual timeout, not the restart delay
+    assert pykka.ActorRegistry.get_all() == []
+
+
 @pytest.mark.parametrize(("allowed", "status"), [(2, JobStatus.FINISHED), (1, JobStatus.FAILED)])
 def test_failure_rate_restarts_within_its_rate_and_fails_beyond_it(
     allowed: int, status: JobStatus
