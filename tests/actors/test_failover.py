@@ -458,6 +458,10 @@ def test_ckptsim_run_of_a_job_whose_restarts_are_exhausted_exits_1_with_the_caus
     # one fault alone is recovered: exit 0
     code = main([*argv[:-1], "ckptsim.faults=fail-task:task=counts#1,at-record=100"])
     assert code == 0, capsys.readouterr().out
+    # a fault for a task the job does not have: the script cannot run as meant, exit 2
+    code = main([*argv[:-1], "ckptsim.faults=fail-task:task=reduce-2#1,at-record=100"])
+    assert code == 2
+    assert "the job has no task 'reduce-2#1'; its tasks: counts#0" in capsys.readouterr().err
 
 
 # --- tolerable failed checkpoints -----------------------------------------------------------------
