@@ -253,4 +253,9 @@ def make_connector(
         if transactional:
             return TransactionalFileConnector(options["path"], task, fmt, attempt)
         return FileConnector(options["path"], task, fmt)
+    if sink == "custom":  # DataStream.sink_to(factory)
+        connector: Connector = options["factory"](
+            task=task, parallelism=parallelism, transactional=transactional, attempt=attempt
+        )
+        return connector
     raise ValueError(f"unknown sink {sink!r}")

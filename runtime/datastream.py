@@ -360,6 +360,14 @@ class DataStream:
             raise GraphError(f"sink_to_file format must be 'text' or 'json', got {fmt!r}")
         return self._sink("file", name, {"path": path, "format": fmt})
 
+    def sink_to(self, factory: Callable[..., Any], *, name: str) -> DataStreamSink:
+        """A sink of your own: ``factory(task=..., parallelism=..., transactional=...,
+        attempt=...)`` makes the connector of each subtask (``actors.connectors.Connector``:
+        ``write``, ``pre_commit``, ``commit``, ``restore``, ``close``); ``transactional`` is
+        true when checkpointing is enabled (two-phase commit, as ``sink_to_file``), ``attempt``
+        counts restarts. ``spark_bridge.ParquetSink`` is one."""
+        return self._sink("custom", name, {"factory": _callable(factory, "sink_to")})
+
 
 class KeyedStream(DataStream):
     def reduce(self, fn: Callable[[Any, Any], Any], *, name: str = "Reduce") -> DataStream:
