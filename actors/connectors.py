@@ -177,7 +177,9 @@ class TransactionalFileConnector:
 
     def write(self, records: Any) -> None:
         if self.file is None:
-            self.file = open(self.in_progress, "a", encoding="utf-8")  # noqa: SIM115
+            # "w": an in-progress file left here was never pre-committed (an earlier run that
+            # stopped, or one with the same attempt number): its records are replayed
+            self.file = open(self.in_progress, "w", encoding="utf-8")  # noqa: SIM115
         self.file.write(_lines(records, self.fmt))
 
     def _close_in_progress(self, into: Path) -> bool:

@@ -767,12 +767,6 @@ def test_resuming_from_the_retained_checkpoint_of_a_failed_job_continues_exactly
     assert observe(across_runs(first, second, path)) == failure_free()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TransactionalFileConnector (actors/connectors.py) names its in-progress file by "
-    "attempt only: the resumed run (attempt 0 again) keeps and appends to the first run's "
-    "leftover part-<v>-<s>.attempt-0.inprogress (records after the savepoint) and commits it",
-)
 def test_file_output_of_a_stop_with_savepoint_and_its_resumed_run_is_exactly_the_failure_free_output(
     tmp_path: Path,
 ) -> None:
