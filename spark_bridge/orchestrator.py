@@ -1,0 +1,225 @@
+"""Run a topology on actors from a Spark driver: ``run_topology(spark, df, build)``.
+
+A Spark job calls it between two of its own stages::
+
+    def build(clicks):                      # the source stream: tuples in the df's columns
+        return (clicks.map(lambda c: (c[0], c[2], 1))
+                      .key_by(lambda r: r[0])
+                      .reduce(lambda a, b: (a[0], a[1] + b[1], a[2] + b[2])))
+
+    totals = run_topology(spark, clicks_df, build, schema="user long, amount double, n long",
+                          checkpoint_interval="200 ms")
+    totals.groupBy("user").agg(...)         # a DataFrame again
+
+The DataFrame's partitions feed the source (``spark_feed``), the job runs on Pykka actors in
+this process (threaded runtime by default, the deterministic simulation with
+``runtime="simulation"``) with exactly-once checkpoints and Flink's restart strategies, and
+the stream ``build`` returns goes into the exactly-once Parquet sink (``sinks``); the result
+is those Parquet files read back by Spark, with ``schema`` or the schema the sink inferred.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from actors import StreamExecutionEnvironment
+from runtime.datastream import DataStream
+from runtime.job import JobResult
+from spark_bridge.session import require_classic_session, require_pyspark
+from spark_bridge.sinks import ParquetSink
+from spark_bridge.spark_feed import BatchFormat, Stabilize, source_from_feed, spark_feed
+
+log = structlog.get_logger(__name__)
+
+#: the name of the sink ``run_topology`` adds (``JobResult.output`` has no entry: it writes files)
+OUTPUT_SINK = "spark_output"
+
+
+class TopologyFailed(RuntimeError):
+    """The job did not finish (failed past its restart strategy, or was cancelled)."""
+
+    def __init__(self, result: JobResult) -> None:
+        super().__init__(
+            f"job {result.name!r} ended {result.status.value} after {result.restarts} "
+            f"restart(s): {result.failure or 'no cause reported'}"
+        )
+        self.result = result
+
+
+@dataclass(frozen=True)
+class TopologyRun:
+    """What ``run_topology_job`` returns: the output DataFrame, the job's result (status,
+    checkpoint statistics, restarts) and the Parquet directory the DataFrame reads."""
+
+    dataframe: Any
+    result: JobResult
+    path: Path
+
+
+def run_topology(
+    spark: Any, data: Any, build: Callable[[DataStream], DataStream], **options: Any
+) -> Any:
+    """Run ``build`` over ``data`` on actors and return its output as a DataFrame (see
+    ``run_topology_job`` for the options)."""
+    return run_topology_job(spark, data, build, **options).dataframe
+
+
+def run_topology_job(
+    spark: Any,
+    data: Any,
+    build: Callable[[DataStream], DataStream],
+    *,
+    schema: Any = None,
+    output: str | Path | None = None,
+    name: str = "spark topology",
+    parallelism: int | None = None,
+    checkpoint_interval: int | str | None = "1 s",
+    mode: str = "EXACTLY_ONCE",
+    config: Mapping[str, object] | None = None,
+    faults: Sequence[Any] = (),
+    runtime: str = "threaded",
+    seed: int | None = None,
+    timeout: float | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+    progress_interval: float = 0.5,
+    stabilize: Stabilize = "persist",
+    batch_format: BatchFormat = "tuples",
+    source_name: str = "Spark Source",
+    source_uid: str = "spark-source",
+) -> TopologyRun:
+    """Run a topology over a Spark DataFrame or RDD on actors, from the driver.
+
+    ``build(stream)`` gets the source stream (``from_spark``: buffers of tuples in the
+    DataFrame's column order) and returns the stream to write out. ``schema`` (a Spark
+    ``StructType``, a DDL string such as ``"user long, total double"``, or a
+    ``pyarrow.Schema``) types the output; without it the sink infers one from the first
+    records. ``parallelism`` (default: the number of partitions, at most Spark's default
+    parallelism and the driver's cores) applies to every operator. ``output`` is the
+    Parquet directory (new or empty; default: a temporary
+    directory removed when the process exits). ``checkpoint_interval`` (None: no
+    checkpoints, and no exactly-once output after failures), ``mode``, ``parallelism`` and
+    ``config`` (Flink keys, e.g. ``restart-strategy.type``) configure the job; ``faults``
+    (``actors.faults``, tasks named as in ``describe_tasks``) are injected; ``runtime``,
+    ``seed``, ``timeout``, ``progress`` as for ``env.execute``. ``stabilize`` and
+    ``batch_format`` as for ``from_spark``; the input is unpersisted afterwards if this call
+    persisted it. Raises ``TopologyFailed`` when the job does not finish.
+    """
+    require_pyspark()
+    require_classic_session(spark)
+    from pyspark.sql.pandas.types import from_arrow_schema  # noqa: PLC0415
+    from pyspark.sql.types import StructType  # noqa: PLC0415
+
+    spark_schema = _spark_schema(spark, schema)
+    path = _output_directory(output)
+    sink = ParquetSink(path, spark_schema if spark_schema is not None else schema)
+    feed = spark_feed(data, name=source_name, stabilize=stabilize, batch_format=batch_format)
+    try:
+        if parallelism is None:  # a subtask per partition, per core Spark offers, per driver core
+            cores = spark.sparkContext.defaultParallelism
+            parallelism = max(1, min(feed.num_partitions, cores, os.cpu_count() or 1))
+        env = StreamExecutionEnvironment(parallelism=parallelism)
+        if checkpoint_interval is not None:
+            env.enable_checkpointing(checkpoint_interval, mode)
+        env.configure(config or {})
+        stream = build(source_from_feed(env, feed, name=source_name, uid=source_uid))
+        if not isinstance(stream, DataStream):
+            raise TypeError(
+                f"build() must return the stream to write out (a DataStream), got "
+                f"{type(stream).__name__}"
+            )
+        stream.sink_to(sink, name=OUTPUT_SINK)
+        _check_fault_tasks(env, name, faults)
+        options: dict[str, Any] = {"runtime": runtime, "faults": list(faults)}
+        if seed is not None:
+            options["seed"] = seed
+        if timeout is not None:
+            options["timeout"] = timeout
+        if progress is not None:
+            options["progress"] = progress
+            options["progress_interval"] = progress_interval
+        result = env.execute(name, **options)
+    finally:
+        feed.release()
+    log.info(
+        "spark_topology_finished",
+        job=result.job_id,
+        status=result.status.value,
+        restarts=result.restarts,
+        output=str(path),
+    )
+    if not result.succeeded:
+        raise TopologyFailed(result)
+    if sink.committed_files():
+        reader = spark.read if spark_schema is None else spark.read.schema(spark_schema)
+        dataframe = reader.parquet(str(path))
+    else:  # nothing was written: an empty DataFrame of the schema, if one is known
+        known = spark_schema
+        if known is None and sink.schema is not None:
+            known = from_arrow_schema(sink.schema)
+        dataframe = spark.createDataFrame([], known if known is not None else StructType([]))
+    return TopologyRun(dataframe=dataframe, result=result, path=path)
+
+
+def describe_tasks(env: StreamExecutionEnvironment, name: str = "ckptsim job") -> list[str]:
+    """The task names of ``env``'s job (``"<vertex>#<subtask>"``, as faults and traces name
+    them)."""
+    job = env.build_job_graph(name)
+    return [f"{v.vertex_id}#{i}" for v in job.vertices for i in range(v.parallelism)]
+
+
+def _check_fault_tasks(env: StreamExecutionEnvironment, name: str, faults: Sequence[Any]) -> None:
+    tasks = describe_tasks(env, name)
+    for fault in faults:
+        for field in ("task", "producer", "consumer"):
+            value = getattr(fault, field, None)
+            if value is not None and value not in tasks:
+                raise ValueError(
+                    f"{fault!r} names task {value!r}, which this job does not have; its tasks "
+                    f"are {', '.join(tasks)}"
+                )
+
+
+def _spark_schema(spark: Any, schema: Any) -> Any:
+    """A DDL string or StructType as a StructType; None and Arrow schemas as they are None
+    (the sink takes an Arrow schema itself)."""
+    from pyspark.sql.types import StructType  # noqa: PLC0415
+
+    if schema is None or isinstance(schema, StructType):
+        return schema
+    if isinstance(schema, str):
+        return spark.createDataFrame([], schema).schema
+    return None
+
+
+_temporary: list[Path] = []
+
+
+def _remove_temporary() -> None:
+    for path in _temporary:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _output_directory(output: str | Path | None) -> Path:
+    if output is None:
+        if not _temporary:
+            atexit.register(_remove_temporary)
+        path = Path(tempfile.mkdtemp(prefix="ckptsim-spark-"))
+        _temporary.append(path)
+        return path
+    path = Path(output)
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise FileExistsError(
+            f"the output {path} exists and is not an empty directory: give run_topology a new "
+            "or empty directory (its files are the job's output)"
+        )
+    path.mkdir(parents=True, exist_ok=True)
+    return path
