@@ -1,0 +1,138 @@
+"""The exactly-once Parquet sink, driven as the task drives it: write, pre-commit on the
+snapshot, commit on completion, restore after a failure, close."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from actors.connectors import make_connector
+from runtime.checkpoint import TaskId
+from spark_bridge import ParquetSink, SchemaMismatch
+from spark_bridge.sinks import ParquetConnector
+
+TASK = TaskId("sink-2", 1)
+SCHEMA = pa.schema([("user", pa.int64()), ("total", pa.float64())])
+
+
+def connector(sink: ParquetSink, *, attempt: int = 0, transactional: bool = True) -> Any:
+    """Through ``make_connector``, as a task makes it for ``sink_to(factory)``."""
+    made = make_connector(
+        "custom",
+        {"factory": sink},
+        TASK,
+        2,
+        transactional=transactional,
+        attempt=attempt,
+    )
+    assert isinstance(made, ParquetConnector)
+    return made
+
+
+def committed(path: Path) -> list[tuple[Any, ...]]:
+    files = sorted(path.glob("part-*.parquet"))
+    return [tuple(r.values()) for f in files for r in pq.read_table(f).to_pylist()]
+
+
+def staged(path: Path) -> list[str]:
+    return (
+        sorted(p.name for p in (path / ".staging").glob("*"))
+        if (path / ".staging").exists()
+        else []
+    )
+
+
+def test_records_become_visible_only_when_their_checkpoint_completes(tmp_path: Path) -> None:
+    sink = ParquetSink(tmp_path, SCHEMA)
+    c = connector(sink)
+    c.write([(1, 1.5), (2, 2.5)])
+    state = c.pre_commit(1)
+    assert state == {"pending": [1]}
+    assert committed(tmp_path) == []  # pre-committed: staged, not visible
+    assert staged(tmp_path) == ["part-sink-2-1-1.pending"]
+    c.write([(3, 3.5)])
+    c.commit(1)
+    assert committed(tmp_path) == [(1, 1.5), (2, 2.5)]
+    assert [p.name for p in sink.committed_files()] == ["part-sink-2-1-1.parquet"]
+    c.commit(1)  # a repeated notification commits nothing twice
+    assert committed(tmp_path) == [(1, 1.5), (2, 2.5)]
+
+
+def test_a_restore_commits_the_checkpoints_files_and_discards_what_came_after(
+    tmp_path: Path,
+) -> None:
+    sink = ParquetSink(tmp_path, SCHEMA)
+    c = connector(sink)
+    c.write([(1, 1.0)])
+    at_2 = c.pre_commit(2)  # checkpoint 2 completes, but the notification is lost in the failure
+    c.write([(2, 2.0)])
+    c.pre_commit(3)  # checkpoint 3 never completes
+    c.write([(3, 3.0)])
+    c.write([(4, 4.0)] * 70_000)  # a row group written to the in-progress file
+    c.close(finished=False)  # the task fails
+    assert committed(tmp_path) == []
+    assert len(staged(tmp_path)) == 3  # pending 2, pending 3, attempt 0's in-progress file
+    again = connector(sink, attempt=1)
+    again.restore([at_2])  # the job restores checkpoint 2
+    assert committed(tmp_path) == [(1, 1.0)]  # checkpoint 2's file, committed on restore
+    assert staged(tmp_path) == []  # checkpoint 3's and the failed attempt's files are gone
+    again.restore([at_2])  # idempotent
+    assert committed(tmp_path) == [(1, 1.0)]
+    again.write([(2, 2.0)])
+    again.close(finished=True)  # the end of input, with no final checkpoint to wait for
+    assert committed(tmp_path) == [(1, 1.0), (2, 2.0)]
+    assert not (tmp_path / ".staging").exists()
+
+
+def test_without_checkpointing_one_file_appears_when_the_subtask_finishes(tmp_path: Path) -> None:
+    sink = ParquetSink(tmp_path, SCHEMA)
+    c = connector(sink, transactional=False)
+    c.write([(1, 1.0)])
+    assert c.pre_commit(1) is None
+    assert committed(tmp_path) == []
+    c.close(finished=True)
+    assert [p.name for p in sink.committed_files()] == ["part-sink-2-1.parquet"]
+    cancelled = connector(ParquetSink(tmp_path / "other", SCHEMA), transactional=False)
+    cancelled.write([(2, 2.0)])
+    cancelled.close(finished=False)
+    assert committed(tmp_path / "other") == [] and staged(tmp_path / "other") == []
+
+
+def test_committed_files_are_what_spark_reads(spark: Any, tmp_path: Path) -> None:
+    c = connector(ParquetSink(tmp_path, SCHEMA))
+    c.write([(1, 1.0), (2, 2.0)])
+    c.commit(c.pre_commit(1)["pending"][0])
+    c.write([(3, 3.0)])
+    c.pre_commit(2)  # staged under .staging: Spark skips it
+    rows = spark.read.parquet(str(tmp_path)).collect()
+    assert sorted(tuple(r) for r in rows) == [(1, 1.0), (2, 2.0)]
+
+
+@pytest.mark.parametrize(
+    ("records", "names"),
+    [
+        ([(1, "a"), (2, "b")], ["_1", "_2"]),
+        ([{"user": 1, "name": "a"}, {"user": 2, "name": "b"}], ["user", "name"]),
+        ([7, 8], ["value"]),
+    ],
+)
+def test_the_schema_is_inferred_once_from_the_first_records(
+    tmp_path: Path, records: list[Any], names: list[str]
+) -> None:
+    sink = ParquetSink(tmp_path)
+    sink.to_batch(records)
+    assert sink.schema.names == names
+    with pytest.raises(SchemaMismatch):
+        sink.to_batch([("not", "fitting", "at all")] if names != ["value"] else ["text"])
+
+
+def test_records_that_do_not_fit_the_schema_are_named_in_the_error(tmp_path: Path) -> None:
+    sink = ParquetSink(tmp_path, SCHEMA)
+    with pytest.raises(SchemaMismatch, match="column 'total'"):
+        sink.to_batch([(1, 1.0), (2, "two")])
+    with pytest.raises(SchemaMismatch, match="only None"):
+        ParquetSink(tmp_path / "x").to_batch([(1, None)])
