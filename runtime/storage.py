@@ -139,7 +139,8 @@ class FileSystemCheckpointStorage:
         self.job_name = job_name
         self.savepoint_dir = Path(savepoint_dir) if savepoint_dir else None
         self._locations: dict[int, Path] = {}
-        self._created: dict[Path, None] = {}  # checkpoint and savepoint directories this job made (ordered)
+        #: checkpoint and savepoint directories this job made (a dict keeps their order)
+        self._created: dict[Path, None] = {}
         self.root.mkdir(parents=True, exist_ok=True)
         taken = sorted(p.name for p in self.root.glob("chk-*"))
         if taken:
