@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -154,6 +155,28 @@ def require_classic_session(spark: Any) -> None:
         raise SparkConnectNotSupported(CONNECT_MESSAGE.format(what="session"))
 
 
+_LOG4J = """\
+rootLogger.level = {level}
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n
+"""
+
+
+def _log4j_settings(level: str) -> Path:
+    """A log4j2 configuration logging ``level`` and above to stderr (Spark's default logs
+    its start-up warnings before ``setLogLevel`` can be called)."""
+    path = Path(tempfile.gettempdir()) / f"ckptsim-spark-log4j2-{level.lower()}.properties"
+    if not path.exists():
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(_LOG4J.format(level=level.lower()))
+        os.replace(temporary, path)
+    return path
+
+
 def local_spark(
     master: str = "local[2]",
     *,
@@ -162,9 +185,10 @@ def local_spark(
     log_level: str = "ERROR",
 ) -> Any:
     """A SparkSession for the bridge: ``master`` (``local[2]`` embeds Spark), UI off, two
-    shuffle partitions for a local master, quiet logs, and Spark's Python workers on this
-    interpreter (``PYSPARK_PYTHON``, unless set). An active session is reused
-    (Spark allows one per process); Java is checked before one is started."""
+    shuffle partitions for a local master, logs at ``log_level`` from the JVM's start on
+    (unless ``config`` sets ``spark.driver.extraJavaOptions``), 2 GB of driver memory, and
+    Spark's Python workers on this interpreter (``PYSPARK_PYTHON``, unless set). An active
+    session is reused (Spark allows one per process); Java is checked before one starts."""
     require_pyspark()
     require_pyarrow()
     from pyspark import SparkContext  # noqa: PLC0415
@@ -184,6 +208,10 @@ def local_spark(
     }
     if master.startswith("local"):
         settings["spark.sql.shuffle.partitions"] = "2"
+    if SparkContext._active_spark_context is None:  # quiet from the JVM's start on
+        settings["spark.driver.extraJavaOptions"] = (
+            f"-Dlog4j2.configurationFile=file:{_log4j_settings(log_level)}"
+        )
     settings.update(config or {})
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
