@@ -37,6 +37,7 @@ from actors import StreamExecutionEnvironment
 from actors.cli import configure_logging
 from runtime.checkpoint import TaskId
 from spark_bridge import from_spark, local_spark
+from spark_bridge.session import arrow_schema_of
 from spark_bridge.spark_feed import to_tuples
 
 PARTITIONS = 4
@@ -65,10 +66,9 @@ def arrow_read(df: Any, *, tuples: bool) -> int:
         from pyspark.util import _local_iterator_from_socket  # noqa: PLC0415
     except ImportError:
         from pyspark.rdd import _local_iterator_from_socket  # type: ignore[no-redef]  # noqa: PLC0415
-    from pyspark.sql.pandas.types import to_arrow_schema  # noqa: PLC0415
 
     sc = df.sparkSession.sparkContext
-    schema = to_arrow_schema(df.schema, timezone="UTC")
+    schema = arrow_schema_of(df.schema)
     jrdd = df._jdf.toArrowBatchRdd()
     sock = sc._jvm.PythonRDD.toLocalIteratorAndServe(jrdd, True)
     rows = 0

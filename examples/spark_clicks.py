@@ -127,8 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     def progress(snapshot: dict[str, Any]) -> None:
         counts = snapshot.get("counts", {})
         line = (
-            f"{snapshot.get('status', '?')}: {snapshot.get('records', 0):,} rows read, "
-            f"checkpoints {counts.get('completed', 0)} completed"
+            f"{snapshot.get('status', '?')}: {snapshot.get('records', 0):,} rows read"
+            + (" since the restore" if counts.get("restored") else "")
+            + f", checkpoints {counts.get('completed', 0)} completed"
         )
         print("\r" + line.ljust(70) if tty else line, end="" if tty else "\n", file=sys.stderr)
 

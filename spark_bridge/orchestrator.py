@@ -34,7 +34,7 @@ import structlog
 from actors import StreamExecutionEnvironment
 from runtime.datastream import DataStream
 from runtime.job import JobResult
-from spark_bridge.session import require_classic_session, require_pyspark
+from spark_bridge.session import arrow_types, require_classic_session, require_pyspark
 from spark_bridge.sinks import ParquetSink
 from spark_bridge.spark_feed import BatchFormat, Stabilize, source_from_feed, spark_feed
 
@@ -115,7 +115,6 @@ def run_topology_job(
     """
     require_pyspark()
     require_classic_session(spark)
-    from pyspark.sql.pandas.types import from_arrow_schema  # noqa: PLC0415
     from pyspark.sql.types import StructType  # noqa: PLC0415
 
     spark_schema = _spark_schema(spark, schema)
@@ -164,7 +163,7 @@ def run_topology_job(
     else:  # nothing was written: an empty DataFrame of the schema, if one is known
         known = spark_schema
         if known is None and sink.schema is not None:
-            known = from_arrow_schema(sink.schema)
+            known = arrow_types().from_arrow_schema(sink.schema)
         dataframe = spark.createDataFrame([], known if known is not None else StructType([]))
     return TopologyRun(dataframe=dataframe, result=result, path=path)
 

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -126,12 +127,23 @@ def ensure_java(environ: Mapping[str, str] | None = None) -> str:
     return java
 
 
+def arrow_types() -> ModuleType:
+    """``pyspark.sql.pandas.types`` (Spark <-> Arrow types), imported without PySpark's
+    warning that it does not fully support pandas 3 (the bridge uses no pandas)."""
+    require_pyspark()
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
+        )
+        from pyspark.sql.pandas import types  # noqa: PLC0415
+
+    return types
+
+
 def arrow_schema_of(struct: Any, *, large_types: bool = False) -> Any:
     """A Spark ``StructType`` as the Arrow schema Spark itself uses for it (timestamps in UTC
     microseconds), whatever this PySpark version's ``to_arrow_schema`` accepts."""
-    require_pyspark()
-    from pyspark.sql.pandas.types import to_arrow_schema  # noqa: PLC0415
-
+    to_arrow_schema = arrow_types().to_arrow_schema
     options: dict[str, Any] = {"timezone": "UTC", "prefers_large_types": large_types}
     accepted = inspect.signature(to_arrow_schema).parameters
     return to_arrow_schema(struct, **{k: v for k, v in options.items() if k in accepted})
