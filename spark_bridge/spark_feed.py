@@ -1,10 +1,11 @@
 """Spark DataFrames and RDDs as replayable sources: ``from_spark(env, df)``.
 
 Each Spark partition is a split (``spark_bridge.feed``). A split is read with one Spark job
-over that partition alone (``SparkContext.runJob`` on one partition index), whose result
-the driver streams over a local socket as ``DataFrame.toLocalIterator`` does: the driver
-never holds the whole input, only the partition being served to each source subtask (in the
-driver JVM) and the buffers in flight (in Python).
+over that partition alone (the JVM side of ``SparkContext.runJob``, given one partition
+index), whose result the driver streams over a local socket as ``DataFrame.toLocalIterator``
+does, one buffer at a time: the driver never holds the whole input, only the partition being
+served to each source subtask (in the driver JVM) and the buffers in flight (in Python).
+Source subtasks read their splits in parallel, each with its own Spark jobs.
 
 - A DataFrame travels as Arrow: the JVM turns each partition into Arrow record batches
   (``Dataset.toArrowBatchRdd``, no Python worker involved) and the driver decodes them
