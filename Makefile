@@ -27,6 +27,9 @@ java:
 	fi
 
 demo: $(STAMP) java
+	@echo "== the main job: 2M clicks from Spark (local[2]), a keyed aggregation on actors with checkpoints every 200 ms, a task failure midway, checked against Spark's groupBy =="
+	$(BIN)/python examples/spark_clicks.py
+	@echo
 	$(BIN)/ckptsim conformance -q tests/conformance
 	@echo
 	@echo "== a keyed running sum behind a slow operator, aligned checkpoints =="
@@ -47,6 +50,7 @@ demo: $(STAMP) java
 bench: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
 	$(BIN)/python benchmarks/simulation.py
+	$(BIN)/python benchmarks/spark_feed.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

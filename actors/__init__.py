@@ -33,6 +33,14 @@ class StreamExecutionEnvironment(_Environment):
 
     executor = staticmethod(_execute)
 
+    def from_spark(self, data: Any, **options: Any) -> DataStream:
+        """A source reading a Spark DataFrame or RDD, one partition per split, with replayable
+        (partition, row) positions (``spark_bridge.from_spark``; needs PySpark and Java)."""
+        from spark_bridge import from_spark  # noqa: PLC0415 - Spark only when asked for
+
+        stream: DataStream = from_spark(self, data, **options)
+        return stream
+
     def execute(self, name: str = "ckptsim job", **options: Any) -> JobResult:
         from actors import session  # noqa: PLC0415
 

@@ -250,3 +250,13 @@ def test_run_topology_says_what_is_wrong(spark: Any, tmp_path: Path) -> None:
         run_topology(spark, df, lambda s: s.map(boom), checkpoint_interval=None)
     assert failed.value.result.restarts == 0
     assert not df.is_cached  # persisted for the run, released after it
+
+
+def test_env_from_spark_reads_the_dataframe_as_spark_bridge_from_spark_does(spark: Any) -> None:
+    """The DataStream environment's own ``from_spark`` (the bridge imported only then)."""
+    df = partitioned(spark, rows=30, partitions=3)
+    env = StreamExecutionEnvironment(parallelism=2)
+    env.from_spark(df, name="Spark rows").map(lambda r: r[0]).collect("ids")
+    result = env.execute("env.from_spark", runtime="simulation", seed=1)
+    assert sorted(result.collected("ids")) == list(range(30))
+    assert any(v.name.startswith("Spark rows") for v in env.build_job_graph().vertices)
