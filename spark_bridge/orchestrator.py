@@ -157,6 +157,7 @@ def run_topology_job(
     )
     if not result.succeeded:
         raise TopologyFailed(result)
+    sink.remove_staging()
     if sink.committed_files():
         reader = spark.read if spark_schema is None else spark.read.schema(spark_schema)
         dataframe = reader.parquet(str(path))

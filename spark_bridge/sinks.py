@@ -76,6 +76,15 @@ class ParquetSink:
         """The files a reader sees now."""
         return sorted(self.path.glob("part-*.parquet"))
 
+    def remove_staging(self) -> bool:
+        """After a finished job: remove ``.staging`` if nothing is left in it (True if gone)."""
+        with contextlib.suppress(FileNotFoundError):
+            try:
+                (self.path / ".staging").rmdir()
+            except OSError:
+                return False
+        return True
+
     # --- records to Arrow -------------------------------------------------------------------------
 
     def to_batch(self, records: Any) -> Any:
@@ -272,8 +281,8 @@ class ParquetConnector:
         # (e.g. staged before a restart that found no completed checkpoint): garbage now
         for leftover in self.staging.glob(f"{self.stem}[-.]*"):
             leftover.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            self.staging.rmdir()  # the last subtask to finish removes it
+        # .staging itself stays: another subtask may be about to write into it (removing it
+        # here raced with that: FileNotFoundError); ParquetSink.remove_staging() after the job
         return None
 
     # --- files ----------------------------------------------------------------------------------
@@ -284,7 +293,7 @@ class ParquetConnector:
         pa = self.sink.pa
         table = pa.Table.from_batches(self._gathered, schema=self.sink.schema)
         if self.writer is None:
-            self.staging.mkdir(parents=True, exist_ok=True)  # a finished subtask may remove it
+            self.staging.mkdir(parents=True, exist_ok=True)
             self.writer = self.pq.ParquetWriter(self.in_progress, self.sink.schema)
         self.writer.write_table(table)
         self.rows_written += table.num_rows

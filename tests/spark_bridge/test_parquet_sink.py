@@ -85,7 +85,8 @@ def test_a_restore_commits_the_checkpoints_files_and_discards_what_came_after(
     again.write([(2, 2.0)])
     again.close(finished=True)  # the end of input, with no final checkpoint to wait for
     assert committed(tmp_path) == [(1, 1.0), (2, 2.0)]
-    assert not (tmp_path / ".staging").exists()
+    assert staged(tmp_path) == []  # (.staging itself stays: other subtasks may still write)
+    assert sink.remove_staging() and not (tmp_path / ".staging").exists()
 
 
 def test_without_checkpointing_one_file_appears_when_the_subtask_finishes(tmp_path: Path) -> None:

@@ -172,6 +172,7 @@ def test_a_dataframe_round_trips_with_its_schema(spark: Any, tmp_path: Path) -> 
     )
     assert back.schema.simpleString() == df.schema.simpleString()
     assert sorted(back.collect()) == sorted(df.collect())
+    assert not (tmp_path / "out" / ".staging").exists()  # run_topology cleans up after the job
 
 
 def test_without_a_schema_the_output_schema_is_inferred(spark: Any, tmp_path: Path) -> None:
