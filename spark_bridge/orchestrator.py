@@ -44,6 +44,15 @@ log = structlog.get_logger(__name__)
 OUTPUT_SINK = "spark_output"
 
 
+#: the restart strategy of a batch step unless ``config`` sets one: Flink's default with
+#: checkpoints (exponential-delay, unlimited attempts) would retry a deterministic error forever
+BATCH_RESTARTS: dict[str, object] = {
+    "restart-strategy.type": "fixed-delay",
+    "restart-strategy.fixed-delay.attempts": 3,
+    "restart-strategy.fixed-delay.delay": "1 s",
+}
+
+
 class TopologyFailed(RuntimeError):
     """The job did not finish (failed past its restart strategy, or was cancelled)."""
 
@@ -107,7 +116,9 @@ def run_topology_job(
     Parquet directory (new or empty; default: a temporary
     directory removed when the process exits). ``checkpoint_interval`` (None: no
     checkpoints, and no exactly-once output after failures), ``mode``, ``parallelism`` and
-    ``config`` (Flink keys, e.g. ``restart-strategy.type``) configure the job; ``faults``
+    ``config`` (Flink keys, e.g. ``restart-strategy.type``; unless it says otherwise a
+    checkpointed job restarts at most 3 times, 1 s apart, so that a batch step with a
+    deterministic error fails instead of retrying forever) configure the job; ``faults``
     (``actors.faults``, tasks named as in ``describe_tasks``) are injected; ``runtime``,
     ``seed``, ``timeout``, ``progress`` as for ``env.execute``. ``stabilize`` and
     ``batch_format`` as for ``from_spark``; the input is unpersisted afterwards if this call
@@ -128,7 +139,12 @@ def run_topology_job(
         env = StreamExecutionEnvironment(parallelism=parallelism)
         if checkpoint_interval is not None:
             env.enable_checkpointing(checkpoint_interval, mode)
-        env.configure(config or {})
+        settings = dict(config or {})
+        if checkpoint_interval is not None and not any(
+            key.startswith("restart-strategy") for key in settings
+        ):
+            settings = {**BATCH_RESTARTS, **settings}
+        env.configure(settings)
         stream = build(source_from_feed(env, feed, name=source_name, uid=source_uid))
         if not isinstance(stream, DataStream):
             raise TypeError(

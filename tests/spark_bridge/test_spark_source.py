@@ -253,6 +253,30 @@ def test_run_topology_says_what_is_wrong(spark: Any, tmp_path: Path) -> None:
     assert not df.is_cached  # persisted for the run, released after it
 
 
+def test_a_checkpointed_batch_step_with_a_deterministic_error_fails_after_three_restarts(
+    spark: Any,
+) -> None:
+    """Not Flink's default (exponential-delay, unlimited attempts: a driver-side batch step
+    would retry a deterministic error forever), unless the config chooses a strategy."""
+    df = partitioned(spark, rows=20, partitions=2)
+
+    def boom(record: Any) -> Any:
+        raise ZeroDivisionError("no")
+
+    with pytest.raises(TopologyFailed, match=r"FAILED after 3 restart") as failed:
+        run_topology(spark, df, lambda s: s.map(boom), runtime="simulation", seed=1)
+    assert failed.value.result.restarts == 3
+    with pytest.raises(TopologyFailed, match=r"FAILED after 0 restart"):
+        run_topology(
+            spark,
+            df,
+            lambda s: s.map(boom),
+            runtime="simulation",
+            seed=1,
+            config={"restart-strategy.type": "none"},
+        )
+
+
 def test_env_from_spark_reads_the_dataframe_as_spark_bridge_from_spark_does(spark: Any) -> None:
     """The DataStream environment's own ``from_spark`` (the bridge imported only then)."""
     df = partitioned(spark, rows=30, partitions=3)
