@@ -59,9 +59,17 @@ class TopologyFailed(RuntimeError):
     def __init__(self, result: JobResult) -> None:
         super().__init__(
             f"job {result.name!r} ended {result.status.value} after {result.restarts} "
-            f"restart(s): {result.failure or 'no cause reported'}"
+            f"restart(s): {_cause(result)}"
         )
         self.result = result
+
+
+def _cause(result: JobResult) -> str:
+    if result.failure:
+        return result.failure
+    if result.failures:  # cancelled (a timeout) while failing over: the last failure says why
+        return f"{result.status.value.lower()} after the failure {result.failures[-1]}"
+    return "no cause reported"
 
 
 @dataclass(frozen=True)

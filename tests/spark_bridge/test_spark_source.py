@@ -285,3 +285,22 @@ def test_env_from_spark_reads_the_dataframe_as_spark_bridge_from_spark_does(spar
     result = env.execute("env.from_spark", runtime="simulation", seed=1)
     assert sorted(result.collected("ids")) == list(range(30))
     assert any(v.name.startswith("Spark rows") for v in env.build_job_graph().vertices)
+
+
+def test_a_batch_step_cancelled_while_failing_over_says_why(spark: Any) -> None:
+    df = partitioned(spark, rows=20, partitions=2)
+
+    def boom(record: Any) -> Any:
+        raise ZeroDivisionError("no")
+
+    settings = {"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 99}
+    with pytest.raises(TopologyFailed, match=r"CANCELED.*after the failure.*ZeroDivisionError"):
+        run_topology(
+            spark,
+            df,
+            lambda s: s.map(boom),
+            runtime="simulation",
+            seed=1,
+            config=settings,
+            timeout=5.0,
+        )
