@@ -7,8 +7,8 @@ subtask stages its records per checkpoint and commits them (renames them into
 sees records that a restore will replay. Two faults strike mid-run (once each):
 
 - ``fail-task`` on the running-total task at its 3,000th record (its user code "throws");
-- ``crash-task`` on a source subtask at its 5,000th record (after the restart) (the actor dies; the JobMaster,
-  its supervisor, notices).
+- ``crash-task`` on a source subtask at its 5,000th record after that restart (the actor
+  dies; the JobMaster, its supervisor, notices).
 
 Each failure moves the job RUNNING -> RESTARTING (pending checkpoints abort with
 ``TASK_FAILURE``), tears down every task and channel, and redeploys them restored from the
