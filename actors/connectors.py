@@ -151,46 +151,45 @@ class FileConnector:
         return None
 
 
-class TransactionalFileConnector:
-    """With checkpointing (Flink's ``FileSink``): records go to an in-progress file under
-    ``<path>/.staging/``; the snapshot for checkpoint *n* turns it into a pending file; the
-    checkpoint's completion renames it to ``<path>/part-<vertex>-<subtask>-<n>.<ext>``, the
-    file readers see. A restore commits the restored pending files and deletes every other
-    staged file of the subtask."""
+class StagedFiles:
+    """Flink's ``FileSink`` pattern for one sink subtask, whatever the file format: records
+    go to an in-progress file under ``<dir>/.staging/``; the snapshot for checkpoint *n*
+    turns it into a pending file (the pre-committed transaction); the checkpoint's completion
+    renames that to ``<dir>/part-<vertex>-<subtask>-<n>.<suffix>``, the file readers see. A
+    restore commits the restored pending files and deletes every other staged file of the
+    subtask. Subclasses write the in-progress file and close it (``_close_writer``)."""
 
-    def __init__(self, path: str, task: TaskId, fmt: str, attempt: int) -> None:
-        self.directory = Path(path)
-        self.staging = self.directory / ".staging"
+    def __init__(self, directory: Path, task: TaskId, suffix: str, attempt: int) -> None:
+        self.directory = directory
+        self.staging = directory / ".staging"
         self.staging.mkdir(parents=True, exist_ok=True)
         self.stem = f"part-{task.vertex}-{task.subtask}"
-        self.suffix = "jsonl" if fmt == "json" else "txt"
-        self.fmt = fmt
+        self.suffix = suffix
         self.in_progress = self.staging / f"{self.stem}.attempt-{attempt}.inprogress"
-        self.file: IO[str] | None = None
         self.pending: list[int] = []
+
+    def _close_writer(self) -> bool:
+        """Close the in-progress file; False when nothing was written since the last one."""
+        raise NotImplementedError
 
     def _pending_path(self, checkpoint_id: int | str) -> Path:
         return self.staging / f"{self.stem}-{checkpoint_id}.pending"
 
-    def final_path(self, checkpoint_id: int | str) -> Path:
-        return self.directory / f"{self.stem}-{checkpoint_id}.{self.suffix}"
-
-    def write(self, records: Any) -> None:
-        if self.file is None:
-            # "w": an in-progress file left here was never pre-committed (an earlier run that
-            # stopped, or one with the same attempt number): its records are replayed
-            self.file = open(self.in_progress, "w", encoding="utf-8")  # noqa: SIM115
-        self.file.write(_lines(records, self.fmt))
+    def final_path(self, checkpoint_id: int | str | None) -> Path:
+        """The committed file of a checkpoint (None: the one file of a sink without
+        checkpoints)."""
+        suffix = "" if checkpoint_id is None else f"-{checkpoint_id}"
+        return self.directory / f"{self.stem}{suffix}.{self.suffix}"
 
     def _close_in_progress(self, into: Path) -> bool:
-        if self.file is None:
+        if not self._close_writer():
             return False
-        self.file.close()
-        self.file = None
-        os.replace(self.in_progress, into)  # the pre-committed transaction
+        os.replace(self.in_progress, into)
         return True
 
-    def pre_commit(self, checkpoint_id: int) -> Any:
+    def _stage(self, checkpoint_id: int) -> Any:
+        """Pre-commit: the in-progress file becomes checkpoint ``checkpoint_id``'s pending
+        file; the pending checkpoints are the sink's state."""
         if self._close_in_progress(self._pending_path(checkpoint_id)):
             self.pending.append(checkpoint_id)
         return {"pending": list(self.pending)}
@@ -210,26 +209,67 @@ class TransactionalFileConnector:
                 "sink's directory changed?)"
             )
 
-    def restore(self, states: list[Any]) -> None:
+    def _recover(self, states: list[Any]) -> tuple[list[int], list[str]]:
+        """Commit the restored pending files (idempotent) and delete what the subtask staged
+        after that checkpoint; returns the committed ids and the discarded file names."""
         keep: set[int] = set()
         for state in states:
             keep.update(int(k) for k in (state or {}).get("pending", []))
         for k in sorted(keep):
             self._commit(k)
+        return sorted(keep), self._discard_staged(but=self.in_progress)
+
+    def _discard_staged(self, but: Path | None = None) -> list[str]:
+        discarded = []
         for leftover in self.staging.glob(f"{self.stem}[-.]*"):
-            if leftover != self.in_progress:
-                leftover.unlink(missing_ok=True)  # staged by an attempt after the checkpoint
+            if leftover != but:
+                leftover.unlink(missing_ok=True)
+                discarded.append(leftover.name)
+        return sorted(discarded)
+
+    def _commit_rest(self) -> None:
+        """The end of input with no final checkpoint (checkpoints-after-tasks-finish off):
+        commit every pending file and what is in progress."""
+        for k in list(self.pending):
+            self._commit(k)
+        self.pending = []
+        if self._close_in_progress(self._pending_path("end")):
+            self._commit("end")
+
+
+class TransactionalFileConnector(StagedFiles):
+    """``sink_to_file`` with checkpointing: text or JSON lines, staged per checkpoint."""
+
+    def __init__(self, path: str, task: TaskId, fmt: str, attempt: int) -> None:
+        super().__init__(Path(path), task, "jsonl" if fmt == "json" else "txt", attempt)
+        self.fmt = fmt
+        self.file: IO[str] | None = None
+
+    def write(self, records: Any) -> None:
+        if self.file is None:
+            # "w": an in-progress file left here was never pre-committed (an earlier run that
+            # stopped, or one with the same attempt number): its records are replayed
+            self.file = open(self.in_progress, "w", encoding="utf-8")  # noqa: SIM115
+        self.file.write(_lines(records, self.fmt))
+
+    def _close_writer(self) -> bool:
+        if self.file is None:
+            return False
+        self.file.close()
+        self.file = None
+        return True
+
+    def pre_commit(self, checkpoint_id: int) -> Any:
+        return self._stage(checkpoint_id)
+
+    def restore(self, states: list[Any]) -> None:
+        self._recover(states)
 
     def close(self, *, finished: bool) -> list[Any] | None:
-        if finished:  # no final checkpoint (checkpoints-after-tasks-finish off): commit the rest
-            for k in list(self.pending):
-                self._commit(k)
-            self.pending = []
-            if self._close_in_progress(self._pending_path("end")):
-                self._commit("end")
-        elif self.file is not None:
-            self.file.close()
-            self.file = None
+        if finished:
+            self._commit_rest()
+        else:
+            self._close_writer()
         with contextlib.suppress(OSError):
             if self.in_progress.exists() and self.in_progress.stat().st_size == 0:
                 self.in_progress.unlink()

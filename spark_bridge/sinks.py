@@ -35,6 +35,7 @@ from typing import Any
 
 import structlog
 
+from actors.connectors import StagedFiles
 from runtime.checkpoint import TaskId
 from spark_bridge.session import arrow_schema_of, require_pyarrow, require_pyspark
 
@@ -193,32 +194,21 @@ def _arrow_schema(schema: Any) -> Any:
     )
 
 
-class ParquetConnector:
-    """One sink subtask's Parquet files (``actors.connectors.Connector``)."""
+class ParquetConnector(StagedFiles):
+    """One sink subtask's Parquet files (``actors.connectors.Connector``; staged per
+    checkpoint as ``actors.connectors.StagedFiles``)."""
 
     def __init__(
         self, sink: ParquetSink, task: TaskId, *, transactional: bool, attempt: int
     ) -> None:
+        super().__init__(sink.path, task, "parquet", attempt)
         self.sink = sink
         self.pq = _parquet()
         self.transactional = transactional
-        self.directory = sink.path
-        self.staging = self.directory / ".staging"
-        self.staging.mkdir(parents=True, exist_ok=True)
-        self.stem = f"part-{task.vertex}-{task.subtask}"
-        self.in_progress = self.staging / f"{self.stem}.attempt-{attempt}.inprogress"
         self.writer: Any = None
         self.rows_written = 0
         self._gathered: list[Any] = []
         self._gathered_rows = 0
-        self.pending: list[int] = []
-
-    def _pending_path(self, checkpoint_id: int | str) -> Path:
-        return self.staging / f"{self.stem}-{checkpoint_id}.pending"
-
-    def final_path(self, checkpoint_id: int | str | None) -> Path:
-        suffix = "" if checkpoint_id is None else f"-{checkpoint_id}"
-        return self.directory / f"{self.stem}{suffix}.parquet"
 
     # --- Connector ------------------------------------------------------------------------------
 
@@ -235,33 +225,17 @@ class ParquetConnector:
         if not self.transactional:
             self._flush()
             return None
-        if self._close_in_progress(self._pending_path(checkpoint_id)):
-            self.pending.append(checkpoint_id)
-        return {"pending": list(self.pending)}
-
-    def commit(self, checkpoint_id: int) -> None:
-        for k in [k for k in self.pending if k <= checkpoint_id]:
-            self._commit(k)
-            self.pending.remove(k)
+        return self._stage(checkpoint_id)
 
     def restore(self, states: list[Any]) -> None:
         if not self.transactional:
             return
-        keep: set[int] = set()
-        for state in states:
-            keep.update(int(k) for k in (state or {}).get("pending", []))
-        for k in sorted(keep):
-            self._commit(k)
-        discarded = []
-        for leftover in self.staging.glob(f"{self.stem}[-.]*"):
-            if leftover != self.in_progress:
-                leftover.unlink(missing_ok=True)  # staged after the restored checkpoint
-                discarded.append(leftover.name)
+        committed, discarded = self._recover(states)
         log.info(
             "parquet_sink_restored",
             path=str(self.directory),
-            committed=sorted(keep),
-            discarded=sorted(discarded),
+            committed=committed,
+            discarded=discarded,
         )
 
     def close(self, *, finished: bool) -> list[Any] | None:
@@ -271,16 +245,10 @@ class ParquetConnector:
         if not self.transactional:
             self._close_in_progress(self.final_path(None))
             return None
-        # no final checkpoint (checkpoints-after-tasks-finish off): commit the rest
-        for k in list(self.pending):
-            self._commit(k)
-        self.pending = []
-        if self._close_in_progress(self._pending_path("end")):
-            self._commit("end")
+        self._commit_rest()
         # what is still staged under this subtask's name was never committed by any attempt
         # (e.g. staged before a restart that found no completed checkpoint): garbage now
-        for leftover in self.staging.glob(f"{self.stem}[-.]*"):
-            leftover.unlink(missing_ok=True)
+        self._discard_staged()
         # .staging itself stays: another subtask may be about to write into it (removing it
         # here raced with that: FileNotFoundError); ParquetSink.remove_staging() after the job
         return None
@@ -299,27 +267,13 @@ class ParquetConnector:
         self.rows_written += table.num_rows
         self._gathered, self._gathered_rows = [], 0
 
-    def _close_in_progress(self, into: Path) -> bool:
-        """Close the in-progress file as ``into``; False when nothing was written since the
-        last one."""
+    def _close_writer(self) -> bool:
         self._flush()
         if self.writer is None:
             return False
         self.writer.close()
         self.writer = None
-        os.replace(self.in_progress, into)
         return True
-
-    def _commit(self, checkpoint_id: int | str) -> None:
-        pending, final = self._pending_path(checkpoint_id), self.final_path(checkpoint_id)
-        if pending.exists():
-            os.replace(pending, final)
-            log.debug("parquet_file_committed", file=final.name)
-        elif not final.exists():
-            raise FileNotFoundError(
-                f"cannot commit {final.name}: its pending file {pending} is gone (was the "
-                "sink's directory changed?)"
-            )
 
     def _abandon(self) -> None:
         self._gathered, self._gathered_rows = [], 0
