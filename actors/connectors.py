@@ -89,7 +89,18 @@ class CollectConnector:
         return None
 
 
-class PrintConnector:
+class NoTransactions:
+    """A sink outside Flink's two-phase commit: nothing to commit, nothing to recover (a
+    restore replays what it wrote)."""
+
+    def commit(self, checkpoint_id: int) -> None:
+        pass
+
+    def restore(self, states: list[Any]) -> None:
+        pass
+
+
+class PrintConnector(NoTransactions):
     """Flink's print sink: ``<subtask index + 1>> <record>`` per record (not transactional)."""
 
     def __init__(self, task: TaskId, parallelism: int, stream: IO[str] | None = None) -> None:
@@ -102,12 +113,6 @@ class PrintConnector:
     def pre_commit(self, checkpoint_id: int) -> Any:
         self.stream.flush()
         return None
-
-    def commit(self, checkpoint_id: int) -> None:
-        pass
-
-    def restore(self, states: list[Any]) -> None:
-        pass
 
     def close(self, *, finished: bool) -> list[Any] | None:
         self.stream.flush()
@@ -122,7 +127,7 @@ def _lines(records: Any, fmt: str) -> str:
     return "".join(f"{r}\n" for r in records)
 
 
-class FileConnector:
+class FileConnector(NoTransactions):
     """Without checkpointing: one part file per subtask, ``<path>/part-<vertex>-<subtask>.<ext>``."""
 
     def __init__(self, path: str, task: TaskId, fmt: str) -> None:
@@ -139,12 +144,6 @@ class FileConnector:
     def pre_commit(self, checkpoint_id: int) -> Any:
         self.file.flush()
         return None
-
-    def commit(self, checkpoint_id: int) -> None:
-        pass
-
-    def restore(self, states: list[Any]) -> None:
-        pass
 
     def close(self, *, finished: bool) -> list[Any] | None:
         self.file.close()

@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from actors import StreamExecutionEnvironment
 from actors.cli import configure_logging
+from actors.connectors import NoTransactions
 from runtime.checkpoint import TaskId
 from spark_bridge import from_spark, local_spark
 from spark_bridge.session import arrow_schema_of
@@ -111,7 +112,7 @@ class CountingSink:
         return _Counter(self)
 
 
-class _Counter:
+class _Counter(NoTransactions):
     def __init__(self, sink: CountingSink) -> None:
         self.sink = sink
 
@@ -120,12 +121,6 @@ class _Counter:
 
     def pre_commit(self, checkpoint_id: int) -> Any:
         return None
-
-    def commit(self, checkpoint_id: int) -> None:
-        pass
-
-    def restore(self, states: list[Any]) -> None:
-        pass
 
     def close(self, *, finished: bool) -> list[Any] | None:
         return None

@@ -29,6 +29,10 @@ from spark_bridge import (
 from tests.conftest import protocol_events
 
 
+def _boom(record: Any) -> Any:
+    raise ZeroDivisionError("no")
+
+
 def read_all(reader: SplitReader, size: int) -> list[Sequence[Any]]:
     buffers = []
     while (buffer := reader.read(size, 0)) is not None:
@@ -242,13 +246,10 @@ def test_run_topology_says_what_is_wrong(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(FileExistsError, match="not an empty directory"):
         run_topology(spark, df, lambda s: s, output=tmp_path / "taken")
 
-    def boom(record: Any) -> Any:
-        raise ZeroDivisionError("no")
-
     with pytest.raises(
         TopologyFailed, match=r"FAILED after 0 restart.*ZeroDivisionError"
     ) as failed:
-        run_topology(spark, df, lambda s: s.map(boom), checkpoint_interval=None)
+        run_topology(spark, df, lambda s: s.map(_boom), checkpoint_interval=None)
     assert failed.value.result.restarts == 0
     assert not df.is_cached  # persisted for the run, released after it
 
@@ -260,17 +261,14 @@ def test_a_checkpointed_batch_step_with_a_deterministic_error_fails_after_three_
     would retry a deterministic error forever), unless the config chooses a strategy."""
     df = partitioned(spark, rows=20, partitions=2)
 
-    def boom(record: Any) -> Any:
-        raise ZeroDivisionError("no")
-
     with pytest.raises(TopologyFailed, match=r"FAILED after 3 restart") as failed:
-        run_topology(spark, df, lambda s: s.map(boom), runtime="simulation", seed=1)
+        run_topology(spark, df, lambda s: s.map(_boom), runtime="simulation", seed=1)
     assert failed.value.result.restarts == 3
     with pytest.raises(TopologyFailed, match=r"FAILED after 0 restart"):
         run_topology(
             spark,
             df,
-            lambda s: s.map(boom),
+            lambda s: s.map(_boom),
             runtime="simulation",
             seed=1,
             config={"restart-strategy.type": "none"},
@@ -290,15 +288,12 @@ def test_env_from_spark_reads_the_dataframe_as_spark_bridge_from_spark_does(spar
 def test_a_batch_step_cancelled_while_failing_over_says_why(spark: Any) -> None:
     df = partitioned(spark, rows=20, partitions=2)
 
-    def boom(record: Any) -> Any:
-        raise ZeroDivisionError("no")
-
     settings = {"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 99}
     with pytest.raises(TopologyFailed, match=r"CANCELED.*after the failure.*ZeroDivisionError"):
         run_topology(
             spark,
             df,
-            lambda s: s.map(boom),
+            lambda s: s.map(_boom),
             runtime="simulation",
             seed=1,
             config=settings,
