@@ -253,7 +253,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         except (OSError, UnicodeDecodeError) as error:
             print(f"FAIL {file.stem}: cannot read {file}: {error}")
             return EXIT_FAILED
-        result = run_scenario(text, str(file))
+        result = run_scenario(text, str(file), through_task=args.through_task)
         results.append(result)
         if args.verbose or not result.passed or not args.quiet:
             print(result.report())
@@ -386,6 +386,12 @@ def build_parser() -> argparse.ArgumentParser:
         "-q", "--quiet", action="store_true", help="print only failures and the summary"
     )
     conformance.add_argument("-v", "--verbose", action="store_true")
+    conformance.add_argument(
+        "--through-task",
+        action="store_true",
+        help="run gate scenarios through a running task's input path (a task core with a "
+        "pass-through chain) instead of the bare gate",
+    )
     conformance.set_defaults(func=cmd_conformance)
     check = sub.add_parser(
         "check", help="check a run's trace (--trace FILE) against the protocol's invariants"

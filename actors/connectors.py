@@ -1,13 +1,15 @@
-"""Sink connectors: where a sink's records go (the I/O the pure operators leave to the runtime).
+"""Sink connectors: the I/O of a sink, driven by the task core's effects.
 
-With checkpointing enabled, the collect and file sinks are transactional (two-phase commit,
-as Flink's ``TwoPhaseCommitSinkFunction`` and ``FileSink``): records go into the current
-transaction; the task's snapshot for checkpoint *n* pre-commits it (it becomes pending, and the
-pending transactions are part of the snapshot); notify-checkpoint-complete commits every
-pending transaction up to *n*; a restore commits the pending transactions of the restored
-snapshot (commits are idempotent) and discards whatever else was staged. What a reader sees is
-only committed data: exactly once with exactly-once checkpoints and a replayable source.
-Without checkpointing they write directly.
+The task core keeps the sinks' transactions (``runtime.task.sinks``: one per checkpoint id);
+a connector does what each step means for its files. With checkpointing enabled, the file
+sinks are transactional (two-phase commit, as Flink's ``FileSink``): records go into the
+current transaction (``write``); the task's snapshot for checkpoint *n* pre-commits it
+(``pre_commit(n)``: it becomes pending); the checkpoint's completion commits it (``commit(n)``);
+a restore commits the pending transactions of the restored snapshot (commits are idempotent)
+and discards whatever else was staged (``restore``). What a reader sees is only committed
+data: exactly once with exactly-once checkpoints and a replayable source. Without
+checkpointing they write directly. The collect sink needs no connector: the core stages its
+buffers and publishes them to the job's result on commit.
 """
 
 from __future__ import annotations
@@ -16,77 +18,31 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, assert_never
 
 from runtime.checkpoint import TaskId
-
-#: publish(transaction id, records): hand committed records of a collect sink to the job
-Publish = Callable[[int | str, list[Any]], None]
+from runtime.descriptors import SinkDescriptor, SinkKind
 
 
 class Connector(Protocol):
     def write(self, records: Any) -> None: ...
 
     def pre_commit(self, checkpoint_id: int) -> Any:
-        """Close the current transaction for checkpoint ``checkpoint_id``; returns the sink's
-        state for the snapshot (None when not transactional)."""
+        """Close the current transaction as checkpoint ``checkpoint_id``'s pending one (the
+        task asks only when records were written into it); a non-transactional connector
+        flushes. The return value is not used (the task core keeps the pending ids)."""
 
     def commit(self, checkpoint_id: int) -> None:
         """Commit every pending transaction up to ``checkpoint_id`` (idempotent)."""
 
     def restore(self, states: list[Any]) -> None:
-        """Recover after a restore: commit the restored pending transactions, drop the rest."""
+        """Recover after a restore: commit the restored pending transactions (``states``: one
+        ``{"pending": [ids]}`` per subtask that ran the sink), drop whatever else was staged."""
 
     def close(self, *, finished: bool) -> list[Any] | None:
-        """End (``finished``: the task finished normally, else it was cancelled). A
-        non-transactional collect sink returns its records."""
-
-
-class CollectConnector:
-    """``collect(name)``: records reach ``JobResult.output[name]``; transactional with
-    checkpointing (committed records are published to the JobMaster, which keeps each
-    transaction once)."""
-
-    def __init__(self, publish: Publish | None = None) -> None:
-        self.publish = publish
-        self.current: list[Any] = []
-        self.pending: dict[int, list[Any]] = {}
-
-    def write(self, records: Any) -> None:
-        self.current.extend(records)
-
-    def pre_commit(self, checkpoint_id: int) -> Any:
-        if self.publish is None:
-            return None
-        self.pending[checkpoint_id] = self.current
-        self.current = []
-        return {"pending": [[k, list(v)] for k, v in sorted(self.pending.items())]}
-
-    def commit(self, checkpoint_id: int) -> None:
-        if self.publish is None:
-            return
-        for k in sorted(k for k in self.pending if k <= checkpoint_id):
-            self.publish(k, self.pending.pop(k))
-
-    def restore(self, states: list[Any]) -> None:
-        if self.publish is None:
-            return
-        for state in states:
-            for k, records in (state or {}).get("pending", []):
-                self.publish(int(k), list(records))
-
-    def close(self, *, finished: bool) -> list[Any] | None:
-        if self.publish is None:
-            return self.current
-        if finished:  # no final checkpoint (checkpoints-after-tasks-finish off): commit the rest
-            for k in sorted(self.pending):
-                self.publish(k, self.pending.pop(k))
-            if self.current:
-                self.publish("end", self.current)
-        self.current, self.pending = [], {}
-        return None
+        """End (``finished``: the task finished normally and what is left is committed; else
+        it was cancelled, stopped or failed). The return value is not used."""
 
 
 class NoTransactions:
@@ -276,27 +232,29 @@ class TransactionalFileConnector(StagedFiles):
 
 
 def make_connector(
-    sink: str,
-    options: dict[str, Any],
+    sink: SinkDescriptor,
     task: TaskId,
     parallelism: int,
     *,
     transactional: bool = False,
     attempt: int = 0,
-    publish: Publish | None = None,
-) -> Connector:
-    if sink == "collect":
-        return CollectConnector(publish if transactional else None)
-    if sink == "print":
-        return PrintConnector(task, parallelism)
-    if sink == "file":
-        fmt = options.get("format", "text")
-        if transactional:
-            return TransactionalFileConnector(options["path"], task, fmt, attempt)
-        return FileConnector(options["path"], task, fmt)
-    if sink == "custom":  # DataStream.sink_to(factory)
-        connector: Connector = options["factory"](
-            task=task, parallelism=parallelism, transactional=transactional, attempt=attempt
-        )
-        return connector
-    raise ValueError(f"unknown sink {sink!r}")
+) -> Connector | None:
+    """The connector of one sink subtask (None for a collect sink: it needs none)."""
+    match sink.sink:
+        case SinkKind.COLLECT:
+            return None
+        case SinkKind.PRINT:
+            return PrintConnector(task, parallelism)
+        case SinkKind.FILE:
+            assert sink.path is not None
+            if transactional:
+                return TransactionalFileConnector(sink.path, task, sink.format, attempt)
+            return FileConnector(sink.path, task, sink.format)
+        case SinkKind.CUSTOM:  # DataStream.sink_to(factory)
+            assert sink.factory is not None
+            connector: Connector = sink.factory(
+                task=task, parallelism=parallelism, transactional=transactional, attempt=attempt
+            )
+            return connector
+        case _:
+            assert_never(sink.sink)

@@ -1,19 +1,20 @@
-"""``InputChannel``: one actor per channel (upstream subtask -> downstream subtask).
+"""``InputChannel``: the network between two tasks, one actor per channel (upstream subtask ->
+downstream subtask).
 
-It holds the channel's FIFO (``runtime.barrier.InputChannelQueue``): buffers and events from
-the producer, priority events ahead of buffers, the pause after an aligned barrier until the
-consumer resumes it. It hands its consumer at most ``WINDOW`` ordinary items at a time and one
-credit goes back to the producer for every buffer the consumer took (credit-based flow control:
-with no credit the producer stops, and back-pressure travels upstream); once the consumer has
-processed the end of partition, the producer hears that all its data was processed. A priority barrier is
-handed on at once, with the buffers it overtook in the queue.
+It delivers what the producer sends to the consumer, in order (``InputItem``: the item lands in
+the consumer's input gate, in the queue of that input channel, where pausing, priority
+overtaking, announcements and in-flight persisting happen); it passes the consumer's credits
+back to the producer (``OutputCredit``: Flink's credit-based flow control, the producer sends a
+buffer only against a credit) and the consumer's acknowledgement of the end of data
+(``AllDataProcessed``, FLIP-147). An injected ``StallChannel`` holds deliveries back for a
+while (a slow link), in order.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 import pykka
 import structlog
@@ -21,15 +22,11 @@ import structlog
 from actors.execution import ActorRuntime
 from actors.faults import StallChannel
 from actors.inline import InlineActor
-from actors.protocol import Consumed, Deliver, Prioritize, Resume, WireChannel
-from runtime.barrier.channel import InputChannelQueue
+from actors.protocol import AllRecordsProcessed, Credit, Deliver, WireChannel
 from runtime.messages import AllDataProcessed, InputItem, OutputCredit, TimerFired
-from runtime.network import Buffer, CheckpointBarrier, EndOfPartition
+from runtime.network import ChannelItem, CheckpointBarrier
 
 log = structlog.get_logger(__name__)
-
-#: ordinary items handed to the consumer and not yet taken
-WINDOW = 2
 
 
 @dataclass(frozen=True)
@@ -38,6 +35,9 @@ class _Stall:
 
     fault: StallChannel
     begins: bool
+
+
+ChannelMessage = WireChannel | Deliver | Credit | AllRecordsProcessed | TimerFired
 
 
 class InputChannel(pykka.ThreadingActor):
@@ -62,8 +62,8 @@ class InputChannel(pykka.ThreadingActor):
         self.output_index = output_index
         self.consumer = consumer
         self.producer: pykka.ActorRef[Any] | None = None
-        self.queue = InputChannelQueue(input_index)
-        self._handed: deque[type] = deque()  # the type of each ordinary item handed on
+        #: deliveries held back by a stall, in order
+        self._held: deque[ChannelItem] = deque()
         self.names = (producer_name, consumer_name)
 
     def on_start(self) -> None:
@@ -76,67 +76,40 @@ class InputChannel(pykka.ThreadingActor):
                 )
 
     def on_receive(self, message: Any) -> None:
-        match message:
+        if not isinstance(message, (WireChannel, Deliver, Credit, AllRecordsProcessed, TimerFired)):
+            raise TypeError(f"InputChannel cannot handle {message!r}")
+        msg: ChannelMessage = message
+        match msg:
+            case Deliver(item=item):
+                if self.stalls or self._held:
+                    self._held.append(item)
+                else:
+                    self._deliver(item)
+            case Credit(credits=credits):
+                assert self.producer is not None, "a channel is wired before it carries data"
+                self.producer.tell(OutputCredit(channel=self.output_index, credits=credits))
+            case AllRecordsProcessed():
+                assert self.producer is not None, "a channel is wired before it carries data"
+                self.producer.tell(AllDataProcessed(channel=self.output_index))
             case WireChannel(producer=producer):
                 self.producer = producer
-            case Deliver(item=item):
-                seq = self.queue.push(item)
-                if isinstance(item, CheckpointBarrier) and item.is_unaligned:
-                    self.log.debug(
-                        "priority_barrier_arrived", checkpoint_id=item.checkpoint_id, seq=seq
-                    )
-                self._hand_on()
-            case Consumed():
-                kind = self._handed.popleft()
-                if self.producer is not None:
-                    if kind is Buffer:
-                        self.producer.tell(OutputCredit(channel=self.output_index, credits=1))
-                    elif kind is EndOfPartition:
-                        self.producer.tell(AllDataProcessed(channel=self.output_index))
-                self._hand_on()
-            case Resume():
-                self.queue.resume()
-                self._hand_on()
-            case TimerFired(key=_Stall(fault=fault, begins=begins)):
-                self.stalls += 1 if begins else -1  # stalls may overlap
-                if begins:
+            case TimerFired(key=key):
+                assert isinstance(key, _Stall), f"unknown channel timer {key!r}"
+                self.stalls += 1 if key.begins else -1  # stalls may overlap
+                if key.begins:
                     assert self.runtime is not None
-                    self.runtime.faults.stall_began(fault)
-                    self.log.info("fault_injected", fault=repr(fault))
+                    self.runtime.faults.stall_began(key.fault)
+                    self.log.info("fault_injected", fault=repr(key.fault))
                 else:
-                    self._hand_on()
-            case Prioritize(sequence_number=seq):
-                if self.queue.convert_to_priority(seq):
-                    self.log.debug("barrier_prioritized", seq=seq)
-                    self._hand_on()
+                    while self._held and not self.stalls:
+                        self._deliver(self._held.popleft())
             case _:
-                raise TypeError(f"InputChannel cannot handle {message!r}")
+                assert_never(msg)
 
-    def _hand_on(self) -> None:
-        if self.stalls:
-            return
-        queue = self.queue
-        while queue.can_poll():
-            if queue.head_is_priority():
-                entry = queue.poll()
-                overtaken: tuple[Buffer, ...] = ()
-                if isinstance(entry.item, CheckpointBarrier):
-                    overtaken = tuple(queue.buffers_before(entry.seq))
-                self.consumer.tell(
-                    InputItem(
-                        channel=self.input_index,
-                        seq=entry.seq,
-                        item=entry.item,
-                        priority=True,
-                        overtaken=overtaken,
-                    )
-                )
-                continue
-            if len(self._handed) >= WINDOW:
-                return
-            entry = queue.poll()
-            self._handed.append(type(entry.item))
-            self.consumer.tell(InputItem(channel=self.input_index, seq=entry.seq, item=entry.item))
+    def _deliver(self, item: ChannelItem) -> None:
+        if isinstance(item, CheckpointBarrier) and item.is_unaligned:
+            self.log.debug("priority_barrier_sent", checkpoint_id=item.checkpoint_id)
+        self.consumer.tell(InputItem(channel=self.input_index, item=item))
 
 
 class InlineInputChannel(InlineActor, InputChannel):

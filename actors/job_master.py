@@ -41,6 +41,7 @@ from actors.protocol import (
 from actors.stream_task import StreamTask
 from runtime.checkpoint import SavepointRequest, SnapshotType, TaskId
 from runtime.coordinator import CheckpointCoordinator
+from runtime.descriptors import SinkDescriptor, SinkKind
 from runtime.job import (
     ExecutionPlan,
     JobResult,
@@ -147,7 +148,7 @@ class JobMaster(pykka.ThreadingActor):
             op.name
             for vertex in self.plan.job.vertices
             for op in vertex.operators
-            if op.kind == "sink" and op.spec["sink"] == "collect"
+            if isinstance(op.operator, SinkDescriptor) and op.operator.sink is SinkKind.COLLECT
         ]
 
     def on_start(self) -> None:
@@ -192,7 +193,9 @@ class JobMaster(pykka.ThreadingActor):
             case TaskStateUpdate(task=task, state=state, message=text, attempt=attempt):
                 if attempt == self.attempt:  # an earlier deployment's news is stale
                     self._task_state(task, state, text, now)
-            case SinkResults(sink=sink, task=task, records=records, txn=txn, attempt=attempt):
+            case SinkResults(
+                sink=sink, task=task, records=records, txn=txn, attempt=attempt, buffers=buffers
+            ):
                 if txn is not None:  # a committed transaction counts once (2PC commits repeat)
                     key = (sink, task, txn)
                     if key in self._committed:
@@ -200,7 +203,10 @@ class JobMaster(pykka.ThreadingActor):
                     self._committed.add(key)
                 elif attempt != self.attempt:
                     return None
-                self.output.setdefault(sink, []).extend(records)
+                output = self.output.setdefault(sink, [])
+                output.extend(records)
+                for buffer in buffers:
+                    output.extend(buffer)
             case CheckpointFailure(message=text, reason=reason):
                 self._on_failure(f"{text} (last failure: {reason.name})", now)
             case CancelJob():

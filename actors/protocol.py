@@ -1,5 +1,6 @@
 """Messages between actors that are transport, not protocol decisions: what a channel actor
-receives from its producer and its consumer, the JobMaster's bookkeeping, the task's async part.
+(the network between two tasks) receives from its producer and its consumer, the JobMaster's
+bookkeeping.
 
 Protocol messages (triggers, acknowledgements, barriers inside ``Deliver``) are the runtime
 core's own dataclasses (``runtime.messages``); everything here is frozen and slotted too.
@@ -7,39 +8,36 @@ core's own dataclasses (``runtime.messages``); everything here is frozen and slo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from runtime.checkpoint import TaskId
+from runtime.failure import TaskFailure
 from runtime.network import ChannelItem
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import ExecutionState
 
-# --- to an input channel ------------------------------------------------------------------------
+# --- to an input channel (the network between two tasks) -----------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class Deliver:
-    """The producer sends an item (a buffer with a credit, or an event)."""
+    """The producer sends an item (a buffer it has a credit for, or an event)."""
 
     item: ChannelItem
 
 
 @dataclass(frozen=True, slots=True)
-class Consumed:
-    """The consumer took the item the channel handed it last."""
+class Credit:
+    """The consumer freed buffers of this channel: credits for the producer."""
+
+    credits: int = 1
 
 
 @dataclass(frozen=True, slots=True)
-class Resume:
-    """Resume after an aligned barrier (``ResumeConsumption``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Prioritize:
-    """Move the announced barrier at this sequence number to the front (alignment timeout)."""
-
-    sequence_number: int
+class AllRecordsProcessed:
+    """The consumer processed the channel's end of data (for the producer, FLIP-147)."""
 
 
 # --- wiring (JobMaster -> the actors it deployed, before StartTask) -------------------------------
@@ -72,18 +70,22 @@ class TaskStateUpdate:
     message: str | None = None
     #: which deployment of the task (updates of an earlier attempt are stale)
     attempt: int = 0
+    #: FAILED in user code: the operator, the exception and the user's traceback
+    failure: TaskFailure | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SinkResults:
     """Records of a collect sink for the job's result: a committed transaction (``txn``, kept
-    once however often it is committed) or, without checkpointing, all of them at the end."""
+    once however often it is committed) or, without checkpointing, all of them at the end.
+    ``buffers``: the records as the task's buffers (no copy per record on the way)."""
 
     sink: str
     task: TaskId
     records: list[Any]
     attempt: int = 0
     txn: int | str | None = None
+    buffers: tuple[Sequence[Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

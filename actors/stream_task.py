@@ -1,19 +1,21 @@
 """``StreamTask``: one subtask, Flink's mailbox model on a Pykka inbox.
 
-The inbox is the mailbox: input items, credits, triggers, notifications and timers arrive as
-mails; the default action (``RunDefaultAction``) processes one buffer and puts itself back, so
-every control mail is handled between two buffers. The asynchronous checkpoint part (writing
-the snapshot) runs off the mailbox thread, on the runtime's asynchronous pool as Flink's
-``AsyncCheckpointRunnable`` does, and reports back as a mail (``SnapshotWritten`` or
-``SnapshotFailed``), so records keep flowing until the acknowledgement. Decisions are the core's (``runtime.task.StreamTaskCore``); this shell routes.
+The inbox is the mailbox: deliveries from the input channels, credits, triggers,
+notifications and timers arrive as mails; the default action (``RunDefaultAction``) processes
+one buffer and puts itself back, so every control mail is handled between two buffers.
+Decisions are the core's (``runtime.task.StreamTaskCore``); this shell delivers mails and
+carries out the effects: it sends, runs timers, drives the sinks' connectors, runs the
+asynchronous checkpoint part off the mailbox thread (on the runtime's pool, as Flink's
+``AsyncCheckpointRunnable``) and reports back as a mail (``SnapshotWritten`` or
+``SnapshotFailed``), and tells the JobMaster the task's state. It keeps no checkpoint or sink
+state of its own.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from functools import partial
-from typing import Any
+from typing import Any, assert_never
 
 import pykka
 import structlog
@@ -22,30 +24,35 @@ from actors.connectors import Connector, make_connector
 from actors.execution import ActorRuntime
 from actors.faults import CrashTask
 from actors.protocol import (
-    Consumed,
+    AllRecordsProcessed,
+    Credit,
     Deliver,
-    Prioritize,
-    Resume,
     SinkResults,
     SourceProgress,
     TaskStateUpdate,
     WireTask,
 )
+from runtime.descriptors import SinkDescriptor
 from runtime.effects import (
-    AckInput,
+    AcknowledgeAllRecordsProcessed,
     AlignmentCompleted,
+    AnnounceCredit,
     CancelTimer,
     CheckpointTakenOnTask,
     ConvertToPriorityEvent,
-    Effect,
+    PublishCollected,
     ReportToCoordinator,
     RequestDefaultAction,
     ResumeConsumption,
     ScheduleTimer,
     SendToOutput,
-    SinkNotify,
+    SinkClose,
+    SinkCommit,
+    SinkPreCommit,
+    SinkRecover,
     SinkWrite,
     TaskCanceled,
+    TaskEffect,
     TaskFailed,
     TaskFinished,
     TaskSnapshot,
@@ -53,16 +60,26 @@ from runtime.effects import (
     Traced,
     WriteSnapshot,
 )
+from runtime.failure import TaskFailure, describe_user_error
 from runtime.messages import (
     AcknowledgeCheckpoint,
+    InjectFailure,
     RunDefaultAction,
     SnapshotFailed,
     SnapshotWritten,
-    StartTask,
+    SyncPartMeasured,
+    TaskMessage,
+    UserCodeFailed,
 )
-from runtime.network import Buffer, CancelCheckpointMarker, CheckpointBarrier, EndOfPartition
+from runtime.network import (
+    Buffer,
+    CancelCheckpointMarker,
+    CheckpointBarrier,
+    EndOfData,
+    EndOfPartition,
+)
 from runtime.status import ExecutionState
-from runtime.storage import CheckpointStorageError, FileSystemCheckpointStorage
+from runtime.storage import CheckpointDiscarded, CheckpointStorageError, FileSystemCheckpointStorage
 from runtime.task import StreamTaskCore, TaskSpec
 
 log = structlog.get_logger(__name__)
@@ -70,6 +87,12 @@ log = structlog.get_logger(__name__)
 
 class InjectedCrash(RuntimeError):
     """An injected ``CrashTask``: escapes the actor, which dies."""
+
+
+class _ConnectorFailed(Exception):
+    def __init__(self, failure: TaskFailure) -> None:
+        super().__init__(failure.describe())
+        self.failure = failure
 
 
 class StreamTask(pykka.ThreadingActor):
@@ -99,37 +122,34 @@ class StreamTask(pykka.ThreadingActor):
         self.coordinator: pykka.ActorRef[Any] | None = None
         self.outputs: list[pykka.ActorRef[Any]] = []
         self.inputs: list[pykka.ActorRef[Any]] = []
-        self.sink_names = {op.uid: op.name for op in spec.operators if op.kind == "sink"}
-        self.connectors: dict[str, Connector] = {
-            op.uid: make_connector(
-                op.spec["sink"],
-                op.spec["options"],
-                spec.task,
-                spec.parallelism,
-                transactional=spec.checkpointing,
-                attempt=spec.attempt,
-                publish=partial(self._publish, op.name),
-            )
-            for op in spec.operators
-            if op.kind == "sink"
-        }
-        #: sink states of snapshots not yet written, by checkpoint id then sink uid
-        self._sink_states: dict[int, dict[str, Any]] = {}
-        self._sync_ms: dict[int, int] = {}
+        self.connectors: dict[str, Connector] = {}
+        for op in spec.operators:
+            if isinstance(op.operator, SinkDescriptor):
+                connector = make_connector(
+                    op.operator,
+                    spec.task,
+                    spec.parallelism,
+                    transactional=spec.checkpointing and op.operator.sink.transactional,
+                    attempt=spec.attempt,
+                )
+                if connector is not None:
+                    self.connectors[op.uid] = connector
         self._default_requested = False
 
     def on_start(self) -> None:
         self.log = log.bind(task=str(self.spec.task), attempt=self.spec.attempt)
 
     def on_failure(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
-        """The actor itself crashed: its supervisor, the JobMaster, hears of it."""
-        text = f"task actor crashed: {exception_type.__name__ if exception_type else 'error'}: {exception_value}"
-        with contextlib.suppress(Exception):
-            self._close_connectors(finished=False)
-        self._report(ExecutionState.FAILED, text)
+        """The actor itself crashed (a bug, or an injected crash): its supervisor, the
+        JobMaster, hears of it. Pykka has logged the traceback."""
+        name = getattr(exception_type, "__name__", "error")
+        for connector in self.connectors.values():
+            with contextlib.suppress(Exception):
+                connector.close(finished=False)
+        self.connectors = {}
+        self._report(ExecutionState.FAILED, f"task actor crashed: {name}: {exception_value}")
 
     def on_receive(self, message: Any) -> None:
-        clock = self.runtime.clock
         if isinstance(message, WireTask):
             self.coordinator, self.outputs, self.inputs = (
                 message.coordinator,
@@ -137,13 +157,10 @@ class StreamTask(pykka.ThreadingActor):
                 message.inputs,
             )
             return
-        if isinstance(message, StartTask):
-            self._restore_connectors()  # before any record reaches them
-        started = clock.now()
-        self._handle(message, started)
+        self._handle(message, self.runtime.clock.now())
         self._run_default_actions()
 
-    def _handle(self, message: Any, now: int) -> None:
+    def _handle(self, message: TaskMessage, now: int) -> None:
         core = self.core
         before = core.records_in
         effects = core.handle(message, now)
@@ -156,8 +173,8 @@ class StreamTask(pykka.ThreadingActor):
                 raise InjectedCrash(f"injected fault: {fault!r}")
             if fault is not None:
                 self.log.info("fault_injected", fault=repr(fault))
-                effects = core.fail(f"injected fault: {fault!r}")
-        self._apply(effects, self.runtime.clock.now() - now)
+                effects = core.handle(InjectFailure(message=f"injected fault: {fault!r}"), now)
+        self._apply(effects, now)
         step = self.report_records_every
         if step and core.records_in // step > self._reported:
             self._reported = core.records_in // step
@@ -178,105 +195,148 @@ class StreamTask(pykka.ThreadingActor):
 
     # --- effects ----------------------------------------------------------------------------------
 
-    def _apply(self, effects: list[Effect], elapsed: int) -> None:
-        for effect in effects:
-            match effect:
-                case SendToOutput(channel=channel, item=item):
-                    self.outputs[channel].tell(Deliver(item))
-                    if not isinstance(item, Buffer):
-                        self._trace_sent(channel, item)
-                case AckInput(channel=channel):
-                    self.inputs[channel].tell(Consumed())
-                case RequestDefaultAction():
-                    self._default_requested = True
-                case ResumeConsumption(channel=channel):
-                    self.inputs[channel].tell(Resume())
-                    self.log.debug("channel_resumed", channel=channel)
-                case ConvertToPriorityEvent(channel=channel, sequence_number=seq):
-                    self.inputs[channel].tell(Prioritize(seq))
-                    self.log.info("barrier_prioritized", channel=channel, seq=seq)
-                case WriteSnapshot(snapshot=snapshot, location=location):
-                    sink_states = self._sink_states.pop(snapshot.checkpoint_id, None)
-                    if sink_states:  # the sinks' pending transactions join the snapshot
-                        snapshot = dataclasses.replace(
-                            snapshot, operator_states={**snapshot.operator_states, **sink_states}
-                        )
-                    sync_ms = self._sync_ms.pop(snapshot.checkpoint_id, 0)
-                    self.runtime.run_async(partial(self._async_part, snapshot, location, sync_ms))
-                case ReportToCoordinator(message=report):
-                    assert self.coordinator is not None
-                    self.coordinator.tell(report)
-                    if isinstance(report, AcknowledgeCheckpoint):
-                        self.log.info("checkpoint_acknowledged", checkpoint_id=report.checkpoint_id)
-                    else:
-                        self.log.info(
-                            "checkpoint_declined",
-                            checkpoint_id=report.checkpoint_id,
-                            reason=report.reason.name,
-                        )
-                case ScheduleTimer(key=key, due=due):
-                    self.runtime.schedule(self.actor_ref, key, due)
-                case CancelTimer(key=key):
-                    self.runtime.cancel(self.actor_ref, key)
-                case SinkWrite(sink=sink, records=records):
-                    self.connectors[sink].write(records)
-                case SinkNotify(sink=sink, event=event, checkpoint_id=cid):
-                    connector = self.connectors.get(sink)
-                    if connector is None:  # closed once the task finished
-                        continue
-                    if event == "snapshot":
-                        state = connector.pre_commit(cid)
-                        if state is not None:
-                            self._sink_states.setdefault(cid, {})[sink] = state
-                    elif event == "complete":
-                        connector.commit(cid)
-                    else:  # aborted: its transaction stays pending, committed with a later one
-                        self._sink_states.pop(cid, None)
-                case CheckpointTakenOnTask(checkpoint_id=cid) as taken:
-                    fault = self.runtime.faults.fails_checkpoint(str(self.spec.task), cid)
-                    if fault is not None:  # the synchronous part fails: the task fails
-                        self.log.info("fault_injected", fault=repr(fault))
-                        self._apply(
-                            self.core.fail(
-                                f"injected fault: {fault!r} (synchronous part of checkpoint {cid})"
-                            ),
-                            0,
-                        )
-                        return
-                    self._sync_ms[cid] = elapsed
+    def _apply(self, effects: list[TaskEffect], started: int) -> None:
+        try:
+            for effect in effects:
+                if not self._carry_out(effect, started):
+                    return  # the task failed meanwhile: the rest is moot
+        except _ConnectorFailed as failed:
+            self.log.warning(
+                "sink_failed", operator=failed.failure.operator, error=failed.failure.message
+            )
+            self._apply(self.core.handle(UserCodeFailed(failure=failed.failure), started), started)
+
+    def _carry_out(self, effect: TaskEffect, started: int) -> bool:
+        """One effect; False when the rest of the batch must not be carried out."""
+        match effect:
+            case SendToOutput(channel=channel, item=item):
+                self.outputs[channel].tell(Deliver(item))
+                if not isinstance(item, Buffer):
+                    self._trace_sent(channel, item)
+            case AnnounceCredit(channel=channel, credits=credits):
+                self.inputs[channel].tell(Credit(credits))
+            case AcknowledgeAllRecordsProcessed(channel=channel):
+                self.inputs[channel].tell(AllRecordsProcessed())
+            case RequestDefaultAction():
+                self._default_requested = True
+            case ResumeConsumption(channel=channel):
+                self.log.debug("channel_resumed", channel=channel)
+            case ConvertToPriorityEvent(channel=channel, sequence_number=seq):
+                self.log.info("barrier_prioritized", channel=channel, seq=seq)
+            case WriteSnapshot(snapshot=snapshot, location=location):
+                self.runtime.run_async(partial(self._async_part, snapshot, location))
+            case ReportToCoordinator(message=report):
+                assert self.coordinator is not None
+                self.coordinator.tell(report)
+                if isinstance(report, AcknowledgeCheckpoint):
+                    self.log.info("checkpoint_acknowledged", checkpoint_id=report.checkpoint_id)
+                else:
                     self.log.info(
-                        "checkpoint_taken",
-                        checkpoint_id=cid,
-                        unaligned=taken.unaligned,
-                        start_delay_ms=taken.start_delay_ms,
-                        alignment_ms=taken.alignment_ms,
-                        emitted=taken.emitted,
-                        consumed=taken.consumed,
-                        output_persisted=taken.output_persisted,
+                        "checkpoint_declined",
+                        checkpoint_id=report.checkpoint_id,
+                        reason=report.reason.name,
                     )
-                case Traced(event=event, fields=fields):
-                    self.log.info(event, **fields)
-                case AlignmentCompleted(
-                    checkpoint_id=cid, alignment_ms=ms, bytes_processed=processed
-                ):
-                    self.log.info(
-                        "alignment_completed",
-                        checkpoint_id=cid,
-                        alignment_ms=ms,
-                        bytes_processed=processed,
+            case ScheduleTimer(key=key, due=due):
+                self.runtime.schedule(self.actor_ref, key, due)
+            case CancelTimer(key=key):
+                self.runtime.cancel(self.actor_ref, key)
+            case SinkWrite(sink=sink, records=records):
+                self._connector_call(sink, lambda c: c.write(records))
+            case SinkPreCommit(sink=sink, checkpoint_id=cid):
+                self._connector_call(sink, lambda c: c.pre_commit(cid))
+            case SinkCommit(sink=sink, checkpoint_ids=ids):
+                self._connector_call(sink, lambda c: [c.commit(k) for k in ids])
+            case SinkRecover(sink=sink, states=states):
+                self._connector_call(sink, lambda c: c.restore(list(states)))
+            case SinkClose(sink=sink, finished=finished):
+                connector = self.connectors.pop(sink, None)
+                if connector is not None:
+                    if finished:
+                        self._connector_call(sink, lambda c: c.close(finished=True), connector)
+                    else:  # cancelled or failed: close what can be closed
+                        try:
+                            connector.close(finished=False)
+                        except Exception as error:
+                            self.log.warning("sink_close_failed", sink=sink, error=repr(error))
+            case PublishCollected(name=name, txn=txn, buffers=buffers):
+                self.job_master.tell(
+                    SinkResults(
+                        sink=name,
+                        task=self.spec.task,
+                        records=[],
+                        attempt=self.spec.attempt,
+                        txn=txn,
+                        buffers=buffers,
                     )
-                case TaskFinished():
-                    self._finish()
-                case TaskCanceled():
-                    self._finish(ExecutionState.CANCELED)
-                case TaskStopped():
-                    self._finish(ExecutionState.FINISHED, commit=False)
-                case TaskFailed(message=text):
+                )
+            case CheckpointTakenOnTask(checkpoint_id=cid) as taken:
+                fault = self.runtime.faults.fails_checkpoint(str(self.spec.task), cid)
+                if fault is not None:  # the synchronous part fails: the task fails
+                    self.log.info("fault_injected", fault=repr(fault))
+                    message = f"injected fault: {fault!r} (synchronous part of checkpoint {cid})"
+                    self._apply(self.core.handle(InjectFailure(message=message), started), started)
+                    return False
+                self.log.info(
+                    "checkpoint_taken",
+                    checkpoint_id=cid,
+                    unaligned=taken.unaligned,
+                    start_delay_ms=taken.start_delay_ms,
+                    alignment_ms=taken.alignment_ms,
+                    emitted=taken.emitted,
+                    consumed=taken.consumed,
+                    output_persisted=taken.output_persisted,
+                )
+                elapsed = self.runtime.clock.now() - started
+                self._apply(
+                    self.core.handle(
+                        SyncPartMeasured(checkpoint_id=cid, duration_ms=elapsed), started
+                    ),
+                    started,
+                )
+            case Traced(event=event, fields=fields):
+                self.log.info(event, **fields)
+            case AlignmentCompleted(checkpoint_id=cid, alignment_ms=ms, bytes_processed=processed):
+                self.log.info(
+                    "alignment_completed",
+                    checkpoint_id=cid,
+                    alignment_ms=ms,
+                    bytes_processed=processed,
+                )
+            case TaskFinished():
+                self._ended(ExecutionState.FINISHED)
+            case TaskCanceled():
+                self._ended(ExecutionState.CANCELED)
+            case TaskStopped():
+                self._ended(ExecutionState.FINISHED)
+            case TaskFailed(message=text, failure=failure):
+                if failure is not None:
+                    self.log.warning(
+                        "task_failed",
+                        message=text,
+                        operator=failure.operator,
+                        traceback=failure.traceback or None,
+                    )
+                else:
                     self.log.warning("task_failed", message=text)
-                    self._close_connectors(finished=False)
-                    self._report(ExecutionState.FAILED, text)
-                case _:
-                    self.log.debug("effect_ignored", effect=type(effect).__name__)
+                self._report(ExecutionState.FAILED, text, failure)
+                return False
+            case _:
+                assert_never(effect)
+        return True
+
+    def _connector_call(self, sink: str, call: Any, connector: Connector | None = None) -> None:
+        """User code (a sink's connector): an exception fails the task, naming the sink."""
+        connector = connector if connector is not None else self.connectors.get(sink)
+        if connector is None:
+            return  # closed already
+        try:
+            call(connector)
+        except Exception as error:
+            raise _ConnectorFailed(
+                describe_user_error(
+                    error, operator=self.core.chain.sink_label(sink), task=str(self.spec.task)
+                )
+            ) from error
 
     def progress(self) -> dict[str, Any]:
         """Asked from outside the actor system (the progress line)."""
@@ -284,7 +344,7 @@ class StreamTask(pykka.ThreadingActor):
             "records_in": self.core.records_in,
             "records_out": self.core.records_out,
             "backpressured": self.core.is_backpressured,
-            "status": self.core.status,
+            "status": self.core.status.value,
         }
 
     def _trace_sent(self, channel: int, item: object) -> None:
@@ -297,10 +357,12 @@ class StreamTask(pykka.ThreadingActor):
             )
         elif isinstance(item, CancelCheckpointMarker):
             self.log.info("cancel_marker_sent", checkpoint_id=item.checkpoint_id, channel=channel)
+        elif isinstance(item, EndOfData):
+            self.log.info("end_of_data_sent", channel=channel)
         elif isinstance(item, EndOfPartition):
             self.log.info("end_of_partition_sent", channel=channel)
 
-    def _async_part(self, snapshot: TaskSnapshot, location: str | None, sync_ms: int) -> None:
+    def _async_part(self, snapshot: TaskSnapshot, location: str | None) -> None:
         """On the asynchronous pool: write the snapshot, then tell the task how it went."""
         clock = self.runtime.clock
         started = clock.now()
@@ -312,72 +374,38 @@ class StreamTask(pykka.ThreadingActor):
                 raise CheckpointStorageError(f"injected fault: snapshot {cid} fails")
             state = self.storage.write_task_state(location, snapshot)
         except Exception as error:  # the asynchronous part failed: decline, the task goes on
-            gone = isinstance(error, CheckpointStorageError) and "was discarded" in str(error)
             text = str(error)
             if self.runtime.deterministic:  # a temporary directory's name differs between runs
                 text = text.replace(str(self.storage.root), "<job dir>")
-            (self.log.info if gone else self.log.warning)(
+            # a checkpoint aborted (and deleted) meanwhile is no news
+            (self.log.info if isinstance(error, CheckpointDiscarded) else self.log.warning)(
                 "async_snapshot_failed", checkpoint_id=cid, error=text
             )
             report = SnapshotFailed(checkpoint_id=cid, message=text)
         else:
             report = SnapshotWritten(
-                checkpoint_id=cid,
-                state=state,
-                sync_duration_ms=sync_ms,
-                async_duration_ms=clock.now() - started,
+                checkpoint_id=cid, state=state, async_duration_ms=clock.now() - started
             )
         with contextlib.suppress(pykka.ActorDeadError):  # the task was stopped meanwhile
             self.actor_ref.tell(report)
 
-    def _publish(self, sink: str, txn: int | str, records: list[Any]) -> None:
-        """A collect sink committed a transaction: its records join the job's result."""
-        self.job_master.tell(
-            SinkResults(
-                sink=sink,
-                task=self.spec.task,
-                records=records,
-                attempt=self.spec.attempt,
-                txn=txn,
-            )
-        )
-
-    def _restore_connectors(self) -> None:
-        restore = self.spec.restore
-        if restore is None:
-            return
-        for uid, connector in self.connectors.items():
-            connector.restore(restore.operator_states.get(uid, []))
-
-    def _finish(
-        self, state: ExecutionState = ExecutionState.FINISHED, *, commit: bool = True
-    ) -> None:
-        finished = state is ExecutionState.FINISHED
-        for sink, records in self._close_connectors(finished=finished and commit).items():
-            self.job_master.tell(
-                SinkResults(
-                    sink=sink, task=self.spec.task, records=records, attempt=self.spec.attempt
-                )
-            )
+    def _ended(self, state: ExecutionState) -> None:
         self.log.info(
-            "task_finished" if finished else "task_canceled",
+            "task_finished" if state is ExecutionState.FINISHED else "task_canceled",
             records_in=self.core.records_in,
             records_out=self.core.records_out,
         )
         self._report(state)
 
-    def _report(self, state: ExecutionState, message: str | None = None) -> None:
+    def _report(
+        self, state: ExecutionState, message: str | None = None, failure: TaskFailure | None = None
+    ) -> None:
         self.job_master.tell(
             TaskStateUpdate(
-                task=self.spec.task, state=state, message=message, attempt=self.spec.attempt
+                task=self.spec.task,
+                state=state,
+                message=message,
+                attempt=self.spec.attempt,
+                failure=failure,
             )
         )
-
-    def _close_connectors(self, *, finished: bool) -> dict[str, list[Any]]:
-        results: dict[str, list[Any]] = {}
-        for sink, connector in self.connectors.items():
-            records = connector.close(finished=finished)
-            if records is not None:
-                results[self.sink_names[sink]] = records
-        self.connectors = {}
-        return results

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from runtime.barrier.mode import GateMode
 from runtime.checkpoint import ExternalizedCheckpointRetention
 
 
@@ -432,8 +433,24 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "taskmanager.network.memory.floating-buffers-per-gate",
         "int",
         8,
-        "Floating credits per input gate.",
+        "Floating buffers of an input gate (a share of them adds to each channel's credits); "
+        "a result partition's pool is subpartitions * buffers-per-channel + this.",
         minimum=0,
+    ),
+    _opt(
+        "taskmanager.network.memory.max-buffers-per-channel",
+        "int",
+        10,
+        "Buffers one subpartition may hold before its result partition counts as back-pressured.",
+        minimum=1,
+    ),
+    _opt(
+        "taskmanager.memory.segment-size",
+        "memory",
+        32 * 1024,
+        "Size of a network buffer: output buffers are cut at this many bytes (by the records' "
+        "estimated size).",
+        minimum=1,
     ),
     _opt(
         "taskmanager.network.memory.max-overdraft-buffers-per-gate",
@@ -441,14 +458,15 @@ OPTIONS: tuple[ConfigOption, ...] = (
         5,
         "Overdraft buffers under back-pressure.",
         minimum=0,
-        inert="producers never overdraw",
+        inert="a task writes the output of one input buffer as a whole; it may overdraw its "
+        "pool by that much, unbounded",
     ),
     _opt(
         "taskmanager.network.memory.buffer-debloat.enabled",
         "bool",
         False,
         "Adaptive buffer sizing.",
-        inert="buffers hold a fixed number of records (ckptsim.buffer.records)",
+        inert="buffers are cut at the segment size (and ckptsim.buffer.records)",
     ),
     _opt(
         "taskmanager.network.memory.buffer-debloat.target",
@@ -456,7 +474,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
         1000,
         "Target time to consume in-flight data.",
         minimum=0,
-        inert="buffers hold a fixed number of records (ckptsim.buffer.records)",
+        inert="buffers are cut at the segment size (and ckptsim.buffer.records)",
     ),
     _opt("parallelism.default", "int", 1, "Default parallelism of operators.", minimum=1),
     # failure and recovery
@@ -560,7 +578,14 @@ OPTIONS: tuple[ConfigOption, ...] = (
         deprecated=("execution.savepoint.ignore-unclaimed-state",),
     ),
     # ckptsim's own settings
-    _opt("ckptsim.buffer.records", "int", 1000, "Records per network buffer.", minimum=1),
+    _opt(
+        "ckptsim.buffer.records",
+        "int",
+        1000,
+        "At most this many records per network buffer (and per batch a source reads); "
+        "buffers are cut by size first (taskmanager.memory.segment-size).",
+        minimum=1,
+    ),
     _opt(
         "ckptsim.checkpointing.trigger-semantics",
         "enum",
@@ -788,10 +813,10 @@ class CheckpointConfig:
             )
 
     @property
-    def handler_mode(self) -> str:
-        """Which input-side handler tasks use: the ``make_gate`` mode names."""
+    def gate_mode(self) -> GateMode:
+        """How the tasks' input gates handle barriers (the conformance scenarios' ``@mode``)."""
         if not self.exactly_once:
-            return "at_least_once"
+            return GateMode.AT_LEAST_ONCE
         if self.legacy_alignment:
-            return "legacy_buffered"
-        return "aligned_with_timeout" if self.unaligned else "aligned"
+            return GateMode.LEGACY_BUFFERED
+        return GateMode.ALIGNED_WITH_TIMEOUT if self.unaligned else GateMode.ALIGNED

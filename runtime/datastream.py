@@ -22,21 +22,24 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime.checkpoint import SavepointRequest
 from runtime.config import CheckpointConfig, CheckpointingMode, Configuration
+from runtime.descriptors import (
+    FilterDescriptor,
+    FlatMapDescriptor,
+    MapBatchDescriptor,
+    MapDescriptor,
+    OperatorDescriptor,
+    ProcessDescriptor,
+    ReduceDescriptor,
+    SinkDescriptor,
+    SinkKind,
+    SourceDescriptor,
+)
 from runtime.graph import GraphError, JobGraph, StreamGraph, StreamNode, build_job_graph
 from runtime.operators import (
     CollectionReader,
-    FilterOperator,
-    FlatMapOperator,
     GeneratorReader,
     KeyedProcessFunction,
-    MapBatchOperator,
-    MapOperator,
-    Operator,
     OperatorContext,
-    ProcessOperator,
-    ReduceOperator,
-    SinkOperator,
-    SourceOperator,
     SourceReader,
 )
 from runtime.partition import KeySelector, Partitioner
@@ -151,7 +154,7 @@ class StreamExecutionEnvironment:
     ) -> DataStream:
         _check_parallelism(name, parallelism)
         node = self.graph.add_node(
-            "source", name, parallelism=parallelism, spec={"reader": reader}, uid=uid
+            SourceDescriptor(reader=reader), name, parallelism=parallelism, uid=uid
         )
         return DataStream(self, [node])
 
@@ -249,10 +252,8 @@ class DataStream:
 
     # --- operators -----------------------------------------------------------------------------
 
-    def _then(
-        self, kind: str, name: str, spec: dict[str, Any], parallelism: int | None = None
-    ) -> DataStream:
-        node = self.env.graph.add_node(kind, name, parallelism=parallelism, spec=spec)
+    def _then(self, operator: OperatorDescriptor, name: str) -> DataStream:
+        node = self.env.graph.add_node(operator, name, parallelism=None)
         for upstream in self.nodes:
             self.env.graph.add_edge(
                 upstream.node_id,
@@ -264,19 +265,19 @@ class DataStream:
         return DataStream(self.env, [node])
 
     def map(self, fn: Callable[[Any], Any], *, name: str = "Map") -> DataStream:
-        return self._then("map", name, {"fn": _callable(fn, "map")})
+        return self._then(MapDescriptor(fn=_callable(fn, "map")), name)
 
     def map_batch(
         self, fn: Callable[[Sequence[Any]], Sequence[Any]], *, name: str = "MapBatch"
     ) -> DataStream:
         """``fn`` takes a whole buffer (a list, or an Arrow batch) and returns one."""
-        return self._then("map_batch", name, {"fn": _callable(fn, "map_batch")})
+        return self._then(MapBatchDescriptor(fn=_callable(fn, "map_batch")), name)
 
     def filter(self, fn: Callable[[Any], bool], *, name: str = "Filter") -> DataStream:
-        return self._then("filter", name, {"fn": _callable(fn, "filter")})
+        return self._then(FilterDescriptor(fn=_callable(fn, "filter")), name)
 
     def flat_map(self, fn: Callable[[Any], Iterable[Any]], *, name: str = "FlatMap") -> DataStream:
-        return self._then("flat_map", name, {"fn": _callable(fn, "flat_map")})
+        return self._then(FlatMapDescriptor(fn=_callable(fn, "flat_map")), name)
 
     def key_by(self, key_selector: KeySelector) -> KeyedStream:
         return KeyedStream(
@@ -332,15 +333,15 @@ class DataStream:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise GraphError(f"processing_cost: {what} must be a number >= 0, got {value!r}")
         node = self._single("processing_cost")
-        node.spec = {**node.spec, "cost": (float(per_buffer_ms), float(per_record_ms))}
+        node.cost = (float(per_buffer_ms), float(per_record_ms))
         return self
 
     # --- sinks ----------------------------------------------------------------------------------
 
-    def _sink(self, sink: str, name: str, options: dict[str, Any]) -> DataStreamSink:
+    def _sink(self, sink: SinkDescriptor, name: str) -> DataStreamSink:
         if name in self.env.sinks:
             raise GraphError(f"a sink named {name!r} exists already; give each sink its own name")
-        stream = self._then("sink", name, {"sink": sink, "options": options})
+        stream = self._then(sink, name)
         node = stream.nodes[0]
         node.uid = f"sink-{name}" if node.uid.startswith("sink-") else node.uid
         self.env.sinks[name] = node
@@ -348,17 +349,17 @@ class DataStream:
 
     def collect(self, name: str = "collect") -> DataStreamSink:
         """Gather the records; ``JobResult.output[name]`` has them when the job is done."""
-        return self._sink("collect", name, {})
+        return self._sink(SinkDescriptor(sink=SinkKind.COLLECT), name)
 
     def print(self, name: str = "print") -> DataStreamSink:
-        return self._sink("print", name, {})
+        return self._sink(SinkDescriptor(sink=SinkKind.PRINT), name)
 
     def sink_to_file(self, path: str, *, name: str = "file", fmt: str = "text") -> DataStreamSink:
         """Write one part file per subtask under ``path`` (``text``: one line per record;
         ``json``: one JSON document per line)."""
         if fmt not in ("text", "json"):
             raise GraphError(f"sink_to_file format must be 'text' or 'json', got {fmt!r}")
-        return self._sink("file", name, {"path": path, "format": fmt})
+        return self._sink(SinkDescriptor(sink=SinkKind.FILE, path=path, format=fmt), name)
 
     def sink_to(self, factory: Callable[..., Any], *, name: str) -> DataStreamSink:
         """A sink of your own: ``factory(task=..., parallelism=..., transactional=...,
@@ -366,13 +367,16 @@ class DataStream:
         ``write``, ``pre_commit``, ``commit``, ``restore``, ``close``); ``transactional`` is
         true when checkpointing is enabled (two-phase commit, as ``sink_to_file``), ``attempt``
         counts restarts. ``spark_bridge.ParquetSink`` is one."""
-        return self._sink("custom", name, {"factory": _callable(factory, "sink_to")})
+        return self._sink(
+            SinkDescriptor(sink=SinkKind.CUSTOM, factory=_callable(factory, "sink_to")), name
+        )
 
 
 class KeyedStream(DataStream):
     def reduce(self, fn: Callable[[Any, Any], Any], *, name: str = "Reduce") -> DataStream:
+        assert self._key_selector is not None
         return self._then(
-            "reduce", name, {"fn": _callable(fn, "reduce"), "key_selector": self._key_selector}
+            ReduceDescriptor(key_selector=self._key_selector, fn=_callable(fn, "reduce")), name
         )
 
     def process(
@@ -380,7 +384,10 @@ class KeyedStream(DataStream):
     ) -> DataStream:
         if not isinstance(function, KeyedProcessFunction):
             _callable(function, "process")
-        return self._then("process", name, {"fn": function, "key_selector": self._key_selector})
+        assert self._key_selector is not None
+        return self._then(
+            ProcessDescriptor(key_selector=self._key_selector, function=function), name
+        )
 
     def sum(self, position: int, *, name: str = "Sum") -> DataStream:
         """Running sum of field ``position`` of tuple records, per key."""
@@ -422,31 +429,3 @@ def _check_parallelism(name: str, parallelism: int | None) -> None:
         raise GraphError(
             f"operator '{name}' has parallelism {parallelism!r}; it must be at least 1"
         )
-
-
-def make_operator(node: StreamNode) -> Operator:
-    """The runtime operator for a declared one."""
-    op = _make_operator(node)
-    op.cost = node.spec.get("cost", (0.0, 0.0))
-    return op
-
-
-def _make_operator(node: StreamNode) -> Operator:
-    spec = node.spec
-    if node.kind == "source":
-        return SourceOperator(node.uid, node.name, spec["reader"])
-    if node.kind == "map":
-        return MapOperator(node.uid, node.name, spec["fn"])
-    if node.kind == "map_batch":
-        return MapBatchOperator(node.uid, node.name, spec["fn"])
-    if node.kind == "filter":
-        return FilterOperator(node.uid, node.name, spec["fn"])
-    if node.kind == "flat_map":
-        return FlatMapOperator(node.uid, node.name, spec["fn"])
-    if node.kind == "reduce":
-        return ReduceOperator(node.uid, node.name, spec["key_selector"], spec["fn"])
-    if node.kind == "process":
-        return ProcessOperator(node.uid, node.name, spec["key_selector"], spec["fn"])
-    if node.kind == "sink":
-        return SinkOperator(node.uid, node.name, spec["sink"], spec["options"])
-    raise GraphError(f"unknown operator kind {node.kind!r}")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.checkpoint import CheckpointOptions, CompletedCheckpoint, StateHandle, TaskId
+from runtime.failure import TaskFailure
 from runtime.messages import AcknowledgeCheckpoint, DeclineCheckpoint
 from runtime.network import Buffer, ChannelItem, CheckpointBarrier
 from runtime.reasons import CheckpointDeclineReason, CheckpointFailureReason
@@ -31,7 +32,7 @@ class CancelTimer:
     key: Hashable
 
 
-# --- barrier handler -> its task ---------------------------------------------------------------
+# --- barrier handler / input gate -> its task (GateEffect) ---------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,33 +67,17 @@ class AbortCheckpointOnBarrier:
     reason: CheckpointFailureReason
 
 
-# --- barrier handler -> its input channels -------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResumeConsumption:
-    """Unblock a channel paused after it delivered an aligned barrier."""
+    """Informational: the gate resumed a channel it had paused after an aligned barrier."""
 
     channel: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CheckpointStarted:
-    """All input channels start persisting in-flight data of this (unaligned) checkpoint."""
-
-    barrier: CheckpointBarrier
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CheckpointStopped:
-    """All input channels stop persisting in-flight data of this checkpoint."""
-
-    checkpoint_id: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class ConvertToPriorityEvent:
-    """Move the announced barrier at ``sequence_number`` to the front of its channel."""
+    """Informational: the gate moved the announced barrier at ``sequence_number`` to the
+    front of its channel (the alignment timed out)."""
 
     channel: int
     sequence_number: int
@@ -190,21 +175,31 @@ class FailJob:
     task: TaskId | None = None
 
 
-# --- stream task -> its channels, itself, the coordinator, its sinks ------------------------------
+# --- stream task -> its channels, itself, the coordinator, its sinks (TaskEffect) -----------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SendToOutput:
-    """Send an item to the channel behind output ``channel``."""
+    """Send an item to the channel behind output ``channel`` (a buffer the consumer has credit
+    for, or an event)."""
 
     channel: int
     item: ChannelItem
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AckInput:
-    """The task consumed the last item input ``channel`` handed it (the channel may hand on
-    the next one, and returns a credit upstream for a buffer)."""
+class AnnounceCredit:
+    """The task freed ``credits`` buffers of input ``channel``: the channel passes them to the
+    producer (Flink's credit announcement)."""
+
+    channel: int
+    credits: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AcknowledgeAllRecordsProcessed:
+    """The task processed the end of data of input ``channel``: the producer's output to it is
+    processed (Flink's ``acknowledgeAllRecordsProcessed``, FLIP-147)."""
 
     channel: int
 
@@ -229,13 +224,16 @@ class TaskSnapshot:
 
     @property
     def persisted_bytes(self) -> int:
-        return sum(b.size for bufs in self.input_channels.values() for b in bufs)
+        """In-flight data persisted: input and output channel state (Flink's persisted data)."""
+        return sum(b.size for bufs in self.input_channels.values() for b in bufs) + sum(
+            b.size for bufs in self.output_channels.values() for b in bufs
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WriteSnapshot:
     """The asynchronous part: store the snapshot (at the checkpoint's storage location), then
-    report ``SnapshotWritten``."""
+    report ``SnapshotWritten`` or ``SnapshotFailed``."""
 
     snapshot: TaskSnapshot
     location: str | None = None
@@ -248,17 +246,55 @@ class ReportToCoordinator:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SinkWrite:
+    """Hand records to the sink's connector (Flink's ``SinkWriter.write``)."""
+
     sink: str
     records: Sequence[Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SinkNotify:
-    """Checkpoint lifecycle for a sink's connector: ``snapshot``, ``complete`` or ``aborted``."""
+class SinkPreCommit:
+    """The snapshot of ``checkpoint_id``: the connector closes its current transaction under
+    that id (Flink's ``prepareCommit``; a non-transactional connector flushes)."""
 
     sink: str
-    event: str
     checkpoint_id: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SinkCommit:
+    """Commit these transactions (Flink's ``Committer.commit``), in this order."""
+
+    sink: str
+    checkpoint_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SinkRecover:
+    """After a restore: commit the restored pending transactions (``states``, one per subtask
+    that ran the sink: ``{"pending": [ids]}``) and discard whatever else was staged."""
+
+    sink: str
+    states: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SinkClose:
+    """The task ends: ``finished`` (committing what is left when no final checkpoint does it),
+    or cancelled/failed (nothing more is committed)."""
+
+    sink: str
+    finished: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PublishCollected:
+    """A collect sink's committed transaction ``txn`` (or, without checkpointing, everything it
+    collected: ``txn`` None): its buffers join ``JobResult.output[name]``."""
+
+    name: str
+    txn: int | str | None
+    buffers: tuple[Sequence[Any], ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -284,6 +320,8 @@ class TaskCanceled:
 class TaskFailed:
     task: TaskId
     message: str
+    #: set when user code failed: the operator, exception and the user's traceback
+    failure: TaskFailure | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -319,16 +357,47 @@ class AlignmentCompleted:
     bytes_processed: int
 
 
-Effect = (
-    ScheduleTimer
-    | CancelTimer
-    | TriggerCheckpointOnBarrier
+#: what a barrier handler and its input gate return
+GateEffect = (
+    TriggerCheckpointOnBarrier
     | AllBarriersReceived
     | AbortCheckpointOnBarrier
     | ResumeConsumption
-    | CheckpointStarted
-    | CheckpointStopped
     | ConvertToPriorityEvent
+    | ScheduleTimer
+    | CancelTimer
+)
+
+#: what a stream task's core returns (``StreamTaskCore.handle``)
+TaskEffect = (
+    SendToOutput
+    | AnnounceCredit
+    | AcknowledgeAllRecordsProcessed
+    | RequestDefaultAction
+    | WriteSnapshot
+    | ReportToCoordinator
+    | SinkWrite
+    | SinkPreCommit
+    | SinkCommit
+    | SinkRecover
+    | SinkClose
+    | PublishCollected
+    | TaskFinished
+    | TaskStopped
+    | TaskCanceled
+    | TaskFailed
+    | CheckpointTakenOnTask
+    | AlignmentCompleted
+    | Traced
+    | ResumeConsumption
+    | ConvertToPriorityEvent
+    | ScheduleTimer
+    | CancelTimer
+)
+
+Effect = (
+    ScheduleTimer
+    | CancelTimer
     | SendTriggerCheckpoint
     | SendNotifyCheckpointComplete
     | SendNotifyCheckpointAborted
@@ -340,18 +409,6 @@ Effect = (
     | CheckpointCompleted
     | CheckpointAborted
     | FailJob
-    | SendToOutput
-    | AckInput
-    | RequestDefaultAction
-    | WriteSnapshot
-    | ReportToCoordinator
-    | SinkWrite
-    | SinkNotify
-    | TaskFinished
-    | TaskStopped
-    | TaskCanceled
-    | TaskFailed
-    | CheckpointTakenOnTask
-    | AlignmentCompleted
-    | Traced
+    | GateEffect
+    | TaskEffect
 )

@@ -11,10 +11,11 @@ downstream ones, one channel each.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from runtime.checkpoint import TaskId
+from runtime.descriptors import KEYED, OperatorDescriptor, SinkDescriptor, SourceDescriptor
 from runtime.partition import KeySelector, Partitioner
 
 
@@ -27,20 +28,35 @@ class StreamNode:
     """One operator as the user declared it."""
 
     node_id: int
-    kind: str
     name: str
     uid: str
     parallelism: int | None
-    spec: dict[str, Any] = field(default_factory=dict)
+    operator: OperatorDescriptor
     chainable: bool = True
+    #: declared processing cost: (ms per buffer, ms per record)
+    cost: tuple[float, float] = (0.0, 0.0)
+
+    @property
+    def kind(self) -> str:
+        """The operator's kind as a name (``map``), for uids and messages."""
+        return self.operator.kind
 
     @property
     def is_source(self) -> bool:
-        return self.kind == "source"
+        return isinstance(self.operator, SourceDescriptor)
 
     @property
     def is_sink(self) -> bool:
-        return self.kind == "sink"
+        return isinstance(self.operator, SinkDescriptor)
+
+    @property
+    def is_keyed(self) -> bool:
+        return isinstance(self.operator, KEYED)
+
+    @property
+    def label(self) -> str:
+        """The operator as the user knows it: ``map 'Map' (map-2)``."""
+        return f"{self.kind} {self.name!r} ({self.uid})"
 
 
 @dataclass(eq=False)
@@ -60,16 +76,15 @@ class StreamGraph:
 
     def add_node(
         self,
-        kind: str,
+        operator: OperatorDescriptor,
         name: str,
         *,
         parallelism: int | None,
-        spec: dict[str, Any],
         uid: str | None = None,
     ) -> StreamNode:
         node_id = self._next_id
         self._next_id += 1
-        node = StreamNode(node_id, kind, name, uid or f"{kind}-{node_id}", parallelism, spec)
+        node = StreamNode(node_id, name, uid or f"{operator.kind}-{node_id}", parallelism, operator)
         self.nodes[node_id] = node
         return node
 

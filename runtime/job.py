@@ -10,19 +10,16 @@ from typing import Any
 from runtime.checkpoint import TaskId
 from runtime.config import CheckpointConfig, Configuration
 from runtime.coordinator import CheckpointPlanCalculator, CoordinatorConfig
+from runtime.descriptors import KEYED
 from runtime.graph import ChannelSpec, JobGraph, JobVertex
 from runtime.partition import Partitioner
 from runtime.status import ExecutionState, JobStatus
 from runtime.storage import LoadedCheckpoint
-from runtime.task import OutputEdge, TaskRestore, TaskSpec
+from runtime.task import NetworkSettings, OutputEdge, TaskRestore, TaskSpec
 
 
 class RestoreError(ValueError):
     """A checkpoint or savepoint does not fit the job it should start."""
-
-
-#: operators whose state is split by key group, so it can move between subtasks
-KEYED_KINDS = frozenset({"reduce", "process"})
 
 
 def restore_plan(
@@ -49,7 +46,7 @@ def restore_plan(
         if uid not in job_ops:
             continue
         op, parallelism = job_ops[uid]
-        if op.kind not in KEYED_KINDS and len(states) > 1 and len(states) != parallelism:
+        if not op.is_keyed and len(states) > 1 and len(states) != parallelism:
             raise RestoreError(
                 f"operator {uid!r} ran {len(states)} subtasks with state in {checkpoint.path} "
                 f"and has {parallelism} now: only keyed state can be redistributed; keep its "
@@ -68,7 +65,7 @@ def restore_plan(
             saved = by_uid.get(op.uid)
             if not saved:
                 continue
-            if op.kind in KEYED_KINDS and len(saved) != spec.parallelism:
+            if op.is_keyed and len(saved) != spec.parallelism:
                 operator_states[op.uid] = [saved[i] for i in sorted(saved)]
             elif task.subtask in saved:
                 operator_states[op.uid] = [saved[task.subtask]]
@@ -183,15 +180,11 @@ def plan_execution(
     restore: dict[TaskId, TaskRestore] | None = None,
 ) -> ExecutionPlan:
     checkpoint = CheckpointConfig.from_configuration(conf)
-    if checkpoint.legacy_alignment:
-        raise ValueError(
-            "'ckptsim.checkpointing.alignment' = LEGACY_BUFFERED (Flink 1.10) runs in the "
-            "conformance harness and property tests only; running jobs use the Flink 1.11+ "
-            "alignment (remove the key)"
-        )
     buffer_records: int = conf["ckptsim.buffer.records"]
     exclusive: int = conf["taskmanager.network.memory.buffers-per-channel"]
     floating: int = conf["taskmanager.network.memory.floating-buffers-per-gate"]
+    max_per_channel: int = conf["taskmanager.network.memory.max-buffers-per-channel"]
+    segment_size: int = conf["taskmanager.memory.segment-size"]
     channels = job.channels()
     num_inputs: dict[TaskId, int] = {}
     for channel in channels:
@@ -199,16 +192,17 @@ def plan_execution(
     tasks: dict[TaskId, TaskSpec] = {}
     for vertex in job.vertices:
         inputs = job.inputs(vertex)
-        head = vertex.operators[0]
+        head = vertex.operators[0].operator
+        head_key = head.key_selector if isinstance(head, KEYED) else None
         keyed_input = bool(inputs) and all(
-            e.partitioner is Partitioner.HASH and e.key_selector is head.spec.get("key_selector")
-            for e in inputs
+            e.partitioner is Partitioner.HASH and e.key_selector is head_key for e in inputs
         )
         outputs = tuple(
             OutputEdge(
                 partitioner=edge.partitioner,
                 num_channels=1 if not edge.partitioner.all_to_all else edge.target.parallelism,
                 key_selector=edge.key_selector,
+                target=edge.target.operators[0].uid,
             )
             for edge in job.outputs(vertex)
         )
@@ -218,6 +212,15 @@ def plan_execution(
         ]
         credits = exclusive + (
             floating // max(downstream_gate_size(job, vertex), 1) if downstream else 0
+        )
+        # the result partition's pool, as Flink sizes it
+        subpartitions = sum(downstream)
+        network = NetworkSettings(
+            segment_size=segment_size,
+            max_records=buffer_records,
+            pool_size=max(subpartitions * exclusive + floating, subpartitions + 1),
+            max_buffers_per_channel=max_per_channel,
+            initial_credits=credits,
         )
         for subtask in range(vertex.parallelism):
             task = TaskId(vertex.vertex_id, subtask)
@@ -229,13 +232,13 @@ def plan_execution(
                 max_parallelism=job.max_parallelism,
                 num_inputs=num_inputs.get(task, 0),
                 outputs=outputs,
-                handler_mode=checkpoint.handler_mode,
+                gate_mode=checkpoint.gate_mode,
                 checkpoints_after_tasks_finish=checkpoint.checkpoints_after_tasks_finish,
+                max_buffered_bytes=checkpoint.alignment_max_size,
                 checkpointing=checkpoint.is_checkpointing_enabled,
                 final_checkpoint=checkpoint.is_checkpointing_enabled
                 and checkpoint.checkpoints_after_tasks_finish,
-                buffer_records=buffer_records,
-                initial_credits=credits,
+                network=network,
                 keyed_input=keyed_input,
                 attempt=attempt,
                 restore=(restore or {}).get(task),

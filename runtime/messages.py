@@ -15,7 +15,8 @@ from runtime.checkpoint import (
     TaskId,
     TaskStateSnapshot,
 )
-from runtime.network import Buffer, ChannelItem, CheckpointBarrier
+from runtime.failure import TaskFailure
+from runtime.network import ChannelItem, CheckpointBarrier
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import ExecutionState, JobStatus
 
@@ -145,14 +146,11 @@ class StartTask:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InputItem:
-    """An item an input channel hands its task. ``overtaken``: the buffers a priority barrier
-    jumped over in the channel (they follow it, and belong to its checkpoint's channel state)."""
+    """The network delivered an item of input ``channel`` into the task's input gate (Flink:
+    the netty thread adds a buffer to the input channel's queue of received buffers)."""
 
     channel: int
-    seq: int
     item: ChannelItem
-    priority: bool = False
-    overtaken: tuple[Buffer, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -165,16 +163,16 @@ class OutputCredit:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AllDataProcessed:
-    """The consumer of an output channel processed its end of partition: nothing this task
-    sent on it is in flight any more (Flink's all-data-processed future; a task finishes
-    only once every output channel got this, FLIP-147)."""
+    """The consumer of an output channel processed its end of data: nothing this task sent on
+    it is in flight any more (Flink's all-data-processed future, FLIP-147)."""
 
     channel: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunDefaultAction:
-    """The mailbox's default action: process the next input buffer (or emit a source batch)."""
+    """One step of the mailbox: process pending priority events, else the default action
+    (the next input buffer or event, or for a source, the next batch)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -199,18 +197,40 @@ class NotifyCheckpointAborted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SyncPartMeasured:
+    """The runtime measured how long the synchronous part of the snapshot took (the core
+    cannot read the clock); it is reported with the acknowledgement."""
+
+    checkpoint_id: int
+    duration_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SnapshotWritten:
     """The asynchronous part stored the snapshot."""
 
     checkpoint_id: int
     state: TaskStateSnapshot
-    sync_duration_ms: int = 0
     async_duration_ms: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SnapshotFailed:
     checkpoint_id: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserCodeFailed:
+    """User code the runtime ran for the task (a sink connector) raised: the task fails."""
+
+    failure: TaskFailure
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InjectFailure:
+    """An injected fault: the task fails as if its user code had raised."""
+
     message: str
 
 
@@ -228,8 +248,11 @@ TaskMessage = (
     | TriggerCheckpoint
     | NotifyCheckpointComplete
     | NotifyCheckpointAborted
+    | SyncPartMeasured
     | SnapshotWritten
     | SnapshotFailed
+    | UserCodeFailed
+    | InjectFailure
     | CancelTask
     | StopTask
     | TimerFired

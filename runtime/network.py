@@ -2,7 +2,7 @@
 
 Records never travel one per message: a ``Buffer`` holds a batch of records (a list, or any
 sequence such as an Arrow RecordBatch's rows) and its size in bytes. Barriers, cancel markers,
-end of partition and announcements are *events* between buffers.
+end of data, end of partition and announcements are *events* between buffers.
 """
 
 from __future__ import annotations
@@ -54,6 +54,13 @@ class CancelCheckpointMarker:
 
 
 @dataclass(frozen=True, slots=True)
+class EndOfData:
+    """Flink's ``EndOfData``: the upstream task emits no more records (its operators ended).
+    Sent before its final checkpoint, so the downstream tasks end their input in that same
+    checkpoint; the end of partition follows once that checkpoint completed (FLIP-147)."""
+
+
+@dataclass(frozen=True, slots=True)
 class EndOfPartition:
     """Flink's ``EndOfPartitionEvent``: the upstream subpartition is finished."""
 
@@ -67,7 +74,9 @@ class EventAnnouncement:
     sequence_number: int
 
 
-ChannelEvent = CheckpointBarrier | CancelCheckpointMarker | EndOfPartition | EventAnnouncement
+ChannelEvent = (
+    CheckpointBarrier | CancelCheckpointMarker | EndOfData | EndOfPartition | EventAnnouncement
+)
 ChannelItem = Buffer | ChannelEvent
 
 

@@ -2,9 +2,8 @@
 
 Every operator takes a batch of records and returns a batch (``process_batch``): a map over a
 buffer is one call. Keyed operators keep their state in a ``KeyedStateBackend``; sources keep
-their read position as operator state, so a restored source resumes right after it. Sinks do
-no I/O here: what they write is handed to the task (``take_writes``) and carried out by the
-runtime's connector for that sink.
+their read position as operator state, so a restored source resumes right after it. Sinks are
+the task's (``runtime.task.sinks``): they do no I/O, their connectors do.
 """
 
 from __future__ import annotations
@@ -31,9 +30,6 @@ class OperatorContext:
 
 class Operator:
     """Base: a pass-through with no state."""
-
-    #: declared processing cost: (ms per buffer, ms per record)
-    cost: tuple[float, float] = (0.0, 0.0)
 
     def __init__(self, uid: str, name: str) -> None:
         self.uid = uid
@@ -86,8 +82,13 @@ class MapBatchOperator(Operator):
         self.fn = fn
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
-        out = self.fn(records)
-        return out if out is not None else ()
+        out: Sequence[Any] | None = self.fn(records)
+        if out is None:
+            raise TypeError(
+                f"map_batch {self.name!r} ({self.uid}) returned None for a buffer of "
+                f"{len(records)} record(s); return the records to emit (an empty list emits none)"
+            )
+        return out
 
 
 class FilterOperator(Operator):
@@ -107,10 +108,21 @@ class FlatMapOperator(Operator):
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
         fn = self.fn
-        return [out for r in records for out in (fn(r) or ())]
+        out: list[Any] = []
+        extend = out.extend
+        for record in records:
+            produced = fn(record)
+            if produced is None:
+                raise TypeError(
+                    f"flat_map {self.name!r} ({self.uid}) returned None for the record "
+                    f"{record!r}; return an iterable of the records to emit (an empty list "
+                    "emits none)"
+                )
+            extend(produced)
+        return out
 
 
-class _KeyedOperator(Operator):
+class KeyedOperator(Operator):
     def __init__(self, uid: str, name: str, key_selector: UserFn) -> None:
         super().__init__(uid, name)
         self.key_selector = key_selector
@@ -121,6 +133,17 @@ class _KeyedOperator(Operator):
         super().open(ctx)
         self.backend = KeyedStateBackend(ctx.max_parallelism)
 
+    def keys_of(self, records: Sequence[Any]) -> list[Any]:
+        """The key of every record (the ``key_by`` selector, user code)."""
+        key_of = self.key_selector
+        return [key_of(r) for r in records]
+
+    def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
+        return self.process_keyed_batch(records, self.keys_of(records))
+
+    def process_keyed_batch(self, records: Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
+        raise NotImplementedError
+
     def snapshot_state(self, checkpoint_id: int) -> Any:
         return self.backend.snapshot()
 
@@ -129,14 +152,10 @@ class _KeyedOperator(Operator):
         self.backend.restore([s for s in states if s], key_groups)
 
 
-class ReduceOperator(_KeyedOperator):
+class ReduceOperator(KeyedOperator):
     """Flink's keyed reduce: emits the running aggregate of the record's key."""
 
     STATE = "_reduce"
-
-    def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
-        key_of = self.key_selector
-        return self.process_keyed_batch(records, [key_of(r) for r in records])
 
     def process_keyed_batch(self, records: Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
         reduce = self.fn
@@ -201,7 +220,7 @@ class _FunctionAdapter(KeyedProcessFunction):
         return result
 
 
-class ProcessOperator(_KeyedOperator):
+class ProcessOperator(KeyedOperator):
     def __init__(
         self, uid: str, name: str, key_selector: UserFn, function: KeyedProcessFunction | UserFn
     ) -> None:
@@ -216,10 +235,6 @@ class ProcessOperator(_KeyedOperator):
         self.runtime_context = RuntimeContext(self.backend, ctx)
         self.function.open(self.runtime_context)
 
-    def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
-        key_of = self.key_selector
-        return self.process_keyed_batch(records, [key_of(r) for r in records])
-
     def process_keyed_batch(self, records: Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
         assert self.runtime_context is not None, "open() first"
         backend, process, ctx = self.backend, self.function.process_element, self.runtime_context
@@ -230,25 +245,6 @@ class ProcessOperator(_KeyedOperator):
             if produced is not None:
                 out.extend(produced)
         return out
-
-
-class SinkOperator(Operator):
-    """Hands what it receives to the sink's connector (through the task)."""
-
-    def __init__(self, uid: str, name: str, sink: str, options: dict[str, Any]) -> None:
-        super().__init__(uid, name)
-        self.sink = sink
-        self.options = options
-        self._writes: list[Sequence[Any]] = []
-
-    def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
-        if records:
-            self._writes.append(records)
-        return ()
-
-    def take_writes(self) -> list[Sequence[Any]]:
-        writes, self._writes = self._writes, []
-        return writes
 
 
 class SourceReader(Protocol):

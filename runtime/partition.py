@@ -1,22 +1,19 @@
-"""The output side of a task: partitioners and the record writer (Flink's ``RecordWriter`` with
-credit-based flow control).
+"""Partitioners: which output channel of an edge each record goes to (Flink's
+``ChannelSelector`` and ``StreamPartitioner``s), and the size estimate buffers are cut by.
 
-Records are cut into buffers of ``buffer_records`` records per output channel; a buffer is sent
-only with a credit from the receiving channel, events (barriers, cancel markers, end of
-partition) travel in order behind the buffers before them. A priority event (an unaligned
-barrier) jumps ahead of the unsent buffers of every channel; the buffers it overtakes are the
-output channel state of that checkpoint.
+Forward connects subtask i to subtask i; rebalance deals records round-robin; hash routes a
+record by the key group of its key (Flink's murmur hash over the max parallelism's key
+groups), computing each key once and shipping it with the buffer; broadcast sends every record
+to every channel. The task's ``RecordWriter`` (``runtime.task.result_partition``) writes the
+parts into its result partition.
 """
 
 from __future__ import annotations
 
 import enum
-from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from runtime.network import Buffer, ChannelEvent
 from runtime.state import DEFAULT_MAX_PARALLELISM, hash_code, murmur_hash
 
 KeySelector = Callable[[Any], Any]
@@ -115,141 +112,3 @@ class ChannelSelector:
     def channel_for_key(self, key: Any) -> int:
         key_group = murmur_hash(hash_code(key)) % self.max_parallelism
         return key_group * self.num_channels // self.max_parallelism
-
-
-@dataclass(slots=True)
-class _OutputChannel:
-    credits: int
-    accumulating: list[Any] = field(default_factory=list)
-    keys: list[Any] | None = None
-    outgoing: deque[Buffer | ChannelEvent] = field(default_factory=deque)
-    sent_buffers: int = 0
-    sent_bytes: int = 0
-    #: records emitted into this channel so far (sent or not)
-    emitted: int = 0
-    #: the consumer processed this channel's end of partition
-    all_data_processed: bool = False
-
-
-class RecordWriter:
-    """All output channels of one task, over one or more outgoing edges.
-
-    ``emit`` partitions records; ``drain`` returns what may be sent now, as
-    ``(output channel index, item)`` pairs, in order per channel.
-    """
-
-    def __init__(
-        self,
-        edges: Sequence[ChannelSelector],
-        *,
-        initial_credits: int,
-        buffer_records: int = 1000,
-    ) -> None:
-        self.edges = list(edges)
-        self.buffer_records = buffer_records
-        self._offsets: list[int] = []
-        total = 0
-        for edge in self.edges:
-            self._offsets.append(total)
-            total += edge.num_channels
-        self.channels = [_OutputChannel(credits=initial_credits) for _ in range(total)]
-
-    @property
-    def num_channels(self) -> int:
-        return len(self.channels)
-
-    def emit(self, records: Sequence[Any]) -> None:
-        if not records:
-            return
-        limit = self.buffer_records
-        for edge, offset in zip(self.edges, self._offsets, strict=True):
-            for channel, part, keys in edge.split(records):
-                out = self.channels[offset + channel]
-                out.emitted += len(part)
-                acc = out.accumulating
-                if not acc and len(part) >= limit:
-                    out.outgoing.append(Buffer(list(part), estimate_size(part), keys))
-                    continue
-                acc.extend(part)
-                if keys is not None:
-                    if out.keys is None:
-                        out.keys = []
-                    out.keys.extend(keys)
-                if len(acc) >= limit:
-                    self._cut(out)
-
-    def emitted(self) -> dict[int, int]:
-        """Records emitted so far per output channel (the producer's side of a cut)."""
-        return {i: out.emitted for i, out in enumerate(self.channels)}
-
-    def flush(self) -> None:
-        """Cut every partly filled buffer (before an event, or when the task goes idle)."""
-        for out in self.channels:
-            if out.accumulating:
-                self._cut(out)
-
-    @staticmethod
-    def _cut(out: _OutputChannel) -> None:
-        records = out.accumulating
-        out.outgoing.append(Buffer(records, estimate_size(records), out.keys))
-        out.accumulating = []
-        out.keys = None
-
-    def broadcast_event(
-        self, event: ChannelEvent, *, priority: bool = False
-    ) -> dict[int, list[Buffer]]:
-        """Queue an event on every channel; returns, for a priority event, the buffers it
-        overtook per channel (sent after it, persisted as output channel state)."""
-        self.flush()
-        overtaken: dict[int, list[Buffer]] = {}
-        for index, out in enumerate(self.channels):
-            if priority:
-                passed = [item for item in out.outgoing if isinstance(item, Buffer)]
-                if passed:
-                    overtaken[index] = passed
-                out.outgoing.appendleft(event)
-            else:
-                out.outgoing.append(event)
-        return overtaken
-
-    def add_credit(self, channel: int, credits: int = 1) -> None:
-        self.channels[channel].credits += credits
-
-    def drain(self) -> list[tuple[int, Buffer | ChannelEvent]]:
-        sendable: list[tuple[int, Buffer | ChannelEvent]] = []
-        for index, out in enumerate(self.channels):
-            queue = out.outgoing
-            while queue:
-                head = queue[0]
-                if isinstance(head, Buffer):
-                    if out.credits <= 0:
-                        break
-                    out.credits -= 1
-                    out.sent_buffers += 1
-                    out.sent_bytes += head.size
-                queue.popleft()
-                sendable.append((index, head))
-        return sendable
-
-    def all_data_processed(self, channel: int) -> None:
-        self.channels[channel].all_data_processed = True
-
-    @property
-    def is_all_data_processed(self) -> bool:
-        return all(out.all_data_processed for out in self.channels)
-
-    @property
-    def is_available(self) -> bool:
-        """False while some channel holds a buffer it has no credit to send (back-pressure)."""
-        return all(not out.outgoing for out in self.channels)
-
-    @property
-    def backpressured_channels(self) -> list[int]:
-        return [i for i, out in enumerate(self.channels) if out.outgoing]
-
-    def unsent_buffers(self) -> dict[int, list[Buffer]]:
-        return {
-            i: [b for b in out.outgoing if isinstance(b, Buffer)]
-            for i, out in enumerate(self.channels)
-            if out.outgoing
-        }

@@ -33,6 +33,10 @@ class CheckpointStorageError(OSError):
     """Storage failed (an ``IOException`` in Flink): ``IO_EXCEPTION`` or ``FINALIZE_CHECKPOINT_FAILURE``."""
 
 
+class CheckpointDiscarded(CheckpointStorageError):
+    """A task wrote its state for a checkpoint that was aborted and deleted meanwhile."""
+
+
 class CheckpointStorage(Protocol):
     def initialize_location(
         self, checkpoint_id: int, props: CheckpointProperties, target: str | None
@@ -183,7 +187,7 @@ class FileSystemCheckpointStorage:
         """The task's asynchronous part: one JSON file for operator and channel state."""
         directory = Path(location) if location else self.location(snapshot.checkpoint_id)
         if not directory.is_dir():
-            raise CheckpointStorageError(
+            raise CheckpointDiscarded(
                 f"checkpoint {snapshot.checkpoint_id} was discarded ({directory} is gone)"
             )
         body = {
@@ -202,7 +206,7 @@ class FileSystemCheckpointStorage:
         try:
             _atomic_write(path, data)
         except FileNotFoundError:
-            raise CheckpointStorageError(
+            raise CheckpointDiscarded(
                 f"checkpoint {snapshot.checkpoint_id} was discarded ({directory} is gone)"
             ) from None
         handle = StateHandle(key=str(path), size=len(data), checksum=serde.checksum(data))

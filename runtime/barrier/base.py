@@ -7,7 +7,7 @@ from __future__ import annotations
 from runtime.effects import (
     AbortCheckpointOnBarrier,
     AllBarriersReceived,
-    Effect,
+    GateEffect,
     TriggerCheckpointOnBarrier,
 )
 from runtime.messages import (
@@ -32,7 +32,7 @@ class CheckpointBarrierHandler:
 
     def __init__(self, *, checkpoints_after_tasks_finish: bool = True) -> None:
         self.checkpoints_after_tasks_finish = checkpoints_after_tasks_finish
-        self._out: list[Effect] = []
+        self._out: list[GateEffect] = []
         self._now = 0
         self._alignment_start: int | None = None
         self._alignment_checkpoint_id = -1
@@ -47,9 +47,9 @@ class CheckpointBarrierHandler:
 
     # --- entry points -------------------------------------------------------------------
 
-    def handle(self, msg: HandlerMessage, now: int) -> list[Effect]:
+    def handle(self, msg: HandlerMessage, now: int) -> list[GateEffect]:
         self._now = now
-        out: list[Effect] = []
+        out: list[GateEffect] = []
         self._out = out
         match msg:
             case BarrierReceived(channel=channel, barrier=barrier):
@@ -99,7 +99,7 @@ class CheckpointBarrierHandler:
 
     # --- shared helpers ---------------------------------------------------------------------
 
-    def _emit(self, effect: Effect) -> None:
+    def _emit(self, effect: GateEffect) -> None:
         self._out.append(effect)
 
     def _notify_checkpoint(self, barrier: CheckpointBarrier) -> None:

@@ -1,11 +1,15 @@
-"""A task's input gate as one pure object: its channels plus its barrier handler.
+"""A task's input gate as one pure object: its input channels and its barrier handler.
 
-``CheckpointedInputGate`` (Flink 1.11+) hands events to the handler and applies the handler's
-channel effects (resume, start/stop persisting, prioritise) to its own channels; what concerns
-the task (trigger, abort, alignment metrics, timers) is returned. ``LegacyCheckpointedInputGate``
-is Flink 1.10's: the gate buffers what blocked channels deliver and replays it after the
-alignment. Both serve the conformance runner, the property tests and the deterministic
-simulation; the actor runtime splits the same pieces across channel and task actors.
+The channels (``InputChannelQueue``) are the queues of buffers and events the network
+delivered, as Flink's input channels live in its ``SingleInputGate``. ``CheckpointedInputGate``
+(Flink 1.11+) hands events to the handler, which drives the gate's own channels (pause after an
+aligned barrier, resume, move announced barriers to the front, persist in-flight data); what
+concerns the task (trigger, abort, alignment metrics, timers, and for information the channels
+resumed or prioritised) is returned. ``LegacyCheckpointedInputGate`` is Flink 1.10's: the gate
+buffers what blocked channels deliver and replays it after the alignment.
+
+One gate serves the conformance harness, the property tests and every running task (its
+``StreamInputProcessor``): the code the scenarios verify is the code jobs run.
 """
 
 from __future__ import annotations
@@ -18,16 +22,9 @@ from runtime.barrier.base import CheckpointBarrierHandler
 from runtime.barrier.channel import Entry, InputChannelQueue
 from runtime.barrier.handler import SingleCheckpointBarrierHandler
 from runtime.barrier.legacy import CheckpointBarrierAligner
-from runtime.barrier.states import ProtocolError
+from runtime.barrier.mode import GateMode
 from runtime.barrier.tracker import CheckpointBarrierTracker
-from runtime.effects import (
-    AbortCheckpointOnBarrier,
-    CheckpointStarted,
-    CheckpointStopped,
-    ConvertToPriorityEvent,
-    Effect,
-    ResumeConsumption,
-)
+from runtime.effects import AbortCheckpointOnBarrier, ConvertToPriorityEvent, GateEffect
 from runtime.messages import (
     AnnouncementReceived,
     BarrierReceived,
@@ -41,24 +38,26 @@ from runtime.network import (
     CancelCheckpointMarker,
     ChannelItem,
     CheckpointBarrier,
+    EndOfData,
     EndOfPartition,
     EventAnnouncement,
 )
 
-GATE_MODES = ("aligned", "unaligned", "aligned_with_timeout", "at_least_once", "legacy_buffered")
-
 
 @dataclass(slots=True)
 class GatePoll:
-    """One poll of the gate: the entry taken from the channel, what reached the operator (a
-    buffer or end of partition; ``None`` for events and buffered data), and the task's effects."""
+    """One poll of the gate: the entry taken from the channel, what reached the task (a buffer,
+    end of data or end of partition; ``None`` for checkpoint events and buffered data), and the
+    effects for the task."""
 
     polled: Entry
     channel: int
     delivered: Entry | None = None
-    effects: list[Effect] = field(default_factory=list)
+    effects: list[GateEffect] = field(default_factory=list)
     #: Flink 1.10: the item came from a blocked channel and was buffered for replay
     buffered: bool = False
+    #: the item came from the priority section of its channel (it overtook queued buffers)
+    priority: bool = False
 
 
 class CheckpointedInputGate:
@@ -69,11 +68,24 @@ class CheckpointedInputGate:
     ) -> None:
         self.handler = handler
         self.channels = channels
+        #: arrival order over all channels: the sequence number of the next item
+        self._next_seq = 0
+        #: a priority item may be queued (set on arrival or conversion, cleared when none is)
+        self._priority_pending = False
 
     # --- arrival and delivery ---------------------------------------------------------------
 
     def push(self, channel: int, item: ChannelItem, seq: int | None = None) -> int:
-        return self.channels[channel].push(item, seq)
+        """The network delivers ``item`` on ``channel``; ``seq`` (default: the next in arrival
+        order over the gate) numbers it. Returns its sequence number."""
+        if seq is None:
+            seq = self._next_seq
+        queue = self.channels[channel]
+        seq = queue.push(item, seq)
+        self._next_seq = max(self._next_seq, seq + 1)
+        if queue.head_is_priority():
+            self._priority_pending = True
+        return seq
 
     def can_poll(self, channel: int) -> bool:
         return self.channels[channel].can_poll()
@@ -81,13 +93,54 @@ class CheckpointedInputGate:
     def pollable(self) -> list[int]:
         return [c.index for c in self.channels if c.can_poll()]
 
+    @property
+    def has_priority_event(self) -> bool:
+        """Some channel holds a priority item (an unaligned barrier, an announcement, a barrier
+        moved to the front): the task processes these before its next input."""
+        if self._priority_pending:
+            self._priority_pending = any(c.head_is_priority() for c in self.channels)
+        return self._priority_pending
+
+    def poll_next(self, now: int) -> GatePoll | None:
+        """Hand on the pollable head with the smallest sequence number (arrival order; priority
+        items are at the head of their channel), or None when no channel can deliver."""
+        best: InputChannelQueue | None = None
+        best_seq = 0
+        for queue in self.channels:
+            head = queue.head()
+            if head is not None and (best is None or head.seq < best_seq):
+                best, best_seq = queue, head.seq
+        if best is None:
+            return None
+        return self.poll(best.index, now)
+
+    def poll_priority(self, now: int) -> GatePoll | None:
+        """Hand on the priority head with the smallest sequence number, if any."""
+        best: InputChannelQueue | None = None
+        best_seq = 0
+        for queue in self.channels:
+            if queue.head_is_priority():
+                head = queue.head()
+                assert head is not None
+                if best is None or head.seq < best_seq:
+                    best, best_seq = queue, head.seq
+        if best is None:
+            self._priority_pending = False
+            return None
+        return self.poll(best.index, now)
+
     def poll(self, channel: int, now: int) -> GatePoll:
-        entry = self.channels[channel].poll()
+        queue = self.channels[channel]
+        priority = queue.head_is_priority()
+        entry = queue.poll()
         item = entry.item
-        result = GatePoll(entry, channel)
+        result = GatePoll(entry, channel, priority=priority)
         if isinstance(item, Buffer):
             self.handler.add_processed_bytes(item.size)
             result.delivered = entry
+            return result
+        if isinstance(item, EndOfData):
+            result.delivered = entry  # for the task; barrier handling does not see it
             return result
         msg: HandlerMessage
         if isinstance(item, CheckpointBarrier):
@@ -105,8 +158,16 @@ class CheckpointedInputGate:
         result.effects = self._apply(self.handler.handle(msg, now))
         return result
 
-    def on_timer(self, key: Hashable, now: int) -> list[Effect]:
+    def on_timer(self, key: Hashable, now: int) -> list[GateEffect]:
         return self._apply(self.handler.handle(TimerFired(key=key), now))
+
+    def rpc_barrier(self, channel: int, barrier: CheckpointBarrier, now: int) -> list[GateEffect]:
+        """The barrier counts as received on ``channel`` without passing through it: the task
+        was triggered directly because its upstream finished (Flink's
+        ``triggerUnfinishedChannelsCheckpoint``)."""
+        return self._apply(
+            self.handler.handle(BarrierReceived(channel=channel, barrier=barrier), now)
+        )
 
     # --- views ------------------------------------------------------------------------------
 
@@ -116,28 +177,36 @@ class CheckpointedInputGate:
     def inflight(self, checkpoint_id: int) -> list[Entry]:
         return [e for c in self.channels for e in c.persisted.get(checkpoint_id, [])]
 
+    def take_inflight(self, checkpoint_id: int) -> dict[int, list[Buffer]]:
+        """The in-flight buffers persisted for ``checkpoint_id``, by channel (taken out: they
+        go into the checkpoint's input channel state)."""
+        taken: dict[int, list[Buffer]] = {}
+        for c in self.channels:
+            entries = c.persisted.pop(checkpoint_id, None)
+            if entries:
+                taken[c.index] = [e.item for e in entries if isinstance(e.item, Buffer)]
+        return taken
+
+    def discard_inflight(self, checkpoint_id: int) -> None:
+        for c in self.channels:
+            c.discard_persisted(checkpoint_id)
+
     @property
     def replay_pending(self) -> bool:
         return False
 
-    # --- channel effects ------------------------------------------------------------------------
+    # --- effects ----------------------------------------------------------------------------
 
-    def _apply(self, effects: list[Effect]) -> list[Effect]:
-        """The handler drove the channels directly (``ChannelInputs``); what is left is for the
-        task. An aborted checkpoint's persisted in-flight data is dropped."""
+    def _apply(self, effects: list[GateEffect]) -> list[GateEffect]:
+        """The handler drove the channels directly (``ChannelInputs``); the effects are for the
+        task. An aborted checkpoint's persisted in-flight data is dropped; a barrier moved to
+        the front of its channel is a priority event to process."""
         for effect in effects:
-            if isinstance(effect, _CHANNEL_EFFECTS):
-                raise ProtocolError(
-                    f"{effect} must be carried out by the gate's inputs: build the handler with "
-                    "inputs=ChannelInputs(channels)"
-                )
             if isinstance(effect, AbortCheckpointOnBarrier):
-                for c in self.channels:
-                    c.discard_persisted(effect.checkpoint_id)
+                self.discard_inflight(effect.checkpoint_id)
+            elif isinstance(effect, ConvertToPriorityEvent):
+                self._priority_pending = True
         return effects
-
-
-_CHANNEL_EFFECTS = (ResumeConsumption, CheckpointStarted, CheckpointStopped, ConvertToPriorityEvent)
 
 
 class ChannelInputs:
@@ -193,6 +262,18 @@ class LegacyCheckpointedInputGate(CheckpointedInputGate):
     def poll(self, channel: int, now: int) -> GatePoll:
         return self._process(channel, self.channels[channel].poll(), now)
 
+    def poll_next(self, now: int) -> GatePoll | None:
+        """The replay of what an alignment buffered comes first, then arrival order."""
+        if self._replay:
+            return self.poll_replay(now)
+        return super().poll_next(now)
+
+    def rpc_barrier(self, channel: int, barrier: CheckpointBarrier, now: int) -> list[GateEffect]:
+        effects = self.aligner.handle(BarrierReceived(channel=channel, barrier=barrier), now)
+        if self.aligner.take_release():
+            self._roll_over()
+        return effects
+
     def poll_replay(self, now: int) -> GatePoll:
         sequence = self._replay[0]
         channel, entry = sequence.popleft()
@@ -209,12 +290,15 @@ class LegacyCheckpointedInputGate(CheckpointedInputGate):
             self._pending.append((channel, entry))
             if isinstance(item, Buffer):
                 self._pending_bytes += item.size
-            if 0 < self.max_buffered_bytes < self._pending_bytes + sum(self._replay_bytes):
+            if 0 < self.max_buffered_bytes < self._pending_bytes + self._queued_bytes():
                 result.effects = self.aligner.checkpoint_size_limit_exceeded(now)
                 self._roll_over()
             return result
         if isinstance(item, Buffer):
             self.aligner.add_processed_bytes(item.size)
+            result.delivered = entry
+            return result
+        if isinstance(item, EndOfData):
             result.delivered = entry
             return result
         msg: HandlerMessage
@@ -232,6 +316,11 @@ class LegacyCheckpointedInputGate(CheckpointedInputGate):
             self._roll_over()
         return result
 
+    def _queued_bytes(self) -> int:
+        """Bytes of the buffered sequences waiting behind the one being replayed (Flink's
+        rolled bytes: the sequence being replayed no longer counts against the limit)."""
+        return sum(self._replay_bytes) - (self._replay_bytes[0] if self._replay_bytes else 0)
+
     def _roll_over(self) -> None:
         self.aligner.take_release()
         self.last_buffered_bytes = self._pending_bytes
@@ -244,17 +333,16 @@ class LegacyCheckpointedInputGate(CheckpointedInputGate):
 
 
 def make_gate(
-    mode: str,
+    mode: GateMode | str,
     num_channels: int,
     *,
     eop_counts_as_aligned: bool = True,
     local_channels: frozenset[int] = frozenset(),
     max_buffered_bytes: int = -1,
 ) -> CheckpointedInputGate:
-    """A gate for one of the conformance modes (see ``GATE_MODES``)."""
-    if mode not in GATE_MODES:
-        raise ValueError(f"unknown gate mode {mode!r}; one of: {', '.join(GATE_MODES)}")
-    legacy = mode == "legacy_buffered"
+    """A gate handling barriers by ``mode`` (``GateMode``, or its name)."""
+    mode = GateMode.parse(mode)
+    legacy = mode is GateMode.LEGACY_BUFFERED
     channels = [
         InputChannelQueue(i, remote=i not in local_channels, pause_on_aligned_barrier=not legacy)
         for i in range(num_channels)
@@ -267,13 +355,12 @@ def make_gate(
             max_buffered_bytes=max_buffered_bytes,
         )
     handler: CheckpointBarrierHandler
-    if mode == "at_least_once":
+    if mode is GateMode.AT_LEAST_ONCE:
         handler = CheckpointBarrierTracker(num_channels, checkpoints_after_tasks_finish=flag)
     else:
-        handler_mode = {"aligned_with_timeout": "alternating"}.get(mode, mode)
         handler = SingleCheckpointBarrierHandler(
             num_channels,
-            mode=handler_mode,
+            mode=mode,
             checkpoints_after_tasks_finish=flag,
             inputs=ChannelInputs(channels),
         )

@@ -2,9 +2,14 @@
 
 It keeps the checkpoint-id bookkeeping (current id, last cancelled or completed id, aligned
 channels, target count, open channels, the alignment timer) and delegates what to do with the
-channels to its ``BarrierHandlerState`` (see ``states``). Factories: ``aligned`` (unaligned
-checkpoints disabled), ``unaligned`` (Flink's test-only pure unaligned handler) and
-``alternating`` (unaligned checkpoints enabled; barriers may start aligned and time out).
+channels to its ``BarrierHandlerState`` (see ``states``). Modes (``GateMode``): ``aligned``
+(unaligned checkpoints disabled), ``unaligned`` (Flink's test-only pure unaligned handler) and
+``aligned_with_timeout`` (Flink's ``alternating`` handler: unaligned checkpoints enabled;
+barriers may start aligned and time out).
+
+The handler drives the gate's channels (``CheckpointableInputs``) directly; what it did to them
+(resume a channel, move a barrier to the front) is also returned as effects, in the order it
+happened, e.g. an aligned trigger comes before the channels' resumption, as in Flink.
 """
 
 from __future__ import annotations
@@ -13,16 +18,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from runtime.barrier.base import CheckpointBarrierHandler
+from runtime.barrier.mode import GateMode
 from runtime.barrier.states import (
     AlternatingWaitingForFirstBarrier,
     AlternatingWaitingForFirstBarrierUnaligned,
     BarrierHandlerState,
     ChannelBook,
     CheckpointableInputs,
-    EffectInputs,
     WaitingForFirstBarrier,
 )
-from runtime.effects import CancelTimer, ScheduleTimer
+from runtime.effects import (
+    CancelTimer,
+    ConvertToPriorityEvent,
+    GateEffect,
+    ResumeConsumption,
+    ScheduleTimer,
+)
 from runtime.network import CheckpointBarrier
 from runtime.reasons import CheckpointException, CheckpointFailureReason
 
@@ -36,33 +47,58 @@ class AlignmentTimer:
     checkpoint_id: int
 
 
+class _ReportingInputs:
+    """The gate's channels as the states drive them; what is done to them is reported too."""
+
+    __slots__ = ("_emit", "_inputs")
+
+    def __init__(self, inputs: CheckpointableInputs, emit: Callable[[GateEffect], None]) -> None:
+        self._inputs = inputs
+        self._emit = emit
+
+    def resume_consumption(self, channel: int) -> None:
+        self._inputs.resume_consumption(channel)
+        self._emit(ResumeConsumption(channel=channel))
+
+    def convert_to_priority_event(self, channel: int, sequence_number: int) -> None:
+        self._inputs.convert_to_priority_event(channel, sequence_number)
+        self._emit(ConvertToPriorityEvent(channel=channel, sequence_number=sequence_number))
+
+    def checkpoint_started(self, barrier: CheckpointBarrier) -> None:
+        self._inputs.checkpoint_started(barrier)
+
+    def checkpoint_stopped(self, checkpoint_id: int) -> None:
+        self._inputs.checkpoint_stopped(checkpoint_id)
+
+
 class SingleCheckpointBarrierHandler(CheckpointBarrierHandler):
     def __init__(
         self,
         num_channels: int,
         *,
-        mode: str,
+        mode: GateMode | str,
+        inputs: CheckpointableInputs,
         checkpoints_after_tasks_finish: bool = True,
-        inputs: CheckpointableInputs | None = None,
     ) -> None:
         super().__init__(checkpoints_after_tasks_finish=checkpoints_after_tasks_finish)
         if num_channels < 0:
             raise ValueError(f"num_channels must be >= 0, got {num_channels}")
-        self.inputs: CheckpointableInputs = (
-            inputs if inputs is not None else EffectInputs(self._emit)
-        )
+        self.inputs: CheckpointableInputs = _ReportingInputs(inputs, self._emit)
         book = ChannelBook(self.inputs)
+        self.mode = GateMode.parse(mode)
         self._state: BarrierHandlerState
-        if mode == "aligned":
+        if self.mode is GateMode.ALIGNED:
             self._state = WaitingForFirstBarrier(book)
-        elif mode == "unaligned":
+        elif self.mode is GateMode.UNALIGNED:
             self._state = AlternatingWaitingForFirstBarrierUnaligned(book, alternating=False)
-        elif mode == "alternating":
+        elif self.mode is GateMode.ALIGNED_WITH_TIMEOUT:
             self._state = AlternatingWaitingForFirstBarrier(book)
         else:
-            raise ValueError(f"unknown barrier handler mode {mode!r}")
-        self.mode = mode
-        self._alternating = mode == "alternating"
+            raise ValueError(
+                f"SingleCheckpointBarrierHandler handles aligned, unaligned and "
+                f"aligned_with_timeout, not {self.mode.value}"
+            )
+        self._alternating = self.mode is GateMode.ALIGNED_WITH_TIMEOUT
         self._num_open_channels = num_channels
         self._current_checkpoint_id = -1
         self._last_cancelled_or_completed_id = -1
@@ -77,12 +113,12 @@ class SingleCheckpointBarrierHandler(CheckpointBarrierHandler):
         cls,
         num_channels: int,
         *,
+        inputs: CheckpointableInputs,
         checkpoints_after_tasks_finish: bool = True,
-        inputs: CheckpointableInputs | None = None,
     ) -> SingleCheckpointBarrierHandler:
         return cls(
             num_channels,
-            mode="aligned",
+            mode=GateMode.ALIGNED,
             inputs=inputs,
             checkpoints_after_tasks_finish=checkpoints_after_tasks_finish,
         )
@@ -92,12 +128,12 @@ class SingleCheckpointBarrierHandler(CheckpointBarrierHandler):
         cls,
         num_channels: int,
         *,
+        inputs: CheckpointableInputs,
         checkpoints_after_tasks_finish: bool = True,
-        inputs: CheckpointableInputs | None = None,
     ) -> SingleCheckpointBarrierHandler:
         return cls(
             num_channels,
-            mode="unaligned",
+            mode=GateMode.UNALIGNED,
             inputs=inputs,
             checkpoints_after_tasks_finish=checkpoints_after_tasks_finish,
         )
@@ -107,12 +143,12 @@ class SingleCheckpointBarrierHandler(CheckpointBarrierHandler):
         cls,
         num_channels: int,
         *,
+        inputs: CheckpointableInputs,
         checkpoints_after_tasks_finish: bool = True,
-        inputs: CheckpointableInputs | None = None,
     ) -> SingleCheckpointBarrierHandler:
         return cls(
             num_channels,
-            mode="alternating",
+            mode=GateMode.ALIGNED_WITH_TIMEOUT,
             inputs=inputs,
             checkpoints_after_tasks_finish=checkpoints_after_tasks_finish,
         )
@@ -144,7 +180,7 @@ class SingleCheckpointBarrierHandler(CheckpointBarrierHandler):
 
     def __repr__(self) -> str:
         return (
-            f"SingleCheckpointBarrierHandler({self.mode}, current={self._current_checkpoint_id}, "
+            f"SingleCheckpointBarrierHandler({self.mode.value}, current={self._current_checkpoint_id}, "
             f"aligned={sorted(self._aligned_channels)}/{self._target_channel_count}, "
             f"open={self._num_open_channels}, state={self._state!r})"
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from runtime.barrier.base import CheckpointBarrierHandler
 from runtime.barrier.states import ProtocolError
-from runtime.effects import Effect
+from runtime.effects import GateEffect
 from runtime.network import CheckpointBarrier
 from runtime.reasons import CheckpointFailureReason
 
@@ -46,10 +46,10 @@ class CheckpointBarrierAligner(CheckpointBarrierHandler):
         release, self._release = self._release, False
         return release
 
-    def checkpoint_size_limit_exceeded(self, now: int) -> list[Effect]:
+    def checkpoint_size_limit_exceeded(self, now: int) -> list[GateEffect]:
         """The gate buffered more than ``task.checkpoint.alignment.max-size``: give up."""
         self._now = now
-        out: list[Effect] = []
+        out: list[GateEffect] = []
         self._out = out
         self._release_blocks_and_reset_barriers()
         self._notify_abort(

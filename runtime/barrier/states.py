@@ -15,16 +15,8 @@ states may use) and returns the next state. The families:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Protocol
 
-from runtime.effects import (
-    CheckpointStarted,
-    CheckpointStopped,
-    ConvertToPriorityEvent,
-    Effect,
-    ResumeConsumption,
-)
 from runtime.network import CheckpointBarrier
 
 
@@ -50,7 +42,8 @@ class Controller(Protocol):
 
 
 class CheckpointableInputs(Protocol):
-    """The task's input channels as the handler drives them (Flink's ``CheckpointableInput``).
+    """The gate's input channels as the handler drives them (Flink's ``CheckpointableInput``;
+    ``gate.ChannelInputs``).
 
     ``checkpoint_started`` may raise ``CheckpointException``: the checkpoint is then aborted
     with its reason instead of triggered.
@@ -63,27 +56,6 @@ class CheckpointableInputs(Protocol):
     def checkpoint_started(self, barrier: CheckpointBarrier) -> None: ...
 
     def checkpoint_stopped(self, checkpoint_id: int) -> None: ...
-
-
-class EffectInputs:
-    """Inputs living elsewhere (channel actors): every call becomes an effect to carry out."""
-
-    __slots__ = ("_emit",)
-
-    def __init__(self, emit: Callable[[Effect], None]) -> None:
-        self._emit = emit
-
-    def resume_consumption(self, channel: int) -> None:
-        self._emit(ResumeConsumption(channel=channel))
-
-    def convert_to_priority_event(self, channel: int, sequence_number: int) -> None:
-        self._emit(ConvertToPriorityEvent(channel=channel, sequence_number=sequence_number))
-
-    def checkpoint_started(self, barrier: CheckpointBarrier) -> None:
-        self._emit(CheckpointStarted(barrier=barrier))
-
-    def checkpoint_stopped(self, checkpoint_id: int) -> None:
-        self._emit(CheckpointStopped(checkpoint_id=checkpoint_id))
 
 
 class ChannelBook:

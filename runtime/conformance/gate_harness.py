@@ -2,20 +2,25 @@
 
 Every observed value comes from what the implementation did: triggers and aborts are the
 handler's effects, ``out`` is what the gate delivered, ``blocked`` is the channels' own pause
-state, ``inflight`` is what the channels persisted.
+state, ``inflight`` is what the channels persisted. ``TaskHarness`` (``task_harness``) runs the
+same scenarios through a running task's input path; both check facts with ``GateFacts``.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import assert_never
 
+from runtime.barrier.base import CheckpointBarrierHandler
+from runtime.barrier.channel import Entry
 from runtime.barrier.gate import (
-    GATE_MODES,
     CheckpointedInputGate,
     GatePoll,
     LegacyCheckpointedInputGate,
     make_gate,
 )
+from runtime.barrier.mode import GATE_MODES, GateMode
 from runtime.barrier.tracker import CheckpointBarrierTracker
 from runtime.checkpoint import (
     NO_ALIGNED_CHECKPOINT_TIMEOUT,
@@ -36,7 +41,9 @@ from runtime.effects import (
     AbortCheckpointOnBarrier,
     AllBarriersReceived,
     CancelTimer,
-    Effect,
+    ConvertToPriorityEvent,
+    GateEffect,
+    ResumeConsumption,
     ScheduleTimer,
     TriggerCheckpointOnBarrier,
 )
@@ -49,9 +56,7 @@ from runtime.network import (
     EventAnnouncement,
 )
 
-_DATA = re.compile(r"^d(\d*)$")
-_BARRIER = re.compile(r"^([BP])(\d+)(!|~(\d+)(?:@(\d+))?)?$")
-_OTHER = re.compile(r"^([AC])(\d+)$")
+__all__ = ["Entry", "GateFacts", "GateHarness", "GateSetup", "Mismatch", "scenario_item"]
 
 
 class Mismatch(Exception):
@@ -84,15 +89,24 @@ def _int_header(scenario: Scenario, key: str, default: int | None = None) -> int
         ) from None
 
 
-class GateHarness:
-    def __init__(self, scenario: Scenario) -> None:
+@dataclass(frozen=True, slots=True)
+class GateSetup:
+    """The header of a gate scenario."""
+
+    mode: GateMode
+    num_channels: int
+    eop_counts_as_aligned: bool
+    local_channels: frozenset[int]
+    max_buffered_bytes: int
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> GateSetup:
         mode = scenario.headers.get("mode")
         if mode not in GATE_MODES:
             line = scenario.header_lines.get("mode", 1)
             raise ScenarioError(line, f"@mode must be one of {', '.join(GATE_MODES)}, got {mode!r}")
-        self.mode = mode
-        self.num_channels = _int_header(scenario, "channels")
-        if self.num_channels < 1:
+        num_channels = _int_header(scenario, "channels")
+        if num_channels < 1:
             raise ScenarioError(scenario.header_lines["channels"], "@channels must be >= 1")
         local = scenario.headers.get("local_channels", "")
         try:
@@ -101,12 +115,141 @@ class GateHarness:
             raise ScenarioError(
                 scenario.header_lines["local_channels"], "@local_channels lists channel numbers"
             ) from None
-        self.gate: CheckpointedInputGate = make_gate(
-            mode,
-            self.num_channels,
+        return cls(
+            mode=GateMode(mode),
+            num_channels=num_channels,
             eop_counts_as_aligned=_bool(scenario, "eop_counts_as_aligned", True),
             local_channels=local_channels,
             max_buffered_bytes=_int_header(scenario, "max_buffered_bytes", -1),
+        )
+
+
+_DATA = re.compile(r"^d(\d*)$")
+_BARRIER = re.compile(r"^([BP])(\d+)(!|~(\d+)(?:@(\d+))?)?$")
+_OTHER = re.compile(r"^([AC])(\d+)$")
+
+
+def scenario_item(step: Step, token: str, *, arrival: int, now: int, mode: GateMode) -> ChannelItem:
+    """The channel item a scenario token stands for (a data buffer holds its arrival index)."""
+    if token == "E":
+        return EndOfPartition()
+    data = _DATA.match(token)
+    if data:
+        size = int(data.group(1)) if data.group(1) else 1
+        return Buffer((arrival,), size)
+    barrier = _BARRIER.match(token)
+    if barrier:
+        letter, number, suffix, timeout, created = barrier.groups()
+        checkpoint_id = int(number)
+        if letter == "P":
+            if suffix:
+                raise ScenarioError(step.line, f"savepoint barrier {token!r} takes no suffix")
+            options = CheckpointOptions(snapshot_type=SnapshotType.SAVEPOINT)
+        elif suffix == "!":
+            options = CheckpointOptions(alignment=AlignmentType.UNALIGNED)
+        elif suffix:
+            options = CheckpointOptions(
+                alignment=AlignmentType.ALIGNED, aligned_checkpoint_timeout=int(timeout)
+            )
+            if created is not None:
+                now = int(created)
+        elif mode is GateMode.AT_LEAST_ONCE:
+            options = CheckpointOptions(alignment=AlignmentType.AT_LEAST_ONCE)
+        else:
+            options = CheckpointOptions(aligned_checkpoint_timeout=NO_ALIGNED_CHECKPOINT_TIMEOUT)
+        return CheckpointBarrier(checkpoint_id=checkpoint_id, timestamp=now, options=options)
+    other = _OTHER.match(token)
+    if other:
+        letter, number = other.groups()
+        if letter == "C":
+            return CancelCheckpointMarker(int(number))
+        # an explicit announcement of barrier n, pointing at the next barrier n queued on
+        # its channel (the position is resolved when the channel converts it)
+        announced = CheckpointBarrier(checkpoint_id=int(number), timestamp=now)
+        return EventAnnouncement(barrier=announced, sequence_number=-1)
+    raise ScenarioError(step.line, f"unknown channel token {token!r}")
+
+
+class GateFacts:
+    """The facts of a gate scenario, from views a harness provides."""
+
+    num_channels: int
+
+    @property
+    def triggered(self) -> list[str]:
+        raise NotImplementedError
+
+    @property
+    def aborted(self) -> list[str]:
+        raise NotImplementedError
+
+    @property
+    def out(self) -> list[int]:
+        raise NotImplementedError
+
+    @property
+    def handler(self) -> CheckpointBarrierHandler:
+        raise NotImplementedError
+
+    def blocked(self) -> list[int]:
+        raise NotImplementedError
+
+    def inflight(self, checkpoint_id: int) -> list[int]:
+        """Arrival indices of the data persisted as in-flight state of the checkpoint."""
+        raise NotImplementedError
+
+    def buffered_bytes(self, step: Step) -> int:
+        raise NotImplementedError
+
+    def check(self, step: Step) -> None:
+        name, args = step.name, step.args
+        if name == "triggered":
+            expected = [] if args == ("-",) else list(args)
+            _compare(expected, self.triggered)
+        elif name == "aborted":
+            expected = [] if args == ("-",) else list(args)
+            _compare(expected, self.aborted)
+        elif name == "out":
+            _compare(parse_ints(step, args, "arrival index"), self.out)
+        elif name == "blocked":
+            _compare(sorted(parse_ints(step, args, "channel")), sorted(self.blocked()))
+        elif name == "inflight":
+            if not args or not args[0].endswith(":"):
+                raise ScenarioError(step.line, "inflight needs 'N:' then arrival indices or -")
+            checkpoint_id = parse_int(step, args[0][:-1], "checkpoint id")
+            expected_set = sorted(parse_ints(step, args[1:] or ("-",), "arrival index"))
+            _compare(
+                expected_set, sorted(self.inflight(checkpoint_id)), prefix=f"{checkpoint_id}: "
+            )
+        elif name == "latest":
+            _compare(
+                [parse_int(step, _one(step), "checkpoint id")],
+                [self.handler.latest_checkpoint_id],
+            )
+        elif name == "pending":
+            handler = self.handler
+            if not isinstance(handler, CheckpointBarrierTracker):
+                raise ScenarioError(step.line, "? pending is for at_least_once gates")
+            _compare(parse_ints(step, args, "checkpoint id"), handler.pending_checkpoint_ids)
+        elif name == "alignment_ms":
+            value = parse_int(step, _one(step), "duration")
+            _compare([value], [self.handler.last_alignment_duration_ms])
+        elif name == "buffered_bytes":
+            _compare([parse_int(step, _one(step), "bytes")], [self.buffered_bytes(step)])
+
+
+class GateHarness(GateFacts):
+    def __init__(self, scenario: Scenario) -> None:
+        setup = GateSetup.of(scenario)
+        self.mode = setup.mode.value
+        self._mode = setup.mode
+        self.num_channels = setup.num_channels
+        self.gate: CheckpointedInputGate = make_gate(
+            setup.mode,
+            self.num_channels,
+            eop_counts_as_aligned=setup.eop_counts_as_aligned,
+            local_channels=setup.local_channels,
+            max_buffered_bytes=setup.max_buffered_bytes,
         )
         self.clock = ManualClock()
         self.timers = TimerQueue()
@@ -130,6 +273,21 @@ class GateHarness:
     @property
     def out(self) -> list[int]:
         return [e[1] for e in self.log if e[0] == "out"]
+
+    @property
+    def handler(self) -> CheckpointBarrierHandler:
+        return self.gate.handler
+
+    def blocked(self) -> list[int]:
+        return self.gate.blocked()
+
+    def inflight(self, checkpoint_id: int) -> list[int]:
+        return [e.seq for e in self.gate.inflight(checkpoint_id)]
+
+    def buffered_bytes(self, step: Step) -> int:
+        if not isinstance(self.gate, LegacyCheckpointedInputGate):
+            raise ScenarioError(step.line, "? buffered_bytes is for legacy_buffered gates")
+        return self.gate.last_buffered_bytes
 
     # --- actions ----------------------------------------------------------------------------
 
@@ -166,52 +324,12 @@ class GateHarness:
             raise ScenarioError(
                 step.line, f"channel {channel} does not exist (@channels {self.num_channels})"
             )
-        item = self._item(step, token)
+        item = scenario_item(
+            step, token, arrival=self.arrivals, now=self.clock.now(), mode=self._mode
+        )
         self.gate.push(channel, item, self.arrivals)
         self.items[self.arrivals] = (channel, item)
         self.arrivals += 1
-
-    def _item(self, step: Step, token: str) -> ChannelItem:
-        now = self.clock.now()
-        if token == "E":
-            return EndOfPartition()
-        data = _DATA.match(token)
-        if data:
-            size = int(data.group(1)) if data.group(1) else 1
-            return Buffer((self.arrivals,), size)
-        barrier = _BARRIER.match(token)
-        if barrier:
-            letter, number, suffix, timeout, created = barrier.groups()
-            checkpoint_id = int(number)
-            if letter == "P":
-                if suffix:
-                    raise ScenarioError(step.line, f"savepoint barrier {token!r} takes no suffix")
-                options = CheckpointOptions(snapshot_type=SnapshotType.SAVEPOINT)
-            elif suffix == "!":
-                options = CheckpointOptions(alignment=AlignmentType.UNALIGNED)
-            elif suffix:
-                options = CheckpointOptions(
-                    alignment=AlignmentType.ALIGNED, aligned_checkpoint_timeout=int(timeout)
-                )
-                if created is not None:
-                    now = int(created)
-            elif self.mode == "at_least_once":
-                options = CheckpointOptions(alignment=AlignmentType.AT_LEAST_ONCE)
-            else:
-                options = CheckpointOptions(
-                    aligned_checkpoint_timeout=NO_ALIGNED_CHECKPOINT_TIMEOUT
-                )
-            return CheckpointBarrier(checkpoint_id=checkpoint_id, timestamp=now, options=options)
-        other = _OTHER.match(token)
-        if other:
-            letter, number = other.groups()
-            if letter == "C":
-                return CancelCheckpointMarker(int(number))
-            # an explicit announcement of barrier n, pointing at the next barrier n queued on
-            # its channel (the position is resolved when the channel converts it)
-            announced = CheckpointBarrier(checkpoint_id=int(number), timestamp=now)
-            return EventAnnouncement(barrier=announced, sequence_number=-1)
-        raise ScenarioError(step.line, f"unknown channel token {token!r}")
 
     # --- draining ------------------------------------------------------------------------------
 
@@ -220,19 +338,10 @@ class GateHarness:
             pass
 
     def _poll_one(self) -> bool:
-        now = self.clock.now()
-        if isinstance(self.gate, LegacyCheckpointedInputGate) and self.gate.replay_pending:
-            self._observe(self.gate.poll_replay(now))
-            return True
-        best: tuple[int, int] | None = None
-        for channel in self.gate.pollable():
-            head = self.gate.channels[channel].head()
-            assert head is not None
-            if best is None or head.seq < best[0]:
-                best = (head.seq, channel)
-        if best is None:
+        result = self.gate.poll_next(self.clock.now())
+        if result is None:
             return False
-        self._observe(self.gate.poll(best[1], now))
+        self._observe(result)
         return True
 
     def _observe(self, result: GatePoll) -> None:
@@ -243,7 +352,7 @@ class GateHarness:
         if result.delivered is not None:
             self.log.append(("out", result.delivered.seq, result.channel))
 
-    def _effects(self, effects: list[Effect]) -> None:
+    def _effects(self, effects: list[GateEffect]) -> None:
         for effect in effects:
             match effect:
                 case TriggerCheckpointOnBarrier(barrier=barrier, alignment_duration_ms=duration):
@@ -260,8 +369,10 @@ class GateHarness:
                     self.timers.schedule(key, due)
                 case CancelTimer(key=key):
                     self.timers.cancel(key)
+                case ResumeConsumption() | ConvertToPriorityEvent():
+                    pass  # the gate did that to its channels: seen in ``blocked`` and ``out``
                 case _:
-                    pass
+                    assert_never(effect)
 
     def _fire_timers_until(self, target: int) -> None:
         while (due := self.timers.pop_due(target)) is not None:
@@ -270,45 +381,6 @@ class GateHarness:
             self._effects(self.gate.on_timer(key, self.clock.now()))
             if not self.holding:
                 self._drain()
-
-    # --- facts ----------------------------------------------------------------------------------
-
-    def check(self, step: Step) -> None:
-        name, args = step.name, step.args
-        if name == "triggered":
-            expected = [] if args == ("-",) else list(args)
-            _compare(expected, self.triggered)
-        elif name == "aborted":
-            expected = [] if args == ("-",) else list(args)
-            _compare(expected, self.aborted)
-        elif name == "out":
-            _compare(parse_ints(step, args, "arrival index"), self.out)
-        elif name == "blocked":
-            _compare(sorted(parse_ints(step, args, "channel")), sorted(self.gate.blocked()))
-        elif name == "inflight":
-            if not args or not args[0].endswith(":"):
-                raise ScenarioError(step.line, "inflight needs 'N:' then arrival indices or -")
-            checkpoint_id = parse_int(step, args[0][:-1], "checkpoint id")
-            expected_set = sorted(parse_ints(step, args[1:] or ("-",), "arrival index"))
-            got = sorted(e.seq for e in self.gate.inflight(checkpoint_id))
-            _compare(expected_set, got, prefix=f"{checkpoint_id}: ")
-        elif name == "latest":
-            _compare(
-                [parse_int(step, _one(step), "checkpoint id")],
-                [self.gate.handler.latest_checkpoint_id],
-            )
-        elif name == "pending":
-            handler = self.gate.handler
-            if not isinstance(handler, CheckpointBarrierTracker):
-                raise ScenarioError(step.line, "? pending is for at_least_once gates")
-            _compare(parse_ints(step, args, "checkpoint id"), handler.pending_checkpoint_ids)
-        elif name == "alignment_ms":
-            value = parse_int(step, _one(step), "duration")
-            _compare([value], [self.gate.handler.last_alignment_duration_ms])
-        elif name == "buffered_bytes":
-            if not isinstance(self.gate, LegacyCheckpointedInputGate):
-                raise ScenarioError(step.line, "? buffered_bytes is for legacy_buffered gates")
-            _compare([parse_int(step, _one(step), "bytes")], [self.gate.last_buffered_bytes])
 
 
 def _one(step: Step) -> str:

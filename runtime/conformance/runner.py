@@ -12,6 +12,7 @@ from typing import Protocol
 from runtime.conformance.coordinator_harness import CoordinatorHarness
 from runtime.conformance.gate_harness import GateHarness, Mismatch
 from runtime.conformance.scenario import Scenario, ScenarioError, Step, parse
+from runtime.conformance.task_harness import TaskHarness
 
 
 class Harness(Protocol):
@@ -36,7 +37,11 @@ class ScenarioResult:
         return f"FAIL {self.name}: {where}{self.message}"
 
 
-def run_scenario(text: str, source: str = "<scenario>") -> ScenarioResult:
+def run_scenario(
+    text: str, source: str = "<scenario>", *, through_task: bool = False
+) -> ScenarioResult:
+    """Run one scenario. ``through_task``: a gate scenario runs through a running task's input
+    path (``TaskHarness``) instead of the bare gate."""
     fallback_name = source.rsplit("/", 1)[-1].removesuffix(".scn")
     try:
         scenario = parse(text, source)
@@ -46,7 +51,7 @@ def run_scenario(text: str, source: str = "<scenario>") -> ScenarioResult:
     checked = 0
     line: int | None = None
     try:
-        harness = _harness(scenario)
+        harness = _harness(scenario, through_task)
         for step in scenario.steps:
             line = step.line
             if step.is_fact:
@@ -68,9 +73,9 @@ def run_scenario(text: str, source: str = "<scenario>") -> ScenarioResult:
     return ScenarioResult(name, source, True, None, "", checked)
 
 
-def _harness(scenario: Scenario) -> Harness:
+def _harness(scenario: Scenario, through_task: bool) -> Harness:
     if scenario.kind == "gate":
-        return GateHarness(scenario)
+        return TaskHarness(scenario) if through_task else GateHarness(scenario)
     return CoordinatorHarness(scenario)
 
 

@@ -351,10 +351,11 @@ def test_legacy_buffered_alignment_excludes_unaligned() -> None:
         ),
     ],
 )
-def test_handler_mode_follows_mode_alignment_and_unaligned(
+def test_gate_mode_follows_mode_alignment_and_unaligned(
     settings: dict[str, object], mode: str
 ) -> None:
-    assert CheckpointConfig.from_dict(settings).handler_mode == mode
+    """The tasks' gates use the conformance scenarios' mode names (one vocabulary)."""
+    assert CheckpointConfig.from_dict(settings).gate_mode.value == mode
 
 
 def test_from_dict_end_to_end() -> None:

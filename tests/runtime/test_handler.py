@@ -1,5 +1,5 @@
-"""Barrier handlers on their own: per-checkpoint metrics, timers, and the effects a handler emits
-when its channels live elsewhere (the actor runtime)."""
+"""Barrier handlers on their own: per-checkpoint metrics, timers, and what a handler reports of
+what it did to its gate's channels."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import pytest
 
 from runtime.barrier import (
     AlignmentTimer,
+    ChannelInputs,
     CheckpointBarrierAligner,
     CheckpointBarrierTracker,
+    InputChannelQueue,
     LegacyCheckpointedInputGate,
     ProtocolError,
     SingleCheckpointBarrierHandler,
@@ -21,10 +23,8 @@ from runtime.effects import (
     AbortCheckpointOnBarrier,
     AllBarriersReceived,
     CancelTimer,
-    CheckpointStarted,
-    CheckpointStopped,
     ConvertToPriorityEvent,
-    Effect,
+    GateEffect,
     ResumeConsumption,
     ScheduleTimer,
     TriggerCheckpointOnBarrier,
@@ -52,12 +52,17 @@ def timeoutable(cid: int, timeout: int, ts: int = 0) -> CheckpointBarrier:
     return barrier(cid, ts, CheckpointOptions(aligned_checkpoint_timeout=timeout))
 
 
-def only(effects: list[Effect], kind: type[T]) -> list[T]:
+def only(effects: list[GateEffect], kind: type[T]) -> list[T]:
     return [e for e in effects if isinstance(e, kind)]
 
 
+def channels(n: int) -> ChannelInputs:
+    """The gate's channels, as the handler drives them."""
+    return ChannelInputs([InputChannelQueue(i) for i in range(n)])
+
+
 def test_aligned_trigger_reports_start_delay_alignment_time_and_bytes_processed() -> None:
-    handler = SingleCheckpointBarrierHandler.aligned(2)
+    handler = SingleCheckpointBarrierHandler.aligned(2, inputs=channels(2))
     handler.handle(BarrierReceived(channel=0, barrier=barrier(1, ts=100)), now=130)
     handler.add_processed_bytes(500)  # channel 1 keeps delivering during the alignment
     effects = handler.handle(BarrierReceived(channel=1, barrier=barrier(1, ts=100)), now=180)
@@ -70,21 +75,31 @@ def test_aligned_trigger_reports_start_delay_alignment_time_and_bytes_processed(
 
 
 def test_unaligned_trigger_leaves_alignment_open_until_all_barriers_arrived() -> None:
-    handler = SingleCheckpointBarrierHandler.unaligned(2)
+    inputs = channels(2)
+    handler = SingleCheckpointBarrierHandler.unaligned(2, inputs=inputs)
+    inputs.channels[1].push(Buffer(["in flight"], 10))
     first = handler.handle(BarrierReceived(channel=0, barrier=barrier(1, 0, UNALIGNED)), now=10)
     (trigger,) = only(first, TriggerCheckpointOnBarrier)
     assert trigger.alignment_duration_ms is None
-    assert only(first, CheckpointStarted), "channels start persisting in-flight data"
+    assert [e.item for e in inputs.channels[1].persisted[1]] == [Buffer(["in flight"], 10)], (
+        "the channels start persisting in-flight data"
+    )
     last = handler.handle(BarrierReceived(channel=1, barrier=barrier(1, 0, UNALIGNED)), now=25)
     (done,) = only(last, AllBarriersReceived)
     assert (done.checkpoint_id, done.alignment_duration_ms) == (1, 15)
-    assert only(last, CheckpointStopped)
+    inputs.channels[1].push(Buffer(["after"], 10))
+    assert len(inputs.channels[1].persisted[1]) == 1, "persisting stopped with the last barrier"
 
 
-def test_a_handler_without_local_channels_emits_channel_effects() -> None:
-    handler = SingleCheckpointBarrierHandler.aligned(2)
+def test_the_handler_reports_the_channels_it_resumes_after_the_trigger() -> None:
+    handler = SingleCheckpointBarrierHandler.aligned(2, inputs=channels(2))
     handler.handle(BarrierReceived(channel=0, barrier=barrier(1)), now=0)
     effects = handler.handle(BarrierReceived(channel=1, barrier=barrier(1)), now=0)
+    assert [type(e) for e in effects] == [
+        TriggerCheckpointOnBarrier,
+        ResumeConsumption,
+        ResumeConsumption,
+    ], "trigger, then unblock (Flink's CollectingBarriers)"
     assert sorted(e.channel for e in only(effects, ResumeConsumption)) == [0, 1]
     obsolete = handler.handle(BarrierReceived(channel=0, barrier=barrier(1)), now=0)
     assert obsolete == [ResumeConsumption(channel=0)], (
@@ -95,7 +110,7 @@ def test_a_handler_without_local_channels_emits_channel_effects() -> None:
 def test_alignment_timer_is_scheduled_from_the_barrier_timestamp_and_cancelled_on_completion() -> (
     None
 ):
-    handler = SingleCheckpointBarrierHandler.alternating(2)
+    handler = SingleCheckpointBarrierHandler.alternating(2, inputs=channels(2))
     effects = handler.handle(
         BarrierReceived(channel=0, barrier=timeoutable(1, 50, ts=100)), now=120
     )
@@ -108,7 +123,7 @@ def test_alignment_timer_is_scheduled_from_the_barrier_timestamp_and_cancelled_o
 
 
 def test_active_timeout_switches_to_unaligned_and_prioritises_announced_barriers() -> None:
-    handler = SingleCheckpointBarrierHandler.alternating(3)
+    handler = SingleCheckpointBarrierHandler.alternating(3, inputs=channels(3))
     handler.handle(BarrierReceived(channel=0, barrier=timeoutable(1, 50)), now=10)
     handler.handle(
         AnnouncementReceived(channel=1, barrier=timeoutable(1, 50), sequence_number=7), now=11
@@ -122,14 +137,16 @@ def test_active_timeout_switches_to_unaligned_and_prioritises_announced_barriers
 
 
 def test_a_stale_alignment_timer_does_nothing() -> None:
-    handler = SingleCheckpointBarrierHandler.alternating(2)
+    handler = SingleCheckpointBarrierHandler.alternating(2, inputs=channels(2))
     handler.handle(BarrierReceived(channel=0, barrier=timeoutable(1, 50)), now=10)
     handler.handle(BarrierReceived(channel=1, barrier=timeoutable(1, 50)), now=20)
     assert handler.handle(TimerFired(key=AlignmentTimer(1)), now=50) == []
 
 
 def test_end_of_partition_aborts_with_end_of_stream_when_flip147_is_off() -> None:
-    handler = SingleCheckpointBarrierHandler.aligned(2, checkpoints_after_tasks_finish=False)
+    handler = SingleCheckpointBarrierHandler.aligned(
+        2, inputs=channels(2), checkpoints_after_tasks_finish=False
+    )
     handler.handle(BarrierReceived(channel=0, barrier=barrier(3)), now=0)
     effects = handler.handle(EndOfPartitionReceived(channel=1), now=0)
     assert only(effects, AbortCheckpointOnBarrier) == [
@@ -139,7 +156,7 @@ def test_end_of_partition_aborts_with_end_of_stream_when_flip147_is_off() -> Non
 
 
 def test_unaligned_barrier_in_an_aligned_handler_is_a_protocol_error() -> None:
-    handler = SingleCheckpointBarrierHandler.aligned(2)
+    handler = SingleCheckpointBarrierHandler.aligned(2, inputs=channels(2))
     with pytest.raises(ProtocolError, match="unaligned barrier"):
         handler.handle(BarrierReceived(channel=0, barrier=barrier(1, 0, UNALIGNED)), now=0)
 

@@ -12,6 +12,7 @@ import pytest
 
 from actors.connectors import make_connector
 from runtime.checkpoint import TaskId
+from runtime.descriptors import SinkDescriptor, SinkKind
 from spark_bridge import ParquetSink, SchemaMismatch
 from spark_bridge.sinks import ParquetConnector
 
@@ -22,8 +23,7 @@ SCHEMA = pa.schema([("user", pa.int64()), ("total", pa.float64())])
 def connector(sink: ParquetSink, *, attempt: int = 0, transactional: bool = True) -> Any:
     """Through ``make_connector``, as a task makes it for ``sink_to(factory)``."""
     made = make_connector(
-        "custom",
-        {"factory": sink},
+        SinkDescriptor(sink=SinkKind.CUSTOM, factory=sink),
         TASK,
         2,
         transactional=transactional,

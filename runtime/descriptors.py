@@ -1,0 +1,103 @@
+"""Operators as the user declared them: one frozen dataclass per kind of operator.
+
+The DataStream API records a descriptor in each node of the stream graph; a task builds its
+operator chain from the descriptors of its job vertex (``runtime.task.chain``), the JobMaster
+finds its collect sinks by them, a restore finds the keyed operators by them. ``kind`` names
+the operator in uids and messages (``map-2``); what an operator does is its type.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from runtime.operators import KeyedProcessFunction, OperatorContext, SourceReader
+
+UserFn = Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceDescriptor:
+    kind: ClassVar[str] = "source"
+    #: makes the reader of one subtask (its share of the source)
+    reader: Callable[[OperatorContext], SourceReader]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MapDescriptor:
+    kind: ClassVar[str] = "map"
+    fn: UserFn
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MapBatchDescriptor:
+    kind: ClassVar[str] = "map_batch"
+    fn: UserFn
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FilterDescriptor:
+    kind: ClassVar[str] = "filter"
+    fn: UserFn
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlatMapDescriptor:
+    kind: ClassVar[str] = "flat_map"
+    fn: UserFn
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReduceDescriptor:
+    kind: ClassVar[str] = "reduce"
+    key_selector: UserFn
+    fn: UserFn
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessDescriptor:
+    kind: ClassVar[str] = "process"
+    key_selector: UserFn
+    #: copied for each subtask (a function object may hold state of its own)
+    function: KeyedProcessFunction | UserFn
+
+
+class SinkKind(enum.Enum):
+    COLLECT = "collect"  # JobResult.output[name]
+    PRINT = "print"
+    FILE = "file"  # text or JSON lines, one part file per subtask (and checkpoint)
+    CUSTOM = "custom"  # DataStream.sink_to(factory)
+
+    @property
+    def transactional(self) -> bool:
+        """Takes part in checkpoints with two-phase commit when checkpointing is enabled
+        (Flink's print sink does not)."""
+        return self is not SinkKind.PRINT
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SinkDescriptor:
+    kind: ClassVar[str] = "sink"
+    sink: SinkKind
+    #: FILE: the directory and format ("text" or "json")
+    path: str | None = None
+    format: str = "text"
+    #: CUSTOM: ``factory(task=..., parallelism=..., transactional=..., attempt=...)``
+    factory: UserFn | None = None
+
+
+OperatorDescriptor = (
+    SourceDescriptor
+    | MapDescriptor
+    | MapBatchDescriptor
+    | FilterDescriptor
+    | FlatMapDescriptor
+    | ReduceDescriptor
+    | ProcessDescriptor
+    | SinkDescriptor
+)
+
+#: operators whose state is split by key group, so it can move between subtasks
+KEYED = (ReduceDescriptor, ProcessDescriptor)

@@ -1,0 +1,252 @@
+"""``OperatorChain``: the operators one task runs, one call per buffer (Flink's
+``OperatorChain``).
+
+The chain is built from the typed descriptors of its job vertex; each subtask gets its own
+operator objects (and its own copy of a stateful process function). Every call into user code
+(functions, key selectors, the source reader, a process function's ``open``) is wrapped per
+buffer: an exception there is re-raised as ``UserCodeError`` naming the operator as the user
+knows it (``map 'Map' (map-2)``, ``key_by selector of reduce-3``); nothing else is caught, so a
+bug of ckptsim keeps its own exception and traceback.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any, assert_never
+
+from runtime.descriptors import (
+    FilterDescriptor,
+    FlatMapDescriptor,
+    MapBatchDescriptor,
+    MapDescriptor,
+    ProcessDescriptor,
+    ReduceDescriptor,
+    SinkDescriptor,
+    SourceDescriptor,
+)
+from runtime.effects import TaskEffect
+from runtime.failure import UserCodeError
+from runtime.graph import StreamNode
+from runtime.operators import (
+    FilterOperator,
+    FlatMapOperator,
+    KeyedOperator,
+    KeyedProcessFunction,
+    MapBatchOperator,
+    MapOperator,
+    Operator,
+    OperatorContext,
+    ProcessOperator,
+    ReduceOperator,
+    SourceOperator,
+)
+from runtime.task.sinks import SinkOperator
+
+
+def make_operator(node: StreamNode, *, checkpointing: bool) -> Operator:
+    """The runtime operator of one declared operator, for one subtask."""
+    match node.operator:
+        case SourceDescriptor(reader=reader):
+            return SourceOperator(node.uid, node.name, reader)
+        case MapDescriptor(fn=fn):
+            return MapOperator(node.uid, node.name, fn)
+        case MapBatchDescriptor(fn=fn):
+            return MapBatchOperator(node.uid, node.name, fn)
+        case FilterDescriptor(fn=fn):
+            return FilterOperator(node.uid, node.name, fn)
+        case FlatMapDescriptor(fn=fn):
+            return FlatMapOperator(node.uid, node.name, fn)
+        case ReduceDescriptor(key_selector=key_selector, fn=fn):
+            return ReduceOperator(node.uid, node.name, key_selector, fn)
+        case ProcessDescriptor(key_selector=key_selector, function=function):
+            if isinstance(function, KeyedProcessFunction):
+                function = copy.deepcopy(function)  # each subtask its own
+            return ProcessOperator(node.uid, node.name, key_selector, function)
+        case SinkDescriptor():
+            return SinkOperator(node.uid, node.name, node.operator, checkpointing=checkpointing)
+        case _:
+            assert_never(node.operator)
+
+
+class OperatorChain:
+    def __init__(self, nodes: Sequence[StreamNode], *, checkpointing: bool = False) -> None:
+        if not nodes:
+            raise ValueError("a chain has at least one operator")
+        self.nodes = list(nodes)
+        self.operators = [make_operator(n, checkpointing=checkpointing) for n in nodes]
+        self.labels = [n.label for n in nodes]
+        self._costs = [n.cost if n.cost != (0.0, 0.0) else None for n in nodes]
+        self._keyed = [isinstance(op, KeyedOperator) for op in self.operators]
+        self.sinks = [op for op in self.operators if isinstance(op, SinkOperator)]
+        head = self.operators[0]
+        self.source = head if isinstance(head, SourceOperator) else None
+        #: declared operator cost not yet spent, ms
+        self.cost_ms = 0.0
+
+    @property
+    def uids(self) -> list[str]:
+        return [op.uid for op in self.operators]
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def open(self, ctx: OperatorContext, states: dict[str, list[Any]] | None) -> None:
+        """Open every operator (user code: a process function's ``open``, the source's reader
+        factory), then restore the state of a restore (``states`` by operator uid)."""
+        for index, op in enumerate(self.operators):
+            try:
+                op.open(ctx)
+            except Exception as error:
+                raise UserCodeError(self.labels[index]) from error
+        if states is None:
+            return
+        for index, op in enumerate(self.operators):
+            mine = states.get(op.uid)
+            if isinstance(op, SourceOperator) and mine:
+                try:  # the reader seeks to the restored position
+                    op.restore_state(list(mine))
+                except Exception as error:
+                    raise UserCodeError(self.labels[index]) from error
+            elif mine or isinstance(op, SinkOperator):
+                op.restore_state(list(mine or ()))
+
+    # --- records --------------------------------------------------------------------------------
+
+    def process(
+        self, records: Sequence[Any], keys: Sequence[Any] | None = None, start: int = 0
+    ) -> Sequence[Any]:
+        """Run ``records`` (with their keys, when shipped by a ``key_by`` edge) through the
+        operators from ``start``; returns what the last one emits."""
+        operators, costs, keyed = self.operators, self._costs, self._keyed
+        index = start
+        try:
+            for index in range(start, len(operators)):
+                if not len(records):
+                    return records
+                cost = costs[index]
+                if cost is not None:
+                    self.cost_ms += cost[0] + cost[1] * len(records)
+                op = operators[index]
+                if keyed[index]:
+                    if keys is None:
+                        keys = self._keys(index, records)
+                    records = op.process_keyed_batch(records, keys)  # type: ignore[attr-defined]
+                else:
+                    records = op.process_batch(records)
+                keys = None
+        except UserCodeError:
+            raise
+        except Exception as error:
+            raise UserCodeError(self.labels[index]) from error
+        return records
+
+    def _keys(self, index: int, records: Sequence[Any]) -> list[Any]:
+        op = self.operators[index]
+        assert isinstance(op, KeyedOperator)
+        try:
+            return op.keys_of(records)
+        except Exception as error:
+            raise UserCodeError(f"key_by selector of {op.uid}") from error
+
+    def read_source(self, max_records: int, now: int) -> Sequence[Any] | None:
+        """The source reads its next batch (empty: none ready yet; None: the end)."""
+        source = self.source
+        assert source is not None and source.reader is not None
+        try:
+            batch = source.reader.read(max_records, now)
+        except Exception as error:
+            raise UserCodeError(self.labels[0]) from error
+        if batch and self._costs[0] is not None:
+            cost = self._costs[0]
+            self.cost_ms += cost[0] + cost[1] * len(batch)
+        return batch
+
+    def source_ready_at(self, now: int) -> int | None:
+        source = self.source
+        assert source is not None and source.reader is not None
+        try:
+            return source.reader.next_ready(now)
+        except Exception as error:
+            raise UserCodeError(self.labels[0]) from error
+
+    def end_input(self) -> Sequence[Any]:
+        """All input consumed: every operator ends in turn (Flink's ``finishOperators``); what
+        one emits runs through the rest. Returns what the last one emits."""
+        out: list[Any] = []
+        for index, op in enumerate(self.operators):
+            try:
+                produced = op.end_input()
+            except Exception as error:
+                raise UserCodeError(self.labels[index]) from error
+            if len(produced):
+                out.extend(self.process(produced, None, index + 1))
+        return out
+
+    def prepare_snapshot_pre_barrier(self, checkpoint_id: int) -> Sequence[Any]:
+        out: list[Any] = []
+        for index, op in enumerate(self.operators):
+            try:
+                produced = op.prepare_snapshot_pre_barrier(checkpoint_id)
+            except Exception as error:
+                raise UserCodeError(self.labels[index]) from error
+            if len(produced):
+                out.extend(self.process(produced, None, index + 1))
+        return out
+
+    # --- checkpoints ----------------------------------------------------------------------------
+
+    def snapshot_state(self, checkpoint_id: int) -> dict[str, Any]:
+        """The synchronous part: every operator's state (its copy), by uid."""
+        states: dict[str, Any] = {}
+        for index, op in enumerate(self.operators):
+            if isinstance(op, SourceOperator):
+                try:  # the reader's position
+                    state = op.snapshot_state(checkpoint_id)
+                except Exception as error:
+                    raise UserCodeError(self.labels[index]) from error
+            else:
+                state = op.snapshot_state(checkpoint_id)
+            if state is not None:
+                states[op.uid] = state
+        return states
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        for index, op in enumerate(self.operators):
+            try:
+                op.notify_checkpoint_complete(checkpoint_id)
+            except Exception as error:
+                raise UserCodeError(self.labels[index]) from error
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        for index, op in enumerate(self.operators):
+            try:
+                op.notify_checkpoint_aborted(checkpoint_id)
+            except Exception as error:
+                raise UserCodeError(self.labels[index]) from error
+
+    def close_sinks(self, *, commit: bool, keep_collected: bool) -> None:
+        for sink in self.sinks:
+            sink.close(commit=commit, keep_collected=keep_collected)
+
+    # --- what the runtime carries out ----------------------------------------------------------
+
+    def take_effects(self) -> list[TaskEffect]:
+        """What the sinks asked of their connectors, in order."""
+        if not self.sinks:
+            return []
+        effects: list[TaskEffect] = []
+        for sink in self.sinks:
+            if sink.effects:
+                effects.extend(sink.take_effects())
+        return effects
+
+    def take_cost(self) -> float:
+        cost, self.cost_ms = self.cost_ms, 0.0
+        return cost
+
+    def sink_label(self, uid: str) -> str:
+        """A sink as the user knows it (a failing connector is named by it)."""
+        for node in self.nodes:
+            if node.uid == uid:
+                return node.label
+        return uid

@@ -1,0 +1,576 @@
+"""``StreamTaskCore``: one subtask as a pure state machine (Flink's ``StreamTask``).
+
+``handle(msg, now) -> effects`` is its only entry point; the actor shell delivers mails and
+carries out the effects. It is composed of Flink's seams:
+
+- ``MailboxProcessor`` (``mailbox``): when the default action runs;
+- ``OperatorChain`` (``chain``): the operators, one call per buffer; user code is wrapped;
+- ``StreamInputProcessor`` (``input``): the input gate (the conformance harness's gate) with
+  its channels' queues and the barrier handler;
+- ``SubtaskCheckpointCoordinator`` (``checkpointing``): snapshots, channel state, the sinks'
+  transactions (``sinks``);
+- ``RecordWriter`` over a ``ResultPartition`` (``result_partition``): output buffers, the
+  buffer pool, credits;
+- the task's status (``status``), with its transition table.
+
+The end of a bounded input follows FLIP-147 as Flink does it: when its input ends (a source
+reads no more; every input channel delivered end of data) the task ends its operators and
+sends ``EndOfData``; it keeps taking checkpoints; once its inputs' partitions ended, its output
+was processed downstream and a checkpoint taken after its end of data completed (its final
+checkpoint, which commits its sinks' last transactions), it sends ``EndOfPartition`` and
+finishes. Every task of a bounded job thus ends its data before the same final checkpoint.
+
+An exception in user code fails the task (``TaskFailed`` naming the operator, with the
+user's traceback); any other exception is a bug and propagates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, assert_never
+
+from runtime.barrier.handler import AlignmentTimer
+from runtime.checkpoint import CheckpointOptions
+from runtime.effects import (
+    AbortCheckpointOnBarrier,
+    AllBarriersReceived,
+    CancelTimer,
+    ConvertToPriorityEvent,
+    GateEffect,
+    ResumeConsumption,
+    ScheduleTimer,
+    TaskCanceled,
+    TaskEffect,
+    TaskFailed,
+    TaskFinished,
+    TaskStopped,
+    Traced,
+    TriggerCheckpointOnBarrier,
+)
+from runtime.failure import TaskFailure, UserCodeError, describe_user_error
+from runtime.messages import (
+    AllDataProcessed,
+    CancelTask,
+    InjectFailure,
+    InputItem,
+    NotifyCheckpointAborted,
+    NotifyCheckpointComplete,
+    OutputCredit,
+    RunDefaultAction,
+    SnapshotFailed,
+    SnapshotWritten,
+    StartTask,
+    StopTask,
+    SyncPartMeasured,
+    TaskMessage,
+    TimerFired,
+    TriggerCheckpoint,
+    UserCodeFailed,
+)
+from runtime.network import Buffer, CheckpointBarrier, EndOfData, EndOfPartition
+from runtime.operators import OperatorContext
+from runtime.partition import ChannelSelector
+from runtime.reasons import CheckpointFailureReason
+from runtime.state import key_group_range
+from runtime.task.chain import OperatorChain
+from runtime.task.checkpointing import SubtaskCheckpointCoordinator
+from runtime.task.input import InputPoll, StreamInputProcessor
+from runtime.task.mailbox import MailboxProcessor, MailboxStep
+from runtime.task.result_partition import RecordWriter, ResultPartition
+from runtime.task.spec import TaskSpec
+from runtime.task.status import TaskEvent, TaskStatus, transition
+
+
+@dataclass(frozen=True, slots=True)
+class SourceWakeUp:
+    """Timer key: a rate-limited source may read again."""
+
+
+class StreamTaskCore:
+    def __init__(self, spec: TaskSpec) -> None:
+        self.spec = spec
+        self.task = spec.task
+        self.status = TaskStatus.CREATED
+        self.chain = OperatorChain(spec.operators, checkpointing=spec.checkpointing)
+        self.is_source = self.chain.source is not None
+        self.writer: RecordWriter | None = None
+        if spec.outputs:
+            net = spec.network
+            partition = ResultPartition(
+                sum(edge.num_channels for edge in spec.outputs),
+                pool_size=net.pool_size,
+                max_buffers_per_channel=net.max_buffers_per_channel,
+                initial_credits=net.initial_credits,
+                segment_size=net.segment_size,
+                max_records=net.max_records,
+            )
+            selectors = [
+                (
+                    ChannelSelector(
+                        edge.partitioner,
+                        edge.num_channels,
+                        key_selector=edge.key_selector,
+                        start=spec.task.subtask,
+                        max_parallelism=spec.max_parallelism,
+                    ),
+                    edge.target,
+                )
+                for edge in spec.outputs
+            ]
+            self.writer = RecordWriter(selectors, partition)
+        self.inputs: StreamInputProcessor | None = None
+        if spec.num_inputs:
+            self.inputs = StreamInputProcessor(
+                spec.num_inputs,
+                spec.gate_mode,
+                checkpoints_after_tasks_finish=spec.checkpoints_after_tasks_finish,
+                max_buffered_bytes=spec.max_buffered_bytes,
+                local_channels=spec.local_inputs,
+            )
+        self.mailbox = MailboxProcessor()
+        self.checkpoints = SubtaskCheckpointCoordinator(
+            spec.task,
+            attempt=spec.attempt,
+            chain=self.chain,
+            writer=self.writer,
+            inputs=self.inputs,
+        )
+        #: the operators ended (in this attempt, or before the restored checkpoint)
+        self._operators_ended = False
+        #: restored as finished (FLIP-147): no final checkpoint to wait for
+        self._finished_on_restore = False
+        #: FLIP-147: the first checkpoint taken after the end of data, and whether a
+        #: checkpoint at least that new completed
+        self._final_checkpoint_min: int | None = None
+        self._final_checkpoint_done = False
+        #: ready to finish: the next mailbox step finishes, after the mails already queued
+        #: (Flink drains the mailbox before it closes: a trigger that came with the final
+        #: notification is still taken, not declined)
+        self._finish_pending = False
+        self._out: list[TaskEffect] = []
+        self._now = 0
+        self.failure: TaskFailure | None = None
+        #: records read (a source) or taken from the input channels, for progress reports
+        self.records_in = 0
+
+    # --- entry point ------------------------------------------------------------------------------
+
+    def handle(self, msg: TaskMessage, now: int) -> list[TaskEffect]:
+        self._now = now
+        out: list[TaskEffect] = []
+        self._out = out
+        status = self.status
+        if status is TaskStatus.CANCELED or status is TaskStatus.FAILED:
+            return out  # a task that is gone ignores its mail
+        try:
+            if status is TaskStatus.FINISHED:
+                self._handle_finished(msg)
+            else:
+                self._dispatch(msg)
+        except UserCodeError as error:
+            cause = error.__cause__ if error.__cause__ is not None else error
+            self._fail(describe_user_error(cause, operator=error.operator, task=str(self.task)))
+        self._flush_chain_effects()
+        self._schedule()
+        return out
+
+    def _dispatch(self, msg: TaskMessage) -> None:
+        match msg:
+            case RunDefaultAction():
+                priority = self.inputs is not None and self.inputs.has_priority_event
+                if self.mailbox.step(priority_pending=priority) is MailboxStep.PRIORITY_EVENTS:
+                    self._process_priority_events()
+                elif self._finish_pending:
+                    self._finish_pending = False
+                    if self._ready_to_finish():
+                        self._finish()
+                else:
+                    self._default_action()
+            case InputItem(channel=channel, item=item):
+                assert self.inputs is not None, f"{self.task} has no inputs"
+                self.inputs.receive(channel, item)
+            case OutputCredit(channel=channel, credits=credits):
+                assert self.writer is not None, f"{self.task} has no outputs"
+                self.writer.partition.add_credit(channel, credits)
+                self._send()
+            case AllDataProcessed(channel=channel):
+                assert self.writer is not None, f"{self.task} has no outputs"
+                self.writer.partition.all_data_processed(channel)
+                self._maybe_finish()
+            case TriggerCheckpoint(checkpoint_id=cid, timestamp=ts, options=options):
+                self._on_trigger(cid, ts, options)
+            case NotifyCheckpointComplete(checkpoint_id=cid):
+                self.checkpoints.notify_complete(cid)
+                minimum = self._final_checkpoint_min
+                if minimum is not None and cid >= minimum:
+                    self._final_checkpoint_done = True
+                self._maybe_finish()
+            case NotifyCheckpointAborted(checkpoint_id=cid):
+                self.checkpoints.notify_aborted(cid)
+                self._maybe_finish()
+            case SyncPartMeasured(checkpoint_id=cid, duration_ms=ms):
+                self.checkpoints.sync_part_measured(cid, ms)
+            case SnapshotWritten():
+                self._emit_all(self.checkpoints.snapshot_written(msg))
+                self._maybe_finish()
+            case SnapshotFailed():
+                self._emit_all(self.checkpoints.snapshot_failed(msg))
+                self._maybe_finish()
+            case UserCodeFailed(failure=failure):
+                self._fail(failure)
+            case InjectFailure(message=message):
+                self._fail(None, message)
+            case TimerFired(key=key):
+                if isinstance(key, SourceWakeUp):
+                    self.mailbox.waiting_for_timer = False
+                elif isinstance(key, AlignmentTimer) and self.inputs is not None:
+                    self._gate_effects(self.inputs.on_timer(key, self._now))
+            case StartTask():
+                self._start()
+            case CancelTask():
+                self._end(TaskEvent.CANCEL)
+            case StopTask():
+                self._end(TaskEvent.STOP)
+            case _:
+                assert_never(msg)
+
+    def _handle_finished(self, msg: TaskMessage) -> None:
+        """A finished task's partition may still send what it holds; checkpoints are declined
+        (it is not running: Flink's ``CHECKPOINT_DECLINED_TASK_NOT_READY``)."""
+        match msg:
+            case OutputCredit(channel=channel, credits=credits):
+                assert self.writer is not None
+                self.writer.partition.add_credit(channel, credits)
+                self._send()
+            case AllDataProcessed(channel=channel):
+                assert self.writer is not None
+                self.writer.partition.all_data_processed(channel)
+            case TriggerCheckpoint(checkpoint_id=cid):
+                self._decline_not_ready(cid)
+            case UserCodeFailed(failure=failure):
+                # a sink's connector failed as it closed: the runtime had not reported the
+                # task FINISHED (its close comes first), so the task fails (Flink: the
+                # exception of closing the operators fails the task)
+                self._fail(failure)
+            case _:
+                pass  # late mail of a finished task (notifications, timers, cancel)
+
+    # --- lifecycle --------------------------------------------------------------------------------
+
+    def _transition(self, event: TaskEvent) -> None:
+        self.status = transition(self.status, event)
+
+    def _start(self) -> None:
+        spec = self.spec
+        ctx = OperatorContext(
+            subtask=spec.task.subtask,
+            parallelism=spec.parallelism,
+            max_parallelism=spec.max_parallelism,
+            key_groups=key_group_range(spec.task.subtask, spec.parallelism, spec.max_parallelism),
+            buffer_records=spec.network.max_records,
+        )
+        restore = spec.restore
+        self.chain.open(ctx, restore.operator_states if restore is not None else None)
+        if restore is not None:
+            self.checkpoints.restored(restore.checkpoint_id)
+            if self.writer is not None:
+                for channel, buffers in sorted(restore.output_channels.items()):
+                    self.writer.partition.restore(channel, buffers)
+            if self.inputs is not None:
+                self.inputs.restore(restore.input_channels)
+            self._emit(
+                Traced(
+                    event="task_restored",
+                    fields={
+                        "checkpoint_id": restore.checkpoint_id,
+                        # records of recovered in-flight data, per input and output channel
+                        "input": _record_counts(restore.input_channels),
+                        "output": _record_counts(restore.output_channels),
+                    },
+                )
+            )
+            self._operators_ended = restore.ended_input or restore.finished
+            self._finished_on_restore = restore.finished
+        self._transition(TaskEvent.START)
+        self._send()
+        if self.is_source and self._finished_on_restore:
+            self._end_of_data()
+
+    def _end_of_data(self) -> None:
+        """No more records: the operators end (unless they had before the restored
+        checkpoint), their last output goes out, then ``EndOfData`` on every output channel."""
+        if not self._operators_ended:
+            self._operators_ended = True
+            self._write(self.chain.end_input())
+        if self.writer is not None:
+            self.writer.partition.broadcast_event(EndOfData())
+            self._send()
+        self._transition(TaskEvent.END_OF_DATA)
+        if self.spec.final_checkpoint and not self._finished_on_restore:
+            self._emit(
+                Traced(
+                    event="waiting_for_final_checkpoint",
+                    fields={"after_checkpoint": self.checkpoints.last_checkpoint_id},
+                )
+            )
+        else:
+            self._final_checkpoint_done = True
+        self._maybe_finish()
+
+    def _maybe_finish(self) -> None:
+        if self._ready_to_finish():
+            self._finish_pending = True  # the next mailbox step finishes
+
+    def _ready_to_finish(self) -> bool:
+        """Flink's ``afterInvoke``: a task whose data ended finishes once its inputs' partitions
+        ended and, with FLIP-147 final checkpoints, its output was processed downstream, its
+        final checkpoint completed and no snapshot of it is pending."""
+        if self.status is not TaskStatus.DATA_ENDED:
+            return False
+        if self.inputs is not None and not self.inputs.all_partitions_ended:
+            return False
+        if self.spec.final_checkpoint:
+            if not self._final_checkpoint_done or self.checkpoints.pending:
+                return False
+            if self.writer is not None and not self.writer.partition.is_all_data_processed:
+                return False
+        return True
+
+    def _finish(self) -> None:
+        """The partitions end (``EndOfPartition``), the sinks close, the task is FINISHED."""
+        if self.writer is not None:
+            partition = self.writer.partition
+            self._emit(Traced(event="output_ended", fields={"emitted": partition.emitted()}))
+            partition.broadcast_event(EndOfPartition())
+            self._send()
+        self._transition(TaskEvent.FINISH)
+        self.chain.close_sinks(commit=True, keep_collected=True)
+        self._emit(TaskFinished(task=self.task))
+
+    def _end(self, event: TaskEvent) -> None:
+        """Cancelled, or stopped by stop-with-savepoint (FINISHED; uncommitted output is
+        dropped)."""
+        self._transition(event)
+        self.chain.close_sinks(commit=False, keep_collected=True)
+        if event is TaskEvent.CANCEL:
+            self._emit(TaskCanceled(task=self.task))
+        else:
+            self._emit(TaskStopped(task=self.task))
+
+    def _fail(self, failure: TaskFailure | None, message: str | None = None) -> None:
+        """User code raised (``failure``), or a fault was injected (``message``)."""
+        self._transition(TaskEvent.FAIL)
+        self.failure = failure
+        self.chain.close_sinks(commit=False, keep_collected=False)
+        text = failure.describe() if failure is not None else message or "failed"
+        self._emit(TaskFailed(task=self.task, message=text, failure=failure))
+
+    # --- the mailbox's steps ----------------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        inputs, writer, status = self.inputs, self.writer, self.status
+        running = status.is_running
+        priority = running and inputs is not None and inputs.has_priority_event
+        if self._finish_pending:
+            input_available = True
+        elif self.is_source:
+            input_available = status is TaskStatus.RUNNING
+        else:
+            input_available = inputs is not None and inputs.is_available
+        request = self.mailbox.update(
+            running=running,
+            priority_pending=priority,
+            output_available=writer is None
+            or writer.partition.is_available
+            or self._finish_pending,
+            input_available=input_available,
+        )
+        if request is not None:
+            self._out.append(request)
+
+    def _default_action(self) -> None:
+        if not self.status.is_running:
+            return
+        if self.writer is not None and not self.writer.partition.is_available:
+            return  # back-pressure (the mailbox suspended the default action)
+        if self.is_source:
+            if self.status is TaskStatus.RUNNING:
+                self._read_source()
+            return
+        assert self.inputs is not None
+        poll = self.inputs.poll_next(self._now)
+        if poll is not None:
+            self._on_input(poll)
+            if self.writer is not None and not self.inputs.is_available:
+                self.writer.partition.flush()  # idle: hand out partly filled buffers
+                self._send()
+
+    def _process_priority_events(self) -> None:
+        """Flink's ``processPriorityEvents``: every priority event queued, now."""
+        assert self.inputs is not None
+        while self.status.is_running:
+            poll = self.inputs.poll_priority(self._now)
+            if poll is None:
+                return
+            self._on_input(poll)
+
+    def _read_source(self) -> None:
+        batch = self.chain.read_source(self.spec.network.max_records, self._now)
+        if batch is None:
+            self._end_of_data()
+            return
+        if not len(batch):
+            if self.writer is not None:
+                self.writer.partition.flush()
+                self._send()
+            wake = self.chain.source_ready_at(self._now)
+            if wake is not None:
+                self._emit(ScheduleTimer(key=SourceWakeUp(), due=wake))
+                self.mailbox.waiting_for_timer = True  # the timer runs the default action again
+            return
+        self.records_in += len(batch)
+        self._write(self.chain.process(batch, None, 1))
+
+    def _on_input(self, poll: InputPoll) -> None:
+        inputs = self.inputs
+        assert inputs is not None
+        self._emit_all(poll.effects)
+        self._gate_effects(poll.gate_effects)
+        delivered = poll.delivered
+        if isinstance(delivered, Buffer):
+            self.records_in += len(delivered.records)
+            keys = delivered.keys if self.spec.keyed_input else None
+            self._write(self.chain.process(delivered.records, keys))
+        elif delivered is not None:
+            if self.status is TaskStatus.RUNNING and inputs.all_data_ended:
+                self._end_of_data()
+            elif isinstance(delivered, EndOfPartition):
+                self._maybe_finish()
+
+    def _write(self, records: Sequence[Any]) -> None:
+        if self.writer is not None and len(records):
+            self.writer.emit(records)
+            self._send()
+
+    def _send(self) -> None:
+        if self.writer is not None:
+            self._emit_all(self.checkpoints.drain())
+
+    # --- checkpoints ------------------------------------------------------------------------------
+
+    def _on_trigger(self, checkpoint_id: int, timestamp: int, options: CheckpointOptions) -> None:
+        if not self.status.is_running:
+            self._decline_not_ready(checkpoint_id)
+            return
+        barrier = CheckpointBarrier(
+            checkpoint_id=checkpoint_id, timestamp=timestamp, options=options
+        )
+        inputs = self.inputs
+        if inputs is not None and not inputs.all_partitions_ended:
+            facts, effects = inputs.trigger_unfinished_channels(barrier, self._now)
+            self._emit_all(facts)
+            self._gate_effects(effects)
+            return
+        self._perform_checkpoint(barrier, 0, 0, 0)
+
+    def _decline_not_ready(self, checkpoint_id: int) -> None:
+        self._emit(
+            self.checkpoints.decline(
+                checkpoint_id,
+                CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY,
+                f"task is {self.status.value}",
+            )
+        )
+
+    def _perform_checkpoint(
+        self,
+        barrier: CheckpointBarrier,
+        start_delay_ms: int,
+        alignment_ms: int | None,
+        processed_bytes: int | None,
+    ) -> None:
+        self._flush_chain_effects()
+        taken, effects = self.checkpoints.checkpoint_state(
+            barrier,
+            start_delay_ms=start_delay_ms,
+            alignment_ms=alignment_ms,
+            processed_bytes=processed_bytes,
+            ended_input=self._operators_ended,
+        )
+        self._emit_all(effects)
+        if (
+            taken
+            and self.status is TaskStatus.DATA_ENDED
+            and self._final_checkpoint_min is None
+            and not self._final_checkpoint_done
+        ):
+            self._final_checkpoint_min = barrier.checkpoint_id
+
+    def _gate_effects(self, effects: list[GateEffect]) -> None:
+        for effect in effects:
+            match effect:
+                case TriggerCheckpointOnBarrier(
+                    barrier=barrier,
+                    start_delay_ms=delay,
+                    alignment_duration_ms=alignment,
+                    bytes_processed_during_alignment=processed,
+                ):
+                    self._perform_checkpoint(barrier, delay, alignment, processed)
+                case AllBarriersReceived(
+                    checkpoint_id=cid, alignment_duration_ms=ms, bytes_processed_during_alignment=b
+                ):
+                    self._emit_all(self.checkpoints.all_barriers_received(cid, ms, b))
+                case AbortCheckpointOnBarrier(checkpoint_id=cid, reason=reason):
+                    self._emit_all(self.checkpoints.abort_on_barrier(cid, reason))
+                    self._maybe_finish()
+                case (
+                    ResumeConsumption() | ConvertToPriorityEvent() | ScheduleTimer() | CancelTimer()
+                ):
+                    self._emit(effect)
+                case _:
+                    assert_never(effect)
+
+    # --- effects ----------------------------------------------------------------------------------
+
+    def _emit(self, effect: TaskEffect) -> None:
+        if self.chain.sinks:
+            self._flush_chain_effects()
+        self._out.append(effect)
+
+    def _emit_all(self, effects: list[TaskEffect]) -> None:
+        if effects:
+            if self.chain.sinks:
+                self._flush_chain_effects()
+            self._out.extend(effects)
+
+    def _flush_chain_effects(self) -> None:
+        if self.chain.sinks:
+            self._out.extend(self.chain.take_effects())
+
+    # --- views --------------------------------------------------------------------------------
+
+    def take_cost(self) -> float:
+        """Milliseconds of declared operator cost since the last call (the runtime spends
+        them: for real on threads, in virtual time in the simulation)."""
+        return self.chain.take_cost()
+
+    @property
+    def records_out(self) -> int:
+        return self.writer.records_out if self.writer is not None else 0
+
+    @property
+    def pending_checkpoints(self) -> list[int]:
+        return self.checkpoints.pending_checkpoints
+
+    @property
+    def is_backpressured(self) -> bool:
+        return self.writer is not None and not self.writer.partition.is_available
+
+    @property
+    def consumed(self) -> list[int]:
+        return self.inputs.consumed if self.inputs is not None else []
+
+
+def _record_counts(channels: dict[int, list[Buffer]]) -> dict[int, int]:
+    return {c: sum(len(b.records) for b in buffers) for c, buffers in sorted(channels.items())}

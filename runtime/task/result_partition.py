@@ -1,0 +1,299 @@
+"""The output side of a task: Flink's ``RecordWriter`` over a ``ResultPartition``.
+
+A ``ResultPartition`` has one subpartition per output channel and a bounded pool of network
+buffers, sized as Flink sizes it: ``subpartitions * buffers-per-channel +
+floating-buffers-per-gate`` buffers, at least ``subpartitions + 1``.
+
+- Records are written into the buffer being filled of their subpartition; a buffer is cut
+  when it reaches ``taskmanager.memory.segment-size`` bytes (by the records' estimated size)
+  or ``ckptsim.buffer.records`` records, and queues in its subpartition.
+- A queued buffer leaves its subpartition when the consumer has credit for it; it goes back to
+  the pool once sent. Events (barriers, cancel markers, end of data and of partition) need no
+  credit and keep their place in the queue.
+- A producer keeps writing while its pool has buffers: the pool running dry, or one
+  subpartition holding ``max-buffers-per-channel`` buffers, makes the partition unavailable,
+  and the task stops its default action (back-pressure) until buffers are sent. One buffer of
+  input is processed as a whole, so a task may overdraw its pool by the output of that buffer
+  (as Flink's overdraft buffers let a record finish).
+- A priority event (an unaligned barrier) overtakes the queued buffers of every subpartition;
+  the buffers it overtook are that checkpoint's output channel state (they are still sent
+  after it, and restored into the queue on recovery).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from runtime.failure import UserCodeError
+from runtime.network import Buffer, ChannelEvent, is_priority
+from runtime.partition import ChannelSelector, estimate_size
+
+
+class Subpartition:
+    __slots__ = (
+        "all_data_processed",
+        "buffers",
+        "builder",
+        "builder_keys",
+        "credits",
+        "emitted",
+        "index",
+        "queue",
+    )
+
+    def __init__(self, index: int, credits: int) -> None:
+        self.index = index
+        self.credits = credits
+        #: finished buffers and events not sent yet, in order
+        self.queue: deque[Buffer | ChannelEvent] = deque()
+        #: records of the buffer being filled (and their keys on a key_by edge)
+        self.builder: list[Any] = []
+        self.builder_keys: list[Any] | None = None
+        #: pool buffers this subpartition holds (queued buffers and the one being filled)
+        self.buffers = 0
+        #: records emitted into this subpartition so far (sent or not)
+        self.emitted = 0
+        #: the consumer processed this subpartition's end of data
+        self.all_data_processed = False
+
+
+class ResultPartition:
+    def __init__(
+        self,
+        num_subpartitions: int,
+        *,
+        pool_size: int,
+        max_buffers_per_channel: int,
+        initial_credits: int,
+        segment_size: int,
+        max_records: int,
+    ) -> None:
+        if pool_size < num_subpartitions + 1:
+            raise ValueError(
+                f"a result partition of {num_subpartitions} subpartitions needs a pool of at "
+                f"least {num_subpartitions + 1} buffers, got {pool_size}"
+            )
+        self.subpartitions = [Subpartition(i, initial_credits) for i in range(num_subpartitions)]
+        self.pool_size = pool_size
+        self.max_buffers_per_channel = max_buffers_per_channel
+        self.segment_size = segment_size
+        self.max_records = max_records
+        #: buffers taken from the pool (queued, or being filled)
+        self.in_use = 0
+        #: subpartitions holding max-buffers-per-channel buffers or more
+        self._over_limit = 0
+        #: subpartitions with something queued (to send once credit allows)
+        self._queued: set[int] = set()
+
+    @property
+    def num_subpartitions(self) -> int:
+        return len(self.subpartitions)
+
+    # --- the pool ---------------------------------------------------------------------------------
+
+    @property
+    def is_available(self) -> bool:
+        """A buffer can be requested: the writer may go on (else: back-pressure)."""
+        return self.in_use < self.pool_size and not self._over_limit
+
+    def _take(self, sub: Subpartition, count: int = 1) -> None:
+        self.in_use += count
+        before = sub.buffers
+        sub.buffers += count
+        limit = self.max_buffers_per_channel
+        if before < limit <= sub.buffers:
+            self._over_limit += 1
+
+    def _recycle(self, sub: Subpartition) -> None:
+        self.in_use -= 1
+        sub.buffers -= 1
+        if sub.buffers == self.max_buffers_per_channel - 1:
+            self._over_limit -= 1
+
+    # --- writing ----------------------------------------------------------------------------------
+
+    def emit(self, index: int, records: Sequence[Any], keys: list[Any] | None = None) -> None:
+        """Write records (and their keys) into subpartition ``index``."""
+        n = len(records)
+        if n == 0:
+            return
+        sub = self.subpartitions[index]
+        sub.emitted += n
+        if not isinstance(records, list):  # e.g. an Arrow batch: one buffer as it is
+            self._cut(sub)
+            self._take(sub)
+            self._enqueue(sub, Buffer(records, estimate_size(records), keys))
+            return
+        size = estimate_size(records)
+        per_record = size / n
+        cap = self.max_records
+        if size > 0:
+            cap = max(1, min(cap, int(self.segment_size // per_record)))
+        start = 0
+        builder = sub.builder
+        if builder:
+            start = min(cap - len(builder), n)
+            if start > 0:
+                builder.extend(records[:start] if start < n else records)
+                if keys is not None:
+                    if sub.builder_keys is None:
+                        sub.builder_keys = []
+                    sub.builder_keys.extend(keys[:start])
+            else:
+                start = 0
+            if len(builder) >= cap:
+                self._cut(sub)
+        while n - start >= cap:
+            chunk = records[start : start + cap] if (start or n != cap) else records
+            chunk_keys = None if keys is None else keys[start : start + cap]
+            self._take(sub)
+            self._enqueue(sub, Buffer(chunk, int(per_record * len(chunk)), chunk_keys))
+            start += cap
+        if start < n:
+            if not sub.builder:
+                self._take(sub)
+            sub.builder.extend(records[start:] if start else records)
+            if keys is not None:
+                if sub.builder_keys is None:
+                    sub.builder_keys = []
+                sub.builder_keys.extend(keys[start:] if start else keys)
+
+    def _cut(self, sub: Subpartition) -> None:
+        """The buffer being filled is finished and queued (its pool buffer stays taken)."""
+        records = sub.builder
+        if not records:
+            return
+        self._enqueue(sub, Buffer(records, estimate_size(records), sub.builder_keys))
+        sub.builder = []
+        sub.builder_keys = None
+
+    def _enqueue(self, sub: Subpartition, item: Buffer | ChannelEvent) -> None:
+        sub.queue.append(item)
+        self._queued.add(sub.index)
+
+    def flush(self) -> None:
+        """Cut every partly filled buffer (before an event, or when the task goes idle)."""
+        for sub in self.subpartitions:
+            if sub.builder:
+                self._cut(sub)
+
+    def broadcast_event(
+        self, event: ChannelEvent, *, priority: bool = False
+    ) -> dict[int, list[Buffer]]:
+        """Queue an event on every subpartition, behind what is queued; a priority event goes
+        ahead of it: returns then the buffers it overtook per subpartition (the output channel
+        state of its checkpoint)."""
+        self.flush()
+        overtaken: dict[int, list[Buffer]] = {}
+        for sub in self.subpartitions:
+            queue = sub.queue
+            if priority:
+                ahead = 0  # behind the priority events still queued, as Flink's PrioritizedDeque
+                while ahead < len(queue) and is_priority(queue[ahead]):
+                    ahead += 1
+                passed = [queue[i] for i in range(ahead, len(queue))]
+                buffers = [item for item in passed if isinstance(item, Buffer)]
+                if buffers:
+                    overtaken[sub.index] = buffers
+                queue.insert(ahead, event)
+            else:
+                queue.append(event)
+            self._queued.add(sub.index)
+        return overtaken
+
+    def restore(self, index: int, buffers: list[Buffer]) -> None:
+        """Recovered output channel state: sent first, before anything new."""
+        sub = self.subpartitions[index]
+        self._take(sub, len(buffers))
+        sub.queue.extendleft(reversed(buffers))
+        sub.emitted += sum(len(b.records) for b in buffers)  # sent in this attempt
+        self._queued.add(index)
+
+    # --- sending ----------------------------------------------------------------------------------
+
+    def add_credit(self, index: int, credits: int = 1) -> None:
+        self.subpartitions[index].credits += credits
+
+    def poll_sendable(self) -> list[tuple[int, Buffer | ChannelEvent]]:
+        """What may be sent now, as ``(subpartition, item)`` in order per subpartition: events,
+        and buffers the consumer has credit for (each then goes back to the pool)."""
+        if not self._queued:
+            return []
+        sendable: list[tuple[int, Buffer | ChannelEvent]] = []
+        for index in sorted(self._queued):
+            sub = self.subpartitions[index]
+            queue = sub.queue
+            while queue:
+                head = queue[0]
+                if isinstance(head, Buffer):
+                    if sub.credits <= 0:
+                        break
+                    sub.credits -= 1
+                    self._recycle(sub)
+                queue.popleft()
+                sendable.append((index, head))
+            if not queue:
+                self._queued.discard(index)
+        return sendable
+
+    # --- views ------------------------------------------------------------------------------------
+
+    def emitted(self) -> dict[int, int]:
+        """Records emitted so far per subpartition (the producer's side of a cut)."""
+        return {sub.index: sub.emitted for sub in self.subpartitions}
+
+    def all_data_processed(self, index: int) -> None:
+        self.subpartitions[index].all_data_processed = True
+
+    @property
+    def is_all_data_processed(self) -> bool:
+        return all(sub.all_data_processed for sub in self.subpartitions)
+
+    @property
+    def has_unsent(self) -> bool:
+        return bool(self._queued) or any(sub.builder for sub in self.subpartitions)
+
+    def unsent_buffers(self) -> dict[int, list[Buffer]]:
+        return {
+            sub.index: [b for b in sub.queue if isinstance(b, Buffer)]
+            for sub in self.subpartitions
+            if sub.queue
+        }
+
+
+class RecordWriter:
+    """Partitions records over a task's outgoing edges into its result partition (one
+    subpartition per output channel, edge after edge). Key selectors are user code: one that
+    raises fails the task, naming the operator whose ``key_by`` it is."""
+
+    def __init__(self, edges: Sequence[tuple[ChannelSelector, str]], partition: ResultPartition):
+        self.edges = [selector for selector, _ in edges]
+        self.targets = [target for _, target in edges]
+        self.partition = partition
+        self._offsets: list[int] = []
+        total = 0
+        for edge in self.edges:
+            self._offsets.append(total)
+            total += edge.num_channels
+        if total != partition.num_subpartitions:
+            raise ValueError(
+                f"{total} output channels over the edges, {partition.num_subpartitions} "
+                "subpartitions"
+            )
+        #: records written, for progress reports
+        self.records_out = 0
+
+    def emit(self, records: Sequence[Any]) -> None:
+        if not len(records):
+            return
+        self.records_out += len(records)
+        emit = self.partition.emit
+        for position, (edge, offset) in enumerate(zip(self.edges, self._offsets, strict=True)):
+            try:
+                parts = edge.split(records)
+            except Exception as error:
+                raise UserCodeError(f"key_by selector of {self.targets[position]}") from error
+            for channel, part, keys in parts:
+                emit(offset + channel, part, keys)
