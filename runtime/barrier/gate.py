@@ -102,8 +102,11 @@ class CheckpointedInputGate:
         return self._priority_pending
 
     def poll_next(self, now: int) -> GatePoll | None:
-        """Hand on the pollable head with the smallest sequence number (arrival order; priority
-        items are at the head of their channel), or None when no channel can deliver."""
+        """Hand on the next item: a priority item first (as Flink's gate queues a channel with
+        a priority event ahead of the others), else the pollable head with the smallest
+        sequence number (arrival order); None when no channel can deliver."""
+        if self.has_priority_event:
+            return self.poll_priority(now)
         best: InputChannelQueue | None = None
         best_seq = 0
         for queue in self.channels:

@@ -84,10 +84,6 @@ class OperatorChain:
         #: declared operator cost not yet spent, ms
         self.cost_ms = 0.0
 
-    @property
-    def uids(self) -> list[str]:
-        return [op.uid for op in self.operators]
-
     # --- lifecycle ------------------------------------------------------------------------------
 
     def open(self, ctx: OperatorContext, states: dict[str, list[Any]] | None) -> None:

@@ -180,7 +180,7 @@ class StreamTaskCore:
             case RunDefaultAction():
                 priority = self.inputs is not None and self.inputs.has_priority_event
                 if self.mailbox.step(priority_pending=priority) is MailboxStep.PRIORITY_EVENTS:
-                    self._process_priority_events()
+                    self._process_priority_event()
                 elif self._finish_pending:
                     self._finish_pending = False
                     if self._ready_to_finish():
@@ -406,13 +406,13 @@ class StreamTaskCore:
                 self.writer.partition.flush()  # idle: hand out partly filled buffers
                 self._send()
 
-    def _process_priority_events(self) -> None:
-        """Flink's ``processPriorityEvents``: every priority event queued, now."""
+    def _process_priority_event(self) -> None:
+        """Flink's ``processPriorityEvents``: a priority event (an unaligned barrier, an
+        announcement, a barrier moved to the front) comes before any input; one per step, the
+        next step takes the next one."""
         assert self.inputs is not None
-        while self.status.is_running:
-            poll = self.inputs.poll_priority(self._now)
-            if poll is None:
-                return
+        poll = self.inputs.poll_priority(self._now)
+        if poll is not None:
             self._on_input(poll)
 
     def _read_source(self) -> None:
@@ -560,16 +560,8 @@ class StreamTaskCore:
         return self.writer.records_out if self.writer is not None else 0
 
     @property
-    def pending_checkpoints(self) -> list[int]:
-        return self.checkpoints.pending_checkpoints
-
-    @property
     def is_backpressured(self) -> bool:
         return self.writer is not None and not self.writer.partition.is_available
-
-    @property
-    def consumed(self) -> list[int]:
-        return self.inputs.consumed if self.inputs is not None else []
 
 
 def _record_counts(channels: dict[int, list[Buffer]]) -> dict[int, int]:

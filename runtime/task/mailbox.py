@@ -3,9 +3,9 @@
 The mailbox itself is the runtime's (a Pykka inbox): control mails (triggers, notifications,
 timers, credits, deliveries) and the default action (``RunDefaultAction``) interleave in one
 FIFO. The default action re-enqueues itself (``RequestDefaultAction``) after each step, so a
-control mail is always handled between two buffers, never inside one. A step runs the
-pending priority events (an unaligned barrier, an announcement) if there are any, else the
-default action: the next input buffer or event, or for a source, its next batch.
+control mail is always handled between two buffers, never inside one. A step runs a pending
+priority event (an unaligned barrier, an announcement) if there is one, else the default
+action: the next input buffer or event, or for a source, its next batch.
 
 The default action is suspended (not requested) while the task is not running, while its
 output is back-pressured (its result partition has no free buffer), while a rate-limited

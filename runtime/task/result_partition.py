@@ -251,17 +251,6 @@ class ResultPartition:
     def is_all_data_processed(self) -> bool:
         return all(sub.all_data_processed for sub in self.subpartitions)
 
-    @property
-    def has_unsent(self) -> bool:
-        return bool(self._queued) or any(sub.builder for sub in self.subpartitions)
-
-    def unsent_buffers(self) -> dict[int, list[Buffer]]:
-        return {
-            sub.index: [b for b in sub.queue if isinstance(b, Buffer)]
-            for sub in self.subpartitions
-            if sub.queue
-        }
-
 
 class RecordWriter:
     """Partitions records over a task's outgoing edges into its result partition (one

@@ -1,4 +1,5 @@
-"""Every scenario under tests/conformance passes; and the runner can fail.
+"""Every scenario under tests/conformance passes, against the bare gate and through a running
+task's input path (``--through-task``); and the runner can fail, both ways.
 
 Three proofs that the runner observes instead of echoing the script:
 1. hand-written scenarios with a deliberately wrong fact (tests/negative_scenarios) FAIL on
@@ -39,19 +40,28 @@ def test_there_are_enough_scenarios() -> None:
         assert origin.startswith("Flink "), f"{path.name}: @origin must name a Flink test"
 
 
+WAYS = [False, True]
+
+
+def _way(through_task: bool) -> str:
+    return "through-task" if through_task else "gate"
+
+
+@pytest.mark.parametrize("through_task", WAYS, ids=_way)
 @pytest.mark.parametrize("path", SCENARIOS, ids=_id)
-def test_scenario_passes(path: Path) -> None:
-    result = run_scenario(path.read_text(), str(path))
+def test_scenario_passes(path: Path, through_task: bool) -> None:
+    result = run_scenario(path.read_text(), str(path), through_task=through_task)
     assert result.passed, result.report()
     assert result.facts_checked > 0
 
 
+@pytest.mark.parametrize("through_task", WAYS, ids=_way)
 @pytest.mark.parametrize("path", NEGATIVE, ids=_id)
-def test_wrong_scenario_fails_on_its_line(path: Path) -> None:
+def test_wrong_scenario_fails_on_its_line(path: Path, through_task: bool) -> None:
     text = path.read_text()
     expectation = re.search(r"# expect: FAIL(?: line (\d+))?", text)
     assert expectation, f"{path.name} must say which line fails"
-    result = run_scenario(text, str(path))
+    result = run_scenario(text, str(path), through_task=through_task)
     assert not result.passed, f"{path.name} passed but states a wrong fact"
     if expectation.group(1):
         assert result.line == int(expectation.group(1)), result.report()
@@ -95,13 +105,14 @@ def _facts(path: Path) -> list[tuple[Path, int]]:
 ALL_FACTS = [fact for path in SCENARIOS for fact in _facts(path)]
 
 
-def test_every_fact_of_every_scenario_is_checked() -> None:
+@pytest.mark.parametrize("through_task", WAYS, ids=_way)
+def test_every_fact_of_every_scenario_is_checked(through_task: bool) -> None:
     """Corrupting any single fact makes its scenario fail on that very line."""
     survivors = []
     for path, number in ALL_FACTS:
         lines = path.read_text().splitlines()
         lines[number - 1] = _corrupt(lines[number - 1])
-        result = run_scenario("\n".join(lines), str(path))
+        result = run_scenario("\n".join(lines), str(path), through_task=through_task)
         if result.passed or result.line != number:
             survivors.append(f"{path.name}:{number} {lines[number - 1]!r} -> {result.report()}")
     assert len(ALL_FACTS) > 300
@@ -117,3 +128,7 @@ def test_cli_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
     assert "FAIL gate-wrong-trigger: line 11: expected 2, got 1" in out
     assert main(["conformance", str(TESTS / "no-such-dir")]) == 2
     assert "no such file or directory" in capsys.readouterr().err
+    assert main(["conformance", "-q", "--through-task", str(HERE)]) == 0
+    assert f"{len(SCENARIOS)} passed, 0 failed" in capsys.readouterr().out
+    assert main(["conformance", "--through-task", str(TESTS / "negative_scenarios")]) == 1
+    assert "FAIL gate-wrong-trigger: line 11: expected 2, got 1" in capsys.readouterr().out

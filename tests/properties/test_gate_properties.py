@@ -12,6 +12,8 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 from runtime.conformance.gate_harness import GateHarness
+from runtime.conformance.scenario import parse
+from runtime.conformance.task_harness import TaskHarness
 from runtime.network import Buffer, CancelCheckpointMarker, CheckpointBarrier, EndOfPartition
 from tests.properties.gate_strategies import GateRun, gate_runs
 
@@ -238,3 +240,31 @@ def test_at_least_once_checkpoint_triggers_only_when_seen_on_all_open_channels(
         assert seen == set(range(h.num_channels)), (
             f"checkpoint {checkpoint_id} seen on {sorted(seen)}"
         )
+
+
+@pytest.mark.parametrize("mode", [*EXACTLY_ONCE, "at_least_once"])
+@given(data=st.data())
+def test_a_running_task_and_its_bare_gate_agree_on_every_fact(
+    mode: str, data: st.DataObject
+) -> None:
+    """The same channel events delivered to a task core (``TaskHarness``: its mailbox, its
+    input processor, its checkpoint coordinator) and to a bare gate (``GateHarness``) give the
+    same checkpoints taken and aborted, the same deliveries in the same order, the same
+    blocked channels and the same in-flight data: the gate the scenarios verify is the one
+    the task runs."""
+    run = data.draw(gate_runs(mode), label="run")
+    note(
+        "Replay both ways: `ckptsim conformance [--through-task] counterexample.scn`\n"
+        + run.script()
+    )
+    scenario = parse(run.script(), "<property>")
+    gate, task = GateHarness(scenario), TaskHarness(scenario)
+    for step in scenario.steps:
+        gate.act(step)
+        task.act(step)
+    assert task.triggered == gate.triggered
+    assert task.aborted == gate.aborted
+    assert task.out == gate.out
+    assert sorted(task.blocked()) == sorted(gate.blocked())
+    for checkpoint_id in {int(t.rstrip("!")) for t in gate.triggered}:
+        assert sorted(task.inflight(checkpoint_id)) == sorted(gate.inflight(checkpoint_id))

@@ -1,0 +1,118 @@
+"""The sinks' two-phase commit as the task core keeps it: one transaction per checkpoint id,
+pre-committed by the snapshot, committed on completion, recovered on restore; the I/O is
+effects for the connectors. The collect sink stages whole buffers by reference."""
+
+from __future__ import annotations
+
+from runtime.descriptors import SinkDescriptor, SinkKind
+from runtime.effects import (
+    PublishCollected,
+    SinkClose,
+    SinkCommit,
+    SinkPreCommit,
+    SinkRecover,
+    SinkWrite,
+)
+from runtime.task.sinks import SinkOperator
+from tests.runtime.task.helpers import only
+
+
+def collect(*, checkpointing: bool = True) -> SinkOperator:
+    return SinkOperator(
+        "sink-out", "out", SinkDescriptor(sink=SinkKind.COLLECT), checkpointing=checkpointing
+    )
+
+
+def files(*, checkpointing: bool = True) -> SinkOperator:
+    descriptor = SinkDescriptor(sink=SinkKind.FILE, path="/tmp/x")
+    return SinkOperator("sink-f", "f", descriptor, checkpointing=checkpointing)
+
+
+def test_a_collect_sink_stages_buffers_by_reference_and_publishes_them_on_commit() -> None:
+    sink = collect()
+    first, second = [1, 2], [3]
+    sink.process_batch(first)
+    sink.process_batch(second)
+    state = sink.snapshot_state(5)
+    assert state == {"pending": [[5, [1, 2, 3]]]}
+    assert sink.take_effects() == []
+    sink.notify_checkpoint_complete(5)
+    (published,) = sink.take_effects()
+    assert isinstance(published, PublishCollected) and published.txn == 5
+    assert published.buffers[0] is first and published.buffers[1] is second, "no copy per record"
+
+
+def test_an_empty_transaction_is_not_pending_and_an_aborted_one_commits_with_a_later_one() -> None:
+    sink = files()
+    assert sink.snapshot_state(1) == {"pending": []}
+    sink.process_batch(["a"])
+    sink.snapshot_state(2)  # checkpoint 2 is aborted later
+    sink.process_batch(["b"])
+    assert sink.snapshot_state(3) == {"pending": [2, 3]}
+    sink.notify_checkpoint_aborted(2)
+    sink.notify_checkpoint_complete(3)
+    effects = sink.take_effects()
+    assert [type(e) for e in effects] == [
+        SinkWrite,
+        SinkPreCommit,
+        SinkWrite,
+        SinkPreCommit,
+        SinkCommit,
+    ]
+    assert effects[-1] == SinkCommit(sink="sink-f", checkpoint_ids=(2, 3))
+    assert sink.snapshot_state(4) == {"pending": []}
+
+
+def test_a_restore_recovers_the_restored_transactions() -> None:
+    sink = files()
+    sink.restore_state([{"pending": [7]}])
+    assert sink.take_effects() == [SinkRecover(sink="sink-f", states=({"pending": [7]},))]
+    sink = collect()
+    sink.restore_state([{"pending": [[7, [1, 2]]]}])
+    (published,) = sink.take_effects()
+    assert isinstance(published, PublishCollected) and published.txn == 7
+    assert list(published.buffers[0]) == [1, 2]
+
+
+def test_without_checkpointing_a_collect_sink_publishes_everything_at_the_end() -> None:
+    sink = collect(checkpointing=False)
+    sink.process_batch([1])
+    assert sink.snapshot_state(1) is None
+    sink.close(commit=True, keep_collected=True)
+    (published,) = sink.take_effects()
+    assert isinstance(published, PublishCollected) and published.txn is None
+    assert [list(b) for b in published.buffers] == [[1]]
+
+
+def test_a_failed_task_publishes_nothing_a_cancelled_one_what_it_collected() -> None:
+    sink = collect(checkpointing=False)
+    sink.process_batch([1])
+    sink.close(commit=False, keep_collected=False)
+    assert sink.take_effects() == []
+    sink = collect(checkpointing=True)
+    sink.process_batch([1])
+    sink.close(commit=False, keep_collected=True)
+    assert sink.take_effects() == [], "uncommitted transactions are dropped"
+
+
+def test_at_the_end_without_a_final_checkpoint_what_is_left_is_committed() -> None:
+    sink = collect()
+    sink.process_batch([1])
+    sink.snapshot_state(1)
+    sink.process_batch([2])
+    sink.close(commit=True, keep_collected=True)
+    published = only(sink.take_effects(), PublishCollected)
+    assert [(e.txn, [list(b) for b in e.buffers]) for e in published] == [
+        (1, [[1]]),
+        ("end", [[2]]),
+    ]
+    sink = files()
+    sink.close(commit=True, keep_collected=True)
+    assert sink.take_effects() == [SinkClose(sink="sink-f", finished=True)]
+
+
+def test_a_print_sink_is_never_transactional_it_flushes_on_snapshots() -> None:
+    sink = SinkOperator("sink-p", "p", SinkDescriptor(sink=SinkKind.PRINT), checkpointing=True)
+    sink.process_batch([1])
+    assert sink.snapshot_state(1) is None
+    assert [type(e) for e in sink.take_effects()] == [SinkWrite, SinkPreCommit]

@@ -1,0 +1,69 @@
+"""Partitioners: which output channel of an edge each record goes to, and the size estimate
+buffers are cut by."""
+
+from __future__ import annotations
+
+import pytest
+
+from runtime.partition import ChannelSelector, Partitioner, estimate_size
+from runtime.state import key_group_for, operator_index_for_key_group
+
+
+def test_forward_keeps_everything_on_its_one_channel() -> None:
+    assert ChannelSelector(Partitioner.FORWARD, 1).split([1, 2]) == [(0, [1, 2], None)]
+    with pytest.raises(ValueError, match="exactly one channel"):
+        ChannelSelector(Partitioner.FORWARD, 2)
+
+
+def test_rebalance_deals_round_robin_from_the_subtask_index_and_goes_on_across_batches() -> None:
+    selector = ChannelSelector(Partitioner.REBALANCE, 3, start=1)
+    assert selector.split([10, 11, 12, 13]) == [
+        (0, [12], None),
+        (1, [10, 13], None),
+        (2, [11], None),
+    ]
+    # the next batch starts where the last one stopped (channel 2)
+    assert selector.split([14]) == [(2, [14], None)]
+
+
+def test_broadcast_sends_every_record_to_every_channel() -> None:
+    parts = ChannelSelector(Partitioner.BROADCAST, 2).split([1, 2])
+    assert parts == [(0, [1, 2], None), (1, [1, 2], None)]
+
+
+def test_hash_routes_by_key_group_as_flink_and_ships_the_keys() -> None:
+    selector = ChannelSelector(
+        Partitioner.HASH, 4, key_selector=lambda r: r[0], max_parallelism=128
+    )
+    records = [(f"k{n}", n) for n in range(50)]
+    for channel, part, keys in selector.split(records):
+        assert keys == [r[0] for r in part]
+        for key in keys:
+            expected = operator_index_for_key_group(key_group_for(key, 128), 4, 128)
+            assert channel == expected
+
+
+def test_hash_needs_a_key_selector_and_a_hashable_key() -> None:
+    with pytest.raises(ValueError, match="needs a key selector"):
+        ChannelSelector(Partitioner.HASH, 2)
+    selector = ChannelSelector(Partitioner.HASH, 2, key_selector=lambda r: [r])
+    with pytest.raises(TypeError, match="unhashable key"):
+        selector.split([1])
+
+
+def test_only_forward_edges_are_not_all_to_all() -> None:
+    assert [p.all_to_all for p in Partitioner] == [
+        p is not Partitioner.FORWARD for p in Partitioner
+    ]
+
+
+def test_estimate_size_samples_records_and_trusts_an_arrow_batch() -> None:
+    assert estimate_size([]) == 0
+    small, large = estimate_size([1] * 100), estimate_size(["x" * 100] * 100)
+    assert 0 < small < large
+    assert estimate_size(["x" * 100] * 200) == 2 * large
+
+    class Batch(list[int]):
+        nbytes = 4096
+
+    assert estimate_size(Batch([1, 2])) == 4096
