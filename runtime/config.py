@@ -581,9 +581,9 @@ OPTIONS: tuple[ConfigOption, ...] = (
     _opt(
         "ckptsim.buffer.records",
         "int",
-        1000,
-        "At most this many records per network buffer (and per batch a source reads); "
-        "buffers are cut by size first (taskmanager.memory.segment-size).",
+        4096,
+        "At most this many records per network buffer, and per batch a source reads; "
+        "buffers are cut by size (taskmanager.memory.segment-size) before this cap.",
         minimum=1,
     ),
     _opt(

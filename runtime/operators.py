@@ -25,7 +25,7 @@ class OperatorContext:
     parallelism: int
     max_parallelism: int
     key_groups: range
-    buffer_records: int = 1000
+    buffer_records: int = 4096
 
 
 class Operator:

@@ -1,12 +1,13 @@
-"""One input channel, as pure state: a FIFO of buffers and events with a priority section, the
+"""One input channel of a task's gate, as pure state: the queue of buffers and events the
+network delivered (Flink's input channel's received buffers), with a priority section, the
 pause after an aligned barrier, and the persisting of in-flight data for unaligned checkpoints.
 
 - FIFO: items leave in arrival order; priority items (unaligned barriers, announcements,
   barriers converted to priority after an alignment timeout) leave before the others.
 - Pause: after it delivers an aligned barrier a channel holds back everything that came after
-  that barrier until ``resume()`` (Flink 1.11+: the upstream pauses the subpartition; the
-  consumer resumes it). Buffers *before* the barrier that a prioritized barrier overtook can still
-  be delivered. The Flink 1.10 mode (``pause_on_aligned_barrier=False``) never pauses: the gate
+  that barrier until ``resume()`` (in Flink 1.11+ the upstream subpartition stops sending until
+  the consumer resumes it; the records processed are the same). Buffers *before* the barrier
+  that a prioritized barrier overtook can still be delivered. The Flink 1.10 mode (``pause_on_aligned_barrier=False``) never pauses: the gate
   buffers instead.
 - Persisting (Flink's ``ChannelStatePersister``): when an unaligned checkpoint starts, the channel
   records the buffers queued before that checkpoint's barrier (or all queued ones, if the

@@ -128,6 +128,15 @@ class StreamTaskCore:
                 max_buffered_bytes=spec.max_buffered_bytes,
                 local_channels=spec.local_inputs,
             )
+        restore = spec.restore
+        if restore is not None:
+            # channel state first: recovered in-flight data comes before anything the network
+            # delivers (Flink recovers the gates before it requests the partitions)
+            if self.writer is not None:
+                for channel, buffers in sorted(restore.output_channels.items()):
+                    self.writer.partition.restore(channel, buffers)
+            if self.inputs is not None:
+                self.inputs.restore(restore.input_channels)
         self.mailbox = MailboxProcessor()
         self.checkpoints = SubtaskCheckpointCoordinator(
             spec.task,
@@ -274,11 +283,6 @@ class StreamTaskCore:
         self.chain.open(ctx, restore.operator_states if restore is not None else None)
         if restore is not None:
             self.checkpoints.restored(restore.checkpoint_id)
-            if self.writer is not None:
-                for channel, buffers in sorted(restore.output_channels.items()):
-                    self.writer.partition.restore(channel, buffers)
-            if self.inputs is not None:
-                self.inputs.restore(restore.input_channels)
             self._emit(
                 Traced(
                     event="task_restored",

@@ -29,7 +29,7 @@ class NetworkSettings:
     #: ``taskmanager.memory.segment-size``: buffers are cut at this many bytes
     segment_size: int = 32 * 1024
     #: ``ckptsim.buffer.records``: and at this many records
-    max_records: int = 1000
+    max_records: int = 4096
     #: buffers of the task's result partition: subpartitions * buffers-per-channel +
     #: floating-buffers-per-gate, at least subpartitions + 1 (Flink's pool sizing)
     pool_size: int = 10

@@ -3,6 +3,7 @@ and their order, input to output, checkpoints, the end of a bounded input, failu
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import pytest
@@ -36,7 +37,7 @@ from runtime.messages import (
 )
 from runtime.network import Buffer, CheckpointBarrier, EndOfData, EndOfPartition
 from runtime.reasons import CheckpointFailureReason
-from runtime.task import IllegalTaskTransition, NetworkSettings, TaskStatus
+from runtime.task import IllegalTaskTransition, NetworkSettings, TaskRestore, TaskStatus
 from tests.runtime.task.helpers import (
     ALIGNED,
     UNALIGNED,
@@ -223,3 +224,20 @@ def test_triggered_directly_with_unfinished_inputs_counts_the_barrier_on_each() 
     (taken,) = only(effects, CheckpointTakenOnTask)
     assert taken.checkpoint_id == 4
     assert isinstance(sent(effects)[0], CheckpointBarrier)
+
+
+def test_recovered_in_flight_data_comes_first_even_if_input_arrives_before_the_start() -> None:
+    """Channel state is recovered when the task is deployed (Flink recovers its gates before it
+    requests its partitions): a buffer the network delivers before ``StartTask`` still comes
+    after the recovered ones, and only it returns a credit."""
+    restored = TaskRestore(checkpoint_id=3, input_channels={0: [Buffer(["old"], 8)]})
+    task_spec = dataclasses.replace(
+        spec([mapper(lambda r: r)], inputs=1, outputs=1), restore=restored
+    )
+    task = Driver(task_spec)
+    task.send(InputItem(channel=0, item=Buffer(["new"], 8)))
+    effects = task.send(StartTask())
+    assert [r for b in sent(effects) if isinstance(b, Buffer) for r in b.records] == ["old", "new"]
+    assert only(effects, AnnounceCredit) == [AnnounceCredit(channel=0)]
+    (restored_fact,) = [e for e in only(effects, Traced) if e.event == "task_restored"]
+    assert restored_fact.fields["input"] == {0: 1}

@@ -1,0 +1,108 @@
+"""When user code fails in a running job: the failure names the operator as the user knows it
+and the task it ran in, and carries the user's traceback; a bug of ckptsim itself is not
+mistaken for one. On the deterministic simulation (no threads, no wall clock)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from actors import StreamExecutionEnvironment
+from runtime.status import JobStatus
+from tests.conftest import protocol_events
+
+NO_RESTART = {"restart-strategy.type": "disable"}
+
+
+def run(env: StreamExecutionEnvironment) -> tuple[Any, list[Any]]:
+    env.configure(NO_RESTART)
+    with protocol_events() as logs:
+        result = env.execute("user failure", runtime="simulation", seed=3, timeout=60)
+    return result, [e for e in logs if e["event"] == "task_failed"]
+
+
+def fails_on_seven(record: int) -> int:
+    if record == 7:
+        raise ValueError("seven is not allowed")
+    return record
+
+
+def test_a_failing_map_names_the_operator_and_carries_the_users_traceback() -> None:
+    env = StreamExecutionEnvironment(parallelism=1)
+    env.from_collection(list(range(20))).map(fails_on_seven, name="Check").collect("out")
+    result, failed = run(env)
+    assert result.status is JobStatus.FAILED
+    assert "map 'Check' (map-2) (in source-1#0) raised ValueError: seven is not allowed" in (
+        result.failure or ""
+    )
+    (event,) = failed
+    assert event["operator"] == "map 'Check' (map-2)"
+    assert 'raise ValueError("seven is not allowed")' in event["traceback"]
+    assert "runtime/task" not in event["traceback"]
+
+
+def test_a_failing_key_selector_is_blamed_on_the_key_by_not_on_the_task_it_ran_in() -> None:
+    env = StreamExecutionEnvironment(parallelism=2)
+    (
+        env.from_collection([{"k": 1}, {"x": 2}])
+        .key_by(lambda r: r["k"])
+        .reduce(lambda a, b: a, name="Sum")
+        .collect("out")
+    )
+    result, _ = run(env)
+    assert "key_by selector of reduce-2" in (result.failure or "")
+    assert "(in source-1#" in (result.failure or ""), "it ran in the source's task"
+    assert "KeyError: 'k'" in (result.failure or "")
+
+
+def test_flat_map_returning_none_fails_the_job_naming_the_operator() -> None:
+    env = StreamExecutionEnvironment(parallelism=1)
+    env.from_collection(["a b"]).flat_map(lambda line: None, name="Split").collect("out")
+    result, _ = run(env)
+    assert result.status is JobStatus.FAILED
+    assert "flat_map 'Split' (flat_map-2)" in (result.failure or "")
+    assert "returned None" in (result.failure or "")
+
+
+class BrokenSink:
+    """A sink connector of the user's (``sink_to``) whose writes fail."""
+
+    def __init__(self, **_: Any) -> None:
+        pass
+
+    def write(self, records: Any) -> None:
+        raise OSError("the disk is full")
+
+    def pre_commit(self, checkpoint_id: int) -> None:
+        pass
+
+    def commit(self, checkpoint_id: int) -> None:
+        pass
+
+    def restore(self, states: list[Any]) -> None:
+        pass
+
+    def close(self, *, finished: bool) -> None:
+        pass
+
+
+def test_a_failing_sink_connector_fails_the_task_naming_the_sink() -> None:
+    env = StreamExecutionEnvironment(parallelism=1)
+    env.from_collection([1, 2, 3]).sink_to(BrokenSink, name="disk")
+    result, failed = run(env)
+    assert result.status is JobStatus.FAILED
+    assert "sink 'disk' (sink-disk) (in source-1#0) raised OSError: the disk is full" in (
+        result.failure or ""
+    )
+    (event,) = failed
+    assert "in write" in event["traceback"]
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_a_job_without_failures_reports_none(parallelism: int) -> None:
+    env = StreamExecutionEnvironment(parallelism=parallelism)
+    env.from_collection(list(range(10))).map(lambda r: r + 1).collect("out")
+    result, failed = run(env)
+    assert result.succeeded and failed == []
+    assert sorted(result.collected("out")) == list(range(1, 11))
