@@ -49,6 +49,7 @@ demo: $(STAMP) java
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
+	$(BIN)/python benchmarks/unaligned.py
 	$(BIN)/python benchmarks/simulation.py
 	$(BIN)/python benchmarks/spark_feed.py
 

@@ -86,7 +86,9 @@ def main() -> int:
                 f"{name} {statistics.mean(v) / 1024:.1f} KB ({statistics.mean(v) / total:.0%})"
                 for name, v in persisted.items()
             )
-            print(f"             in-flight data persisted per checkpoint: {total / 1024:.1f} KB: {parts}")
+            print(
+                f"             in-flight data persisted per checkpoint: {total / 1024:.1f} KB: {parts}"
+            )
     ratio = statistics.mean(durations[False]) / statistics.mean(durations[True])
     print(f"  unaligned checkpoints complete {ratio:.1f}x faster than aligned ones")
     return 0

@@ -645,9 +645,10 @@ OPTIONS: tuple[ConfigOption, ...] = (
     _opt(
         "ckptsim.gc.young-threshold",
         "int",
-        50_000,
-        "Python's generation-0 GC threshold while a job runs (records are many short-lived "
-        "objects; 0 leaves Python's setting alone).",
+        200_000,
+        "Python's generation-0 GC threshold while a job runs (records are many objects, and "
+        "those in flight in buffer pools outlive a small young generation; 0 leaves Python's "
+        "setting alone).",
         minimum=0,
     ),
 )

@@ -58,6 +58,7 @@ def test_a_failing_key_selector_is_blamed_on_the_key_by_not_on_the_task_it_ran_i
 
 def test_flat_map_returning_none_fails_the_job_naming_the_operator() -> None:
     env = StreamExecutionEnvironment(parallelism=1)
+
     def forgets_to_return(line: str) -> Any:
         line.split()  # the result is dropped: the function returns None
 
