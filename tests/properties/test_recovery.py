@@ -36,6 +36,7 @@ RESTARTS: dict[str, object] = {
 MODES: dict[str, dict[str, object]] = {
     "aligned": {},
     "unaligned": {"execution.checkpointing.unaligned.enabled": True},
+    "legacy_buffered": {"ckptsim.checkpointing.alignment": "LEGACY_BUFFERED"},
 }
 
 

@@ -35,6 +35,8 @@ MODES: dict[str, dict[str, object]] = {
         "execution.checkpointing.unaligned.enabled": True,
         "execution.checkpointing.aligned-checkpoint-timeout": "2 ms",
     },
+    # Flink 1.10's buffered alignment, in the same tasks as the others
+    "legacy_buffered": {"ckptsim.checkpointing.alignment": "LEGACY_BUFFERED"},
 }
 
 
