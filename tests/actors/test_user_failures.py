@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from actors import StreamExecutionEnvironment
+from actors.job_master import JobMaster
+from actors.protocol import TaskStateUpdate
 from runtime.status import JobStatus
 from tests.conftest import protocol_events
 
@@ -110,3 +112,28 @@ def test_a_job_without_failures_reports_none(parallelism: int) -> None:
     result, failed = run(env)
     assert result.succeeded and failed == []
     assert sorted(result.collected("out")) == list(range(1, 11))
+
+
+def test_the_jobmaster_hears_the_failure_with_operator_and_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    heard: list[TaskStateUpdate] = []
+    receive = JobMaster.on_receive
+
+    def spy(self: JobMaster, message: Any) -> Any:
+        if isinstance(message, TaskStateUpdate) and message.failure is not None:
+            heard.append(message)
+        return receive(self, message)
+
+    monkeypatch.setattr(JobMaster, "on_receive", spy)
+    env = StreamExecutionEnvironment(parallelism=1)
+    env.from_collection(list(range(20))).map(fails_on_seven, name="Check").collect("out")
+    run(env)
+    (update,) = heard
+    assert update.failure is not None
+    assert (update.failure.operator, update.failure.task) == ("map 'Check' (map-2)", "source-1#0")
+    assert (update.failure.exception, update.failure.message) == (
+        "ValueError",
+        "seven is not allowed",
+    )
+    assert "fails_on_seven" in update.failure.traceback
