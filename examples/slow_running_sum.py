@@ -2,8 +2,10 @@
 aligned and unaligned checkpoints.
 
 The source produces faster than the "Slow" operator consumes, so buffers queue up in the
-channels and barriers wait behind them: aligned checkpoints take long (start delay, alignment),
-unaligned ones overtake the queued data and persist it as channel state instead.
+sources' result partitions (their buffer pools) and in the Slow tasks' input gates, and
+barriers wait behind them: aligned checkpoints take long (start delay, alignment), unaligned
+ones overtake the queued data and persist it as channel state instead (output state at the
+sources, input state at the Slow tasks; `python benchmarks/unaligned.py` measures both ways).
 
     ckptsim run examples/slow_running_sum.py                                              # aligned
     ckptsim run examples/slow_running_sum.py -D execution.checkpointing.unaligned.enabled=true
