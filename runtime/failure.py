@@ -31,10 +31,12 @@ class TaskFailure:
     #: the user's frames only (``Traceback (most recent call last): ...``), or "" when none
     traceback: str = ""
 
-    def describe(self) -> str:
-        """One line: ``key_by selector of reduce-2 (in source-1#0) raised KeyError: 'x'``."""
+    def describe(self, *, with_task: bool = True) -> str:
+        """One line: ``key_by selector of reduce-2 (in source-1#0) raised KeyError: 'x'``
+        (without ``(in ...)`` where the task is named already)."""
         text = f"{self.exception}: {self.message}" if self.message else self.exception
-        return f"{self.operator} (in {self.task}) raised {text}"
+        where = f" (in {self.task})" if with_task else ""
+        return f"{self.operator}{where} raised {text}"
 
 
 class UserCodeError(Exception):

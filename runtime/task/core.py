@@ -367,7 +367,8 @@ class StreamTaskCore:
         self._transition(TaskEvent.FAIL)
         self.failure = failure
         self.chain.close_sinks(commit=False, keep_collected=False)
-        text = failure.describe() if failure is not None else message or "failed"
+        # the JobMaster names the task: "task source-1#0 failed: map 'M' (map-2) raised ..."
+        text = failure.describe(with_task=False) if failure is not None else message or "failed"
         self._emit(TaskFailed(task=self.task, message=text, failure=failure))
 
     # --- the mailbox's steps ----------------------------------------------------------------------

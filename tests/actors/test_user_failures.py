@@ -35,8 +35,9 @@ def test_a_failing_map_names_the_operator_and_carries_the_users_traceback() -> N
     env.from_collection(list(range(20))).map(fails_on_seven, name="Check").collect("out")
     result, failed = run(env)
     assert result.status is JobStatus.FAILED
-    assert "map 'Check' (map-2) (in source-1#0) raised ValueError: seven is not allowed" in (
-        result.failure or ""
+    assert (
+        "task source-1#0 failed: map 'Check' (map-2) raised ValueError: seven is not allowed"
+        in (result.failure or "")
     )
     (event,) = failed
     assert event["operator"] == "map 'Check' (map-2)"
@@ -54,7 +55,7 @@ def test_a_failing_key_selector_is_blamed_on_the_key_by_not_on_the_task_it_ran_i
     )
     result, _ = run(env)
     assert "key_by selector of reduce-2" in (result.failure or "")
-    assert "(in source-1#" in (result.failure or ""), "it ran in the source's task"
+    assert "task source-1#" in (result.failure or ""), "it ran in the source's task"
     assert "KeyError: 'k'" in (result.failure or "")
 
 
@@ -98,7 +99,7 @@ def test_a_failing_sink_connector_fails_the_task_naming_the_sink() -> None:
     env.from_collection([1, 2, 3]).sink_to(BrokenSink, name="disk")
     result, failed = run(env)
     assert result.status is JobStatus.FAILED
-    assert "sink 'disk' (sink-disk) (in source-1#0) raised OSError: the disk is full" in (
+    assert "task source-1#0 failed: sink 'disk' (sink-disk) raised OSError: the disk is full" in (
         result.failure or ""
     )
     (event,) = failed
