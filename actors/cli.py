@@ -277,6 +277,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"ckptsim check: {args.trace_file} holds no events", file=sys.stderr)
         return EXIT_USAGE
     report = check_trace(events)
+    if report.violation is not None and report.violation.incomplete:
+        print(f"ckptsim check: {args.trace_file}: {report.violation.render()}", file=sys.stderr)
+        return EXIT_USAGE
     if report.violation is not None:
         print(report.violation.render())
         return EXIT_FAILED

@@ -418,6 +418,8 @@ class JobMaster(pykka.ThreadingActor):
                     self.plan, loaded, ignore_unclaimed=self.ignore_unclaimed_state
                 )
             except (OSError, RestoreError) as error:  # missing or damaged: try the one before
+                # the trace checker accepts a restore of an older checkpoint only when each
+                # newer one it skipped is named by this event (runtime/tracecheck.py)
                 self.log.warning(
                     "checkpoint_unusable", checkpoint_id=checkpoint_id, error=str(error)
                 )
