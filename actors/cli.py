@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import json
 import logging
+import math
 import os
 import sys
 import threading
@@ -170,6 +171,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from runtime.config import ConfigError, Configuration
 
     try:
+        timeout = _timeout(args.timeout)
         settings = _settings(args.define)
         if args.parallelism is not None:
             settings["parallelism.default"] = str(args.parallelism)
@@ -204,7 +206,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     def show(snapshot: dict[str, object]) -> None:
         print("\r" + report.progress_line(snapshot).ljust(100), end="", file=sys.stderr, flush=True)
 
-    options: dict[str, object] = {"timeout": args.timeout}
+    options: dict[str, object] = {"timeout": timeout}
     if args.simulate:
         options["runtime"] = "simulation"
     if args.seed is not None:
@@ -307,6 +309,22 @@ def cmd_config(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _timeout(text: str | None) -> float | None:
+    """``--timeout``: seconds, a number > 0 that a wait can take (not nan, not inf)."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= threading.TIMEOUT_MAX:
+        raise ValueError(
+            f"--timeout takes a number of seconds > 0 and at most {threading.TIMEOUT_MAX:.0f}, "
+            f"got {text!r}"
+        )
+    return value
+
+
 def _seed(text: str) -> int:
     try:
         value = int(text)
@@ -345,10 +363,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--timeout",
-        type=float,
         default=None,
         metavar="SECONDS",
-        help="cancel the job after this long",
+        help="cancel the job (and stop a script that builds none) after this long; virtual "
+        "seconds with --simulate",
     )
     run.add_argument(
         "--simulate",

@@ -25,6 +25,7 @@ from actors.protocol import (
     CancelJob,
     CheckpointFailure,
     Deploy,
+    FailJob,
     JobTimer,
     ListRetainedCheckpoints,
     QueryProgress,
@@ -214,6 +215,8 @@ class JobMaster(pykka.ThreadingActor):
                 elif self.status.status is JobStatus.CREATED:
                     self.status.transition(JobStatus.CANCELLING, now)
                     self._terminate(now)
+            case FailJob(cause=cause):
+                self._give_up(cause, now)
             case TimerFired(key=RestartJob(attempt=attempt)):
                 if self.status.status is JobStatus.RESTARTING and attempt == self.attempt:
                     assert self.coordinator is not None

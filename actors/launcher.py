@@ -9,6 +9,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import structlog
 from actors.execution import ActorRuntime, ThreadedRuntime
 from actors.faults import Fault, FaultPlan, parse_faults
 from actors.job_master import JobMaster
-from actors.protocol import CancelJob, Deploy, QueryProgress
+from actors.protocol import CancelJob, Deploy, FailJob, QueryProgress
 from actors.simulation import SimulationRuntime
 from runtime.checkpoint import SavepointRequest
 from runtime.config import Configuration
@@ -75,6 +76,11 @@ def execute(
     injected; ``timeout`` in seconds (virtual
     seconds in the simulation) cancels the job.
     """
+    if timeout is not None and not 0 < timeout <= threading.TIMEOUT_MAX:  # nan fails too
+        raise ValueError(
+            f"timeout must be a number of seconds > 0 and at most {threading.TIMEOUT_MAX:.0f}, "
+            f"got {timeout!r}"
+        )
     plan = plan_execution(job, conf)
     if seed is None:
         seed = conf["ckptsim.seed"]
@@ -195,6 +201,8 @@ def _run(
                 else str(storage.root),
             )
             master.tell(Deploy())
+            if isinstance(rt, ThreadedRuntime):
+                rt.on_fatal(partial(_fail_job, master))
             if progress and rt.name == "threaded":
                 reporter = _ProgressReporter(master, progress, progress_interval)
             try:
@@ -280,6 +288,11 @@ def _stop_everything(rt: ActorRuntime, *, wait: float) -> None:
     deadline = time.monotonic() + wait
     for ref in alive:
         ref.actor_stopped.wait(max(0.0, deadline - time.monotonic()))
+
+
+def _fail_job(master: pykka.ActorRef[Any], cause: str) -> None:
+    with contextlib.suppress(pykka.ActorDeadError):
+        master.tell(FailJob(cause=cause))
 
 
 def _remove_empty(path: Path) -> None:

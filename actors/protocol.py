@@ -99,6 +99,14 @@ class CancelJob:
     pass
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FailJob:
+    """What runs the job broke (its timer thread died): the job fails for good with ``cause``
+    instead of waiting for timers that never fire."""
+
+    cause: str
+
+
 @dataclass(frozen=True, slots=True)
 class Deploy:
     """Start the job."""
