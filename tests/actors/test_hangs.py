@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -169,7 +169,7 @@ def test_the_simulation_timer_heap_stays_small_over_many_checkpoints() -> None:
     runtime = SimulationRuntime(seed=1)
     sizes: list[int] = []
 
-    def observe(batch: list[int]) -> list[int]:
+    def observe(batch: Sequence[int]) -> Sequence[int]:
         sizes.append(len(runtime._timers))
         return batch
 
