@@ -169,6 +169,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from actors.session import Session
     from actors.simulation import SimulationStalled
     from runtime.config import ConfigError, Configuration
+    from runtime.restart import BOUNDED_RESTARTS
 
     try:
         timeout = _timeout(args.timeout)
@@ -213,7 +214,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         options["seed"] = args.seed
     if interactive and not args.simulate:
         options["progress"] = show
-    session = Session(settings=settings, options=options)
+    session = Session(settings=settings, options=options, bounded_restarts=True)
     try:
         result = run_script(args.script, session)
     except ScriptError as error:
@@ -234,6 +235,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     if not args.quiet:
         print(report.summary_table(result))
+    if result.restarts and not result.succeeded and result.name in session.bounded:
+        print(
+            f"ckptsim run: the job restarted at most {BOUNDED_RESTARTS[_ATTEMPTS]} times, the "
+            "command line's default when a checkpointed job configures no restart strategy; "
+            "for Flink's (unlimited attempts) give -D restart-strategy.type=exponential-delay",
+            file=sys.stderr,
+        )
     return EXIT_OK if result.succeeded else EXIT_FAILED
 
 
@@ -307,6 +315,9 @@ def cmd_config(args: argparse.Namespace) -> int:
         inert = f"  [no effect in ckptsim: {opt.inert}]" if opt.inert else ""
         print(f"{opt.key} = {default}{deprecated}{inert}\n    {opt.description}")
     return EXIT_OK
+
+
+_ATTEMPTS = "restart-strategy.fixed-delay.attempts"
 
 
 def _timeout(text: str | None) -> float | None:

@@ -44,7 +44,7 @@ def summary_table(result: JobResult) -> str:
     ]
     if result.restarts or result.failures:
         lines.append(f"Restarts: {result.restarts}")
-        lines += [f"  failure {n}: {text}" for n, text in enumerate(result.failures, 1)]
+        lines += _failure_lines(result)
     lines += [f"Savepoint: {path}" for path in result.savepoints if path]
     if not history:
         return "\n".join(lines)
@@ -75,6 +75,21 @@ def summary_table(result: JobResult) -> str:
             f"({total - len(history)} older checkpoints not shown; web.checkpoints.history keeps {len(history)})"
         )
     return "\n".join(lines)
+
+
+def _failure_lines(result: JobResult) -> list[str]:
+    """Each restart with its cause, in order; then a failure that did not restart the job
+    (the one that failed it, or one while it was cancelled) and failed savepoints."""
+    lines, restart = [], 0
+    for text in result.failures:
+        if text.startswith("savepoint failed:"):
+            lines.append(f"  {text}")
+        elif restart < result.restarts:
+            restart += 1
+            lines.append(f"  restart {restart} after: {text}")
+        else:
+            lines.append(f"  not restarted after: {text}")
+    return lines
 
 
 def progress_line(snapshot: dict[str, Any]) -> str:

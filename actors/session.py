@@ -17,6 +17,11 @@ class Session:
     settings: dict[str, str] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     results: list[JobResult] = field(default_factory=list)
+    #: a checkpointed job that configures no restart strategy restarts at most 3 times
+    #: (``runtime.restart.BOUNDED_RESTARTS``) instead of Flink's unlimited default
+    bounded_restarts: bool = False
+    #: the names of the jobs that got that bounded default
+    bounded: list[str] = field(default_factory=list)
 
 
 _current: contextvars.ContextVar[Session | None] = contextvars.ContextVar(

@@ -34,6 +34,7 @@ import structlog
 from actors import StreamExecutionEnvironment
 from runtime.datastream import DataStream
 from runtime.job import JobResult
+from runtime.restart import BOUNDED_RESTARTS
 from spark_bridge.session import arrow_types, require_classic_session, require_pyspark
 from spark_bridge.sinks import ParquetSink
 from spark_bridge.spark_feed import BatchFormat, Stabilize, source_from_feed, spark_feed
@@ -44,13 +45,8 @@ log = structlog.get_logger(__name__)
 OUTPUT_SINK = "spark_output"
 
 
-#: the restart strategy of a batch step unless ``config`` sets one: Flink's default with
-#: checkpoints (exponential-delay, unlimited attempts) would retry a deterministic error forever
-BATCH_RESTARTS: dict[str, object] = {
-    "restart-strategy.type": "fixed-delay",
-    "restart-strategy.fixed-delay.attempts": 3,
-    "restart-strategy.fixed-delay.delay": "1 s",
-}
+#: the restart strategy of a batch step unless ``config`` sets one (as ``ckptsim run``'s)
+BATCH_RESTARTS = BOUNDED_RESTARTS
 
 
 class TopologyFailed(RuntimeError):
