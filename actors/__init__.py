@@ -51,7 +51,10 @@ class StreamExecutionEnvironment(_Environment):
             if active.bounded_restarts and bound_restarts_by_default(self.configuration):
                 active.bounded.append(name)
             options = {**active.options, **options}
-        result = super().execute(name, **options)
+            with active.pause_script_timer():
+                result = super().execute(name, **options)
+        else:
+            result = super().execute(name, **options)
         if active is not None:
             active.results.append(result)
         return result

@@ -14,11 +14,13 @@ cannot run, an unknown key, a missing path, an unknown command or option).
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import json
 import logging
 import math
 import os
+import signal
 import sys
 import threading
 from collections.abc import Iterator, MutableMapping, Sequence
@@ -165,7 +167,7 @@ def _settings(pairs: list[str]) -> dict[str, str]:
 def cmd_run(args: argparse.Namespace) -> int:
     from actors import report
     from actors.launcher import JobCancellationTimeout
-    from actors.scripts import ScriptError, run_script
+    from actors.scripts import ScriptError, ScriptTimeout, run_script
     from actors.session import Session
     from actors.simulation import SimulationStalled
     from runtime.config import ConfigError, Configuration
@@ -216,10 +218,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         options["progress"] = show
     session = Session(settings=settings, options=options, bounded_restarts=True)
     try:
-        result = run_script(args.script, session)
+        with _sigterm_interrupts():
+            result = run_script(args.script, session, timeout=timeout)
     except ScriptError as error:
         print(f"ckptsim run: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except ScriptTimeout as where:
+        print(
+            f"ckptsim run: {where}: stopped after --timeout {args.timeout} s: the script's own "
+            "code (outside its job) was still running",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM: the job was cancelled and cleaned up
+        return _interrupted(stop, quiet=args.quiet)
     except SimulationStalled as error:
         print(f"ckptsim run: the simulation stalled: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -318,6 +330,45 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 
 _ATTEMPTS = "restart-strategy.fixed-delay.attempts"
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during ``ckptsim run``: handled as Ctrl-C is (the job is cancelled, its actors
+    stopped and its temporary checkpoint directory removed), then exit 143."""
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """While the run lasts, SIGTERM raises ``Terminated`` in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(stop: KeyboardInterrupt, *, quiet: bool) -> int:
+    """One line (after the cancelled job's summary, if a job was running); 130 or 143."""
+    from actors import report
+    from actors.launcher import JobInterrupted
+
+    result = stop.result if isinstance(stop, JobInterrupted) else None
+    cause = stop.cause if isinstance(stop, JobInterrupted) else stop
+    if result is not None and not quiet:
+        print(report.summary_table(result))
+    terminated = isinstance(cause, Terminated)
+    what = "terminated (SIGTERM)" if terminated else "interrupted (Ctrl-C)"
+    done = f": job {result.name!r} was cancelled" if result is not None else ""
+    print(f"ckptsim run: {what}{done}", file=sys.stderr)
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 
 def _timeout(text: str | None) -> float | None:
@@ -451,6 +502,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_format, args.log_level, trace)
     try:
         result: int = args.func(args)
+    except KeyboardInterrupt:
+        print("ckptsim: interrupted (Ctrl-C)", file=sys.stderr)
+        result = EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `ckptsim run job.py | head`: the reader left, so do we
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -462,5 +516,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     return result
 
 
+def console() -> None:
+    """The ``ckptsim`` program: ``main``, then exit even if the script left threads running
+    (Python would wait for every non-daemon thread at exit, and a script's forgotten thread
+    would keep the finished run from ever returning)."""
+    code = main()
+    left = [
+        t
+        for t in threading.enumerate()
+        if t is not threading.main_thread() and not t.daemon and t.is_alive()
+    ]
+    if not left:
+        sys.exit(code)
+    names = ", ".join(repr(t.name) for t in left)
+    print(f"ckptsim: not waiting for thread(s) the script left running: {names}", file=sys.stderr)
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_functions is not None:
+        run_exit_functions()  # what a normal exit runs (after waiting for those threads)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -165,6 +165,7 @@ def _run(
     master: pykka.ActorRef[Any] | None = None
     reporter: _ProgressReporter | None = None
     given_up = False
+    interrupted: KeyboardInterrupt | None = None
     with _gc_tuned(conf["ckptsim.gc.young-threshold"]):
         try:
             master = rt.spawn(
@@ -207,8 +208,10 @@ def _run(
                 reporter = _ProgressReporter(master, progress, progress_interval)
             try:
                 result: JobResult = rt.wait(future, timeout)
-            except (KeyboardInterrupt, pykka.Timeout):
-                log.warning("job_cancel_requested", job=job_id)
+            except (KeyboardInterrupt, pykka.Timeout) as stop:
+                if isinstance(stop, KeyboardInterrupt):
+                    interrupted = stop
+                log.info("job_cancel_requested", job=job_id, cause=type(stop).__name__)
                 with contextlib.suppress(pykka.ActorDeadError):
                     master.tell(CancelJob())
                 try:
@@ -231,10 +234,25 @@ def _run(
             rt.shutdown()
             if result_holder:
                 storage.remove_unretained(result_holder[0].retained_checkpoints)
+            elif temporary:  # interrupted again while cancelling: nobody learns of its files
+                storage.remove_unretained([])
             if temporary:
                 _remove_empty(storage.root)
                 _remove_empty(Path(directory))
+    if interrupted is not None:
+        raise JobInterrupted(result, interrupted)
     return result
+
+
+class JobInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or, under ``ckptsim run``, SIGTERM) while the job ran: the job was cancelled, its
+    actors stopped and its temporary files removed before this was raised. ``result`` is the
+    cancelled job's; ``cause`` the interrupt that stopped it."""
+
+    def __init__(self, result: JobResult, cause: KeyboardInterrupt) -> None:
+        super().__init__(f"job {result.name!r} interrupted and cancelled")
+        self.result = result
+        self.cause = cause
 
 
 #: after cancelling, how long to wait for the job to stop (Flink: task.cancellation.timeout)

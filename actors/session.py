@@ -3,8 +3,9 @@ script executes, and the results it collects."""
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,11 @@ class Session:
     bounded_restarts: bool = False
     #: the names of the jobs that got that bounded default
     bounded: list[str] = field(default_factory=list)
+    #: while a job runs, its own timeout applies and the script's (``--timeout``) is paused:
+    #: a context manager that pauses it, set by ``run_script``
+    pause_script_timer: Callable[[], contextlib.AbstractContextManager[None]] = field(
+        default=contextlib.nullcontext
+    )
 
 
 _current: contextvars.ContextVar[Session | None] = contextvars.ContextVar(

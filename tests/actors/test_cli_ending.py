@@ -4,6 +4,10 @@ SIGTERM end the run cleanly (issue #8, items 8, 9 and 13)."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -77,3 +81,130 @@ def test_a_strategy_the_script_configures_is_kept(
     assert run(script(tmp_path, body)) == 1
     out, err = capsys.readouterr()
     assert "Restarts: 5\n" in out and "restarted at most" not in err
+
+
+# --- scripts that never end, interrupts ----------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LOOP_AT_MODULE_LEVEL = """
+    import itertools
+    for n in itertools.count(): pass  # noqa: E701 - one line: the interrupt lands on it
+"""
+
+JOB_THEN_LOOP = """
+    from actors import StreamExecutionEnvironment
+    env = StreamExecutionEnvironment()
+    env.from_collection(range(10)).collect()
+    env.execute("first")
+    while True: pass  # noqa: E701 - one line: the interrupt lands on it
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "line"), [(LOOP_AT_MODULE_LEVEL, 3), (JOB_THEN_LOOP, 6)], ids=["loop", "job then loop"]
+)
+def test_the_timeout_stops_a_script_whose_own_code_never_ends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, line: int
+) -> None:
+    job = script(tmp_path, body)
+    assert main(["run", job, "-q", "--timeout", "0.3"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"ckptsim run: {job}:{line}: stopped after --timeout 0.3 s: the script's own code "
+        "(outside its job) was still running\n"
+    )
+
+
+def _cli(tmp_path: Path, body: str, *argv: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "actors.cli", "run", script(tmp_path, body), *argv],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
+    try:
+        out, err = process.communicate(timeout=240)  # a guard against a hang, not a measure
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        pytest.fail(f"ckptsim run never ended\nstdout: {out}\nstderr: {err}")
+    return process.returncode, out, err
+
+
+FORGOTTEN_THREAD = """
+    import threading
+    threading.Thread(target=threading.Event().wait, name="forgotten").start()
+
+    def build(env):
+        env.from_collection(range(100)).collect()
+"""
+
+
+def test_the_program_exits_after_the_job_although_the_script_left_a_thread_running(
+    tmp_path: Path,
+) -> None:
+    code, out, err = _finish(_cli(tmp_path, FORGOTTEN_THREAD, "--simulate"))
+    assert code == 0, err
+    assert "Job 'job' FINISHED" in out
+    assert err == "ckptsim: not waiting for thread(s) the script left running: 'forgotten'\n"
+
+
+SIGNALLED_LOOP = """
+    print("looping", flush=True)
+    while True:
+        pass
+"""
+
+#: a job that would run for 10,000 s; its first record says it runs
+SIGNALLED_JOB = """
+    def record(i):
+        if i == 0:
+            print("running", flush=True)
+        return i
+
+    def build(env):
+        env.enable_checkpointing("20 ms")
+        env.from_generator(record, 10**7, rate=1_000).map(lambda i: i + 1).collect()
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "ready", "sent", "code", "line"),
+    [
+        (SIGNALLED_LOOP, "looping", signal.SIGINT, 130, "interrupted (Ctrl-C)"),
+        (
+            SIGNALLED_JOB,
+            "running",
+            signal.SIGINT,
+            130,
+            "interrupted (Ctrl-C): job 'job' was cancelled",
+        ),
+        (
+            SIGNALLED_JOB,
+            "running",
+            signal.SIGTERM,
+            143,
+            "terminated (SIGTERM): job 'job' was cancelled",
+        ),
+    ],
+    ids=["ctrl-c in the script", "ctrl-c in the job", "sigterm in the job"],
+)
+def test_ctrl_c_and_sigterm_end_the_run_with_one_line_and_leave_no_checkpoint_directory(
+    tmp_path: Path, body: str, ready: str, sent: int, code: int, line: str
+) -> None:
+    process = _cli(tmp_path, body)
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == ready  # the script or its job runs now
+    process.send_signal(sent)
+    returned, out, err = _finish(process)
+    assert (returned, err) == (code, f"ckptsim run: {line}\n"), out
+    if body is SIGNALLED_JOB:
+        assert "Job 'job' CANCELED" in out
+    assert not list(tmp_path.glob("ckptsim-*")), "the temporary checkpoint directory is left"
