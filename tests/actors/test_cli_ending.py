@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -208,3 +209,13 @@ def test_ctrl_c_and_sigterm_end_the_run_with_one_line_and_leave_no_checkpoint_di
     if body is SIGNALLED_JOB:
         assert "Job 'job' CANCELED" in out
     assert not list(tmp_path.glob("ckptsim-*")), "the temporary checkpoint directory is left"
+
+
+def test_the_failure_recovery_example_leaves_no_output_folder_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    example = str(ROOT / "examples" / "failure_recovery.py")
+    assert main(["run", example, "-p", "2", "--simulate", "--seed", "3"]) == 0
+    assert "Job 'failure_recovery' FINISHED" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []
