@@ -124,13 +124,25 @@ def configure_logging(
 def captured_protocol_events() -> Iterator[list[MutableMapping[str, Any]]]:
     """Collect the protocol events (info level and above) logged inside the block, whatever
     the console level, then put the logging configuration back (``actors.testing`` uses it)."""
-    previous = structlog.get_config()
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
-    try:
+    with _logging_restored():
+        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
         with capture_logs() as events:
             yield events
+
+
+@contextlib.contextmanager
+def _logging_restored() -> Iterator[None]:
+    """Put structlog's configuration back as it was, unconfigured included (so that ckptsim,
+    used as a library, stays quiet: ``actors.logs``)."""
+    configured = structlog.is_configured()
+    previous = structlog.get_config()
+    try:
+        yield
     finally:
-        structlog.configure(**previous)
+        if configured:
+            structlog.configure(**previous)
+        else:
+            structlog.reset_defaults()
 
 
 def _scenario_files(paths: Sequence[str]) -> list[Path]:
@@ -498,21 +510,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as error:
             print(f"ckptsim: cannot write the trace file: {error}", file=sys.stderr)
             return EXIT_USAGE
-    previous = structlog.get_config()
-    configure_logging(args.log_format, args.log_level, trace)
-    try:
-        result: int = args.func(args)
-    except KeyboardInterrupt:
-        print("ckptsim: interrupted (Ctrl-C)", file=sys.stderr)
-        result = EXIT_INTERRUPTED
-    except BrokenPipeError:  # e.g. `ckptsim run job.py | head`: the reader left, so do we
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        result = EXIT_OK
-    finally:
-        structlog.configure(**previous)  # leave logging as it was (matters when embedded)
-        if trace is not None:
-            trace.close()
+    with _logging_restored():  # leave logging as it was (matters when embedded)
+        configure_logging(args.log_format, args.log_level, trace)
+        try:
+            result: int = args.func(args)
+        except KeyboardInterrupt:
+            print("ckptsim: interrupted (Ctrl-C)", file=sys.stderr)
+            result = EXIT_INTERRUPTED
+        except BrokenPipeError:  # e.g. `ckptsim run job.py | head`: the reader left, so do we
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            result = EXIT_OK
+        finally:
+            if trace is not None:
+                trace.close()
     return result
 
 

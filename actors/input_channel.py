@@ -16,17 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import pykka
-import structlog
 
 from actors.execution import ActorRuntime
 from actors.faults import StallChannel
 from actors.inline import InlineActor
+from actors.logs import get_logger
 from actors.protocol import Consumed, Deliver, Prioritize, Resume, WireChannel
 from runtime.barrier.channel import InputChannelQueue
 from runtime.messages import AllDataProcessed, InputItem, OutputCredit, TimerFired
 from runtime.network import Buffer, CheckpointBarrier, EndOfPartition
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: ordinary items handed to the consumer and not yet taken
 WINDOW = 2

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pykka
-import structlog
 
 from actors.coordinator import CoordinatorActor
 from actors.execution import ActorRuntime
+from actors.logs import get_logger
 from actors.protocol import (
     CancelJob,
     CheckpointFailure,
@@ -70,7 +70,7 @@ from runtime.status import ExecutionState, JobStatus
 from runtime.storage import FileSystemCheckpointStorage, load_checkpoint
 from runtime.task import TaskRestore
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pykka
-import structlog
 
 from actors.execution import ActorRuntime, ThreadedRuntime
 from actors.faults import Fault, FaultPlan, parse_faults
 from actors.job_master import JobMaster
+from actors.logs import get_logger
 from actors.protocol import CancelJob, Deploy, FailJob, QueryProgress
 from actors.simulation import SimulationRuntime
 from runtime.checkpoint import SavepointRequest
@@ -29,7 +29,7 @@ from runtime.messages import RestoredFromCheckpoint
 from runtime.restart import RestartStrategy, restart_strategy
 from runtime.storage import FileSystemCheckpointStorage, load_checkpoint, make_temp_dir
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
 

@@ -16,11 +16,11 @@ from functools import partial
 from typing import Any
 
 import pykka
-import structlog
 
 from actors.connectors import Connector, make_connector
 from actors.execution import ActorRuntime
 from actors.faults import CrashTask
+from actors.logs import get_logger
 from actors.protocol import (
     Consumed,
     Deliver,
@@ -65,7 +65,7 @@ from runtime.status import ExecutionState
 from runtime.storage import CheckpointStorageError, FileSystemCheckpointStorage
 from runtime.task import StreamTaskCore, TaskSpec
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class InjectedCrash(RuntimeError):

@@ -17,12 +17,12 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 import pykka
-import structlog
 
+from actors.logs import get_logger
 from runtime.clock import Clock
 from runtime.messages import TimerFired
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: heap entries: (due ms, sequence, actor urn, key)
 _Entry = tuple[int, int, str, Hashable]

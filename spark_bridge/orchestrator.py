@@ -29,9 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from actors import StreamExecutionEnvironment
+from actors.logs import get_logger
 from runtime.datastream import DataStream
 from runtime.job import JobResult
 from runtime.restart import BOUNDED_RESTARTS
@@ -39,7 +38,7 @@ from spark_bridge.session import arrow_types, require_classic_session, require_p
 from spark_bridge.sinks import ParquetSink
 from spark_bridge.spark_feed import BatchFormat, Stabilize, source_from_feed, spark_feed
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: the name of the sink ``run_topology`` adds (``JobResult.output`` has no entry: it writes files)
 OUTPUT_SINK = "spark_output"
