@@ -8,7 +8,8 @@ Commands:
   config                list the configuration keys ckptsim understands, with defaults
 
 Exit status: 0 success, 1 the job failed or a check failed, 2 bad input (a script that
-cannot run, an unknown key, a missing path, an unknown command or option).
+cannot run, an unknown key, a missing path, an unknown command or option, a checkpoint that
+cannot be restored, an incomplete trace), 130 Ctrl-C, 143 SIGTERM.
 """
 
 from __future__ import annotations
@@ -439,8 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout",
         default=None,
         metavar="SECONDS",
-        help="cancel the job (and stop a script that builds none) after this long; virtual "
-        "seconds with --simulate",
+        help="cancel the job after this long (virtual seconds with --simulate); the script's "
+        "own code outside its jobs gets as many real seconds",
     )
     run.add_argument(
         "--simulate",

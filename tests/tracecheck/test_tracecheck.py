@@ -516,3 +516,30 @@ def test_unknown_events_and_extra_fields_are_ignored(traces: Any) -> None:
         e["a_field_from_a_later_version"] = [1, 2]
     events.insert(5, {"event": "end_of_data_received", "task": "reduce-3#0", "channel": 0})
     assert check_trace(events).ok
+
+
+def test_traces_of_a_stop_with_savepoint_and_its_resume_pass(tmp_path: Path) -> None:
+    """The resumed run restores a savepoint of another run (job_restoring): its tasks restore
+    that one, which the trace never saw complete."""
+    from tests.actors.test_cli_run import _savepointed_script  # noqa: PLC0415
+
+    stopped, resumed = tmp_path / "stopped.jsonl", tmp_path / "resumed.jsonl"
+    script = _savepointed_script(tmp_path, stop=True)
+    assert main(["run", script, "-p", "2", "-q", "--simulate", "--trace", str(stopped)]) == 0
+    (savepoint,) = [
+        e["path"]
+        for e in parse_trace(stopped.read_text().splitlines())
+        if e["event"] == "savepoint_completed"
+    ]
+    script = _savepointed_script(tmp_path, stop=False)
+    argv = ["run", script, "-p", "2", "-q", "--simulate", "--from-savepoint", savepoint]
+    assert main([*argv, "--trace", str(resumed)]) == 0
+    for path in (stopped, resumed):
+        report = check_trace(parse_trace(path.read_text().splitlines()))
+        assert report.ok, report.violation and report.violation.render()
+    events = parse_trace(resumed.read_text().splitlines())
+    restored = _index(events, "task_restored")
+    events[restored]["checkpoint_id"] += 1
+    report = check_trace(events)
+    assert report.violation is not None and report.violation.event is events[restored]
+    assert report.violation.rule == "restore-completed"
