@@ -306,7 +306,7 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
             "(a checkpoint directory looks like <dir>/<job id>/chk-<n>/)"
         )
     root = location.resolve()
-    document = _json_document(_read_inside(root, location, METADATA, METADATA), metadata_path)
+    document = _json_document(_read_inside(root, location, METADATA, None), metadata_path)
     if (
         not isinstance(document, dict)
         or not isinstance(document.get("metadata"), dict)
@@ -535,14 +535,15 @@ def _json_document(data: bytes, path: Path) -> Any:
 
 
 def _read_inside(
-    root: Path, location: Path, name: str, field: str, *, task: TaskId | None = None
+    root: Path, location: Path, name: str, field: str | None, *, task: TaskId | None = None
 ) -> bytes:
     """The bytes of the regular file ``name`` inside the checkpoint directory ``root``
     (resolved). Absolute paths, paths leading out (``..``, a symbolic link) and anything but a
-    regular file are refused, naming the metadata field."""
+    regular file are refused, naming the metadata field that gave the name (None: the
+    metadata file itself)."""
     shown = location / name
     what = f"state file {shown} of task {task}" if task is not None else str(shown)
-    entry = f"{location / METADATA}: field '{field}' ({name!r})"
+    entry = f"{location / METADATA}: field '{field}' ({name!r})" if field else str(shown)
     if not name or "\0" in name or Path(name).is_absolute():
         raise CorruptCheckpointError(
             f"{entry} is not a path inside the checkpoint directory: a restore reads only "
