@@ -177,20 +177,26 @@ class SimulationRuntime:
         return ref
 
     def schedule(self, ref: pykka.ActorRef[Any], key: Hashable, due: int) -> None:
-        self.cancel(ref, key)
+        live = (ref.actor_urn, key)
+        if live in self._live_timers:  # rescheduled: the old entry goes
+            self._remove_timer(self._live_timers[live])
         entry = (due * 1000, next(self._timer_seq), ref.actor_urn, key, ref)
-        self._live_timers[(ref.actor_urn, key)] = entry
+        self._live_timers[live] = entry
         heapq.heappush(self._timers, entry)
 
     def cancel(self, ref: pykka.ActorRef[Any], key: Hashable) -> None:
         entry = self._live_timers.pop((ref.actor_urn, key), None)
         if entry is not None:
-            timers = self._timers
-            index = timers.index(entry)
-            last = timers.pop()
-            if index < len(timers):
-                timers[index] = last
-                heapq.heapify(timers)
+            self._remove_timer(entry)
+
+    def _remove_timer(self, entry: _TimerEntry) -> None:
+        """Out of the heap (O(n): it holds only live timers, a few per actor)."""
+        timers = self._timers
+        index = timers.index(entry)
+        last = timers.pop()
+        if index < len(timers):
+            timers[index] = last
+            heapq.heapify(timers)
 
     def run_async(self, work: Callable[[], None]) -> None:
         """Queued as its own candidate, ready after ``async_cost_us`` of virtual time (the
