@@ -27,6 +27,8 @@ from typing import IO, Any
 import structlog
 from structlog.testing import capture_logs
 
+from actors.webcli import add_commands, add_run_options
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
@@ -162,11 +164,6 @@ def _settings(pairs: list[str]) -> dict[str, str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from actors import report
-    from actors.launcher import JobCancellationTimeout
-    from actors.scripts import ScriptError, run_script
-    from actors.session import Session
-    from actors.simulation import SimulationStalled
     from runtime.config import ConfigError, Configuration
 
     try:
@@ -196,15 +193,32 @@ def cmd_run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-    if args.stats and not _writable(args.stats):
-        print(f"ckptsim run: cannot write the stats file {args.stats}", file=sys.stderr)
+    from actors.webcli import RunOutputs, UsageError
+
+    try:  # --stats, --timeline, --web: checked, and the server started, before the job
+        outputs = RunOutputs.prepare(args, settings)
+    except UsageError as error:
+        print(f"ckptsim run: {error}", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        return _run_with_outputs(args, settings, outputs)
+    finally:
+        outputs.close()
+
+
+def _run_with_outputs(args: argparse.Namespace, settings: dict[str, str], outputs: Any) -> int:
+    from actors import report
+    from actors.launcher import JobCancellationTimeout
+    from actors.scripts import ScriptError, run_script
+    from actors.session import Session
+    from actors.simulation import SimulationStalled
+
     interactive = sys.stderr.isatty() and not args.quiet
 
     def show(snapshot: dict[str, object]) -> None:
         print("\r" + report.progress_line(snapshot).ljust(100), end="", file=sys.stderr, flush=True)
 
-    options: dict[str, object] = {"timeout": args.timeout}
+    options: dict[str, object] = {"timeout": args.timeout, **outputs.options}
     if args.simulate:
         options["runtime"] = "simulation"
     if args.seed is not None:
@@ -226,12 +240,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if interactive:
             print(file=sys.stderr)
-    if args.stats:
-        Path(args.stats).write_text(
-            json.dumps(report.rest_statistics(result), indent=1, default=str)
-        )
-    if not args.quiet:
-        print(report.summary_table(result))
+    outputs.finish()  # the archive (--stats), the timeline
+    if not args.quiet:  # on stderr when the archive goes to stdout
+        print(report.summary_table(result), file=sys.stderr if args.stats == "-" else sys.stdout)
+    outputs.serve()  # --web: until Ctrl-C
     return EXIT_OK if result.succeeded else EXIT_FAILED
 
 
@@ -337,9 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--parallelism", "-p", type=int, default=None)
     run.add_argument("--trace", metavar="FILE", help="write every protocol event as a JSON line")
-    run.add_argument(
-        "--stats", metavar="FILE", help="write checkpoint statistics in Flink's REST JSON shape"
-    )
+    add_run_options(run)  # --stats, --web, --flink-dashboard, --timeline
     run.add_argument(
         "--timeout",
         type=float,
@@ -396,6 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
     config = sub.add_parser("config", help="list supported configuration keys")
     config.set_defaults(func=cmd_config)
+    add_commands(sub)  # serve, timeline, list, cancel, savepoint, stop
     return parser
 
 

@@ -200,7 +200,7 @@ class JobMaster(pykka.ThreadingActor):
             case TaskStateUpdate(task=task, state=state, message=text, attempt=attempt):
                 if attempt == self.attempt:  # an earlier deployment's news is stale
                     if message.metrics is not None:
-                        self.task_metrics[task] = message.metrics
+                        self.task_metrics[task] = {**message.metrics, "state": state.value}
                     self._task_state(task, state, text, now)
             case SinkResults(sink=sink, task=task, records=records, txn=txn, attempt=attempt):
                 if txn is not None:  # a committed transaction counts once (2PC commits repeat)
