@@ -44,7 +44,9 @@ def test_run_prints_the_checkpoint_summary_and_writes_stats_and_trace(
     assert "Job 'job' FINISHED" in out
     assert "max align" in out and "COMPLETED" in out
     bodies = read_archive(json.loads(stats.read_text()))  # Flink's job-archive format
-    (job_id,) = [j["jid"] for j in bodies["/jobs/overview"]["jobs"]]  # type: ignore[index]
+    overview = bodies["/jobs/overview"]
+    assert isinstance(overview, dict)
+    (job_id,) = [j["jid"] for j in overview["jobs"]]
     checkpoints = bodies[f"/jobs/{job_id}/checkpoints"]
     assert isinstance(checkpoints, dict)
     assert set(checkpoints) == {"counts", "summary", "latest", "history"}
