@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
+from actors import StreamExecutionEnvironment
 from actors.web import JobRegistry
 from runtime import rest
 from runtime.checkpoint import CheckpointMetrics, SnapshotType, TaskId, TaskStateSnapshot
 from runtime.config import CheckpointConfig
 from runtime.job import JobResult
 from runtime.stats import CheckpointStatsTracker
-from tests.rest.conftest import flink_body
+from tests.rest.conftest import flink_body, keyed_sum
 
 HEX32 = re.compile(r"^[0-9a-f]{32}$")
 STATUS_NAMES = set(rest.JOB_STATUSES)
@@ -254,10 +255,7 @@ def test_values_are_flinks(finished: Finished) -> None:
 
 
 def test_vertex_ids_are_stable_and_follow_the_graph() -> None:
-    from actors import StreamExecutionEnvironment
-    from tests.rest.conftest import keyed_sum
-
-    def ids(**uid: str) -> list[str]:
+    def ids() -> list[str]:
         env = StreamExecutionEnvironment()
         keyed_sum(env)
         return list(rest.vertex_ids(env.build_job_graph("a")).values())
@@ -274,9 +272,6 @@ def test_vertex_ids_are_stable_and_follow_the_graph() -> None:
 
 def in_progress_view() -> rest.JobView:
     """Checkpoint 6 pending with the source's two acknowledgements (as in Flink's capture)."""
-    from actors import StreamExecutionEnvironment
-    from tests.rest.conftest import keyed_sum
-
     env = StreamExecutionEnvironment()
     keyed_sum(env)
     job = env.build_job_graph("keyed sum")
