@@ -170,13 +170,13 @@ class LiveJob:
     # control
 
     def _check_controllable(self) -> None:
-        if not self.askable:
-            raise rest.RestError(
-                409, "a job on the deterministic simulation cannot be controlled from outside"
-            )
         if self.result is not None:
             raise rest.RestError(
                 409, f"Job {self.job_id} has already reached the state {self.result.status.value}."
+            )
+        if not self.askable:
+            raise rest.RestError(
+                409, "a job on the deterministic simulation cannot be controlled from outside"
             )
 
     def cancel(self) -> None:
@@ -206,12 +206,12 @@ class LiveJob:
             outcome: SnapshotOutcome = operation.future.get(timeout=0)
         except pykka.Timeout:
             return rest.operation_body(done=False)
-        return rest.operation_body(
-            done=True,
-            location=outcome.path,
-            checkpoint_id=outcome.checkpoint_id,
-            failure=outcome.failure,
-        )
+        self._gathered = 0.0  # what it changed shows at the next request
+        if group == "checkpoint":
+            return rest.operation_body(
+                done=True, checkpoint_id=outcome.checkpoint_id, failure=outcome.failure
+            )
+        return rest.operation_body(done=True, location=outcome.path, failure=outcome.failure)
 
 
 class ArchivedJob:
@@ -532,7 +532,7 @@ class WebServer:
         self.host = host
         self.port = int(self.httpd.server_address[1])
         self._thread = threading.Thread(
-            target=self.httpd.serve_forever, name="ckptsim-web", daemon=True
+            target=self.httpd.serve_forever, args=(0.05,), name="ckptsim-web", daemon=True
         )
 
     @property

@@ -876,7 +876,8 @@ def operation_body(
     failure: str | None = None,
 ) -> JsonDict:
     """An asynchronous operation's status: ``IN_PROGRESS`` (operation null), or
-    ``COMPLETED`` with the savepoint's location, the checkpoint's id or the failure cause."""
+    ``COMPLETED`` with the savepoint's ``location``, the checkpoint's id (give no location)
+    or the failure cause."""
     if not done:
         return {"status": {"id": "IN_PROGRESS"}, "operation": None}
     operation: JsonDict
