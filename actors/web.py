@@ -398,12 +398,12 @@ class JobRegistry:
             statuses = [{"id": v.job_id, "status": v.status} for v in views.values()]
             statuses += [{"id": a["jid"], "status": a["state"]} for a in archived_jobs]
             return {"jobs": statuses}
-        routed = rest.route_job(views, path, query)
-        if routed is not None:
-            return routed[1]
         archived = self._archived_body(path)
         if archived is not None:
             return archived
+        routed = rest.route_job(views, path, query)
+        if routed is not None:
+            return routed[1]
         raise rest.not_found(path)
 
     def _archived_body(self, path: str) -> rest.Body | None:
@@ -417,9 +417,6 @@ class JobRegistry:
                 if body is None:
                     raise rest.not_found(path)
                 return body
-            if parts[2] not in self.live and parts[2] != "overview":
-                rest.parse_job_id(parts[2])
-                raise rest.unknown_job(parts[2])
         return None
 
     def body_getter(self, job_id: str) -> Callable[[str], Any]:
