@@ -85,7 +85,7 @@ def plotly_figure(timeline: Timeline) -> Any:
         margin={"l": 220, "r": 20, "t": 60, "b": 40},
         xaxis={"title": {"text": "seconds since the job started"}, "zeroline": False},
         yaxis={"categoryorder": "array", "categoryarray": list(reversed(timeline.rows))},
-        legend={"orientation": "h", "y": -0.2},
+        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1.0, "xanchor": "right"},
         plot_bgcolor="#ffffff",
     )
     return figure
