@@ -39,7 +39,7 @@ if CHROMIUM is None or DRIVER is None:
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.chrome.service import Service  # noqa: PLC0415 - selenium may be missing
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
