@@ -412,8 +412,8 @@ class JobRegistry:
             job = self.archived.get(parts[2])
             if job is not None:
                 body = job.body(path)
-                if body is None and path.endswith("/watermarks"):
-                    return []
+                if body is None and path.endswith(("/watermarks", "/subtasks/metrics")):
+                    return []  # as Flink answers for metrics it does not have
                 if body is None:
                     raise rest.not_found(path)
                 return body

@@ -12,6 +12,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ import pytest
 from actors import StreamExecutionEnvironment
 from actors.cli import main
 from actors.connectors import NoTransactions
-from actors.web import JobRegistry, WebServer
+from actors.web import FlinkDashboard, JobRegistry, WebServer
 from runtime import rest
 from runtime.job import JobResult
 from tests.rest.conftest import flink_body
@@ -309,3 +310,25 @@ def test_rest_error_bodies_are_flinks_shape() -> None:
     assert rest.unknown_job("ab").body() == {
         "errors": ["org.apache.flink.runtime.rest.NotFoundException: Job ab not found"]
     }
+
+
+def test_flink_dashboard_files_come_from_the_jar(finished: Any, tmp_path: Path) -> None:
+    """``--flink-dashboard``: Flink's static files from the ``web/`` folder of the jar (here
+    a stand-in jar; the real one is flink-dist's in an apache-flink installation), the REST
+    paths as always, ckptsim's page at /ckptsim/."""
+    jar = tmp_path / "flink-dist-2.3.0.jar"
+    with zipfile.ZipFile(jar, "w") as archive:
+        archive.writestr("web/index.html", "<html>Apache Flink Dashboard</html>")
+        archive.writestr("web/main.js", "console.log('flink')")
+    registry = finished[0]
+    with WebServer(registry, host="localhost", port=0, dashboard=FlinkDashboard(jar)) as server:
+        with urllib.request.urlopen(server.url, timeout=10) as response:
+            assert b"Apache Flink Dashboard" in response.read()
+        with urllib.request.urlopen(server.url + "main.js", timeout=10) as response:
+            assert response.headers["Content-Type"].startswith(
+                ("text/javascript", "application/javascript")
+            )
+        with urllib.request.urlopen(server.page_url, timeout=10) as response:
+            assert b"/ckptsim/static/plotly.min.js" in response.read()
+        assert http(server, "GET", "/jobs/overview")[0] == 200
+        assert http(server, "GET", "/nothing.js")[0] == 404
