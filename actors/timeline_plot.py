@@ -21,7 +21,8 @@ FORMATS = (".png", ".svg", ".html")
 
 
 def _title(timeline: Timeline) -> str:
-    return f"Checkpoints of {timeline.name!r} ({timeline.status}), job {timeline.job_id[:8]}"
+    mode = f"{timeline.alignment} checkpoints" if timeline.alignment else "checkpoints"
+    return f"{timeline.name!r} ({timeline.status}), {mode}, job {timeline.job_id[:8]}"
 
 
 def _min_width(timeline: Timeline) -> float:

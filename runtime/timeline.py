@@ -56,6 +56,8 @@ class Timeline:
     status: str
     #: epoch ms of the job's start: every time here is ms after it
     start_epoch_ms: int
+    #: "aligned", "unaligned" or "" (no checkpoint configuration known)
+    alignment: str = ""
     rows: list[str] = field(default_factory=list)
     bars: list[Bar] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)
@@ -67,6 +69,7 @@ class Timeline:
             "name": self.name,
             "status": self.status,
             "start_epoch_ms": self.start_epoch_ms,
+            "alignment": self.alignment,
             "rows": list(self.rows),
             "phases": list(PHASES),
             "bars": [asdict(b) for b in self.bars],
@@ -83,11 +86,14 @@ def build_timeline(job_id: str, get: Get) -> Timeline:
     base = f"/jobs/{job_id}"
     job = get(base) or {}
     start = int(job.get("start-time", 0))
+    config = get(f"{base}/checkpoints/config") or {}
+    unaligned = config.get("unaligned_checkpoints")
     timeline = Timeline(
         job_id=job_id,
         name=str(job.get("name", job_id)),
         status=str(job.get("state", "")),
         start_epoch_ms=start,
+        alignment="" if unaligned is None else ("unaligned" if unaligned else "aligned"),
     )
     vertices = job.get("vertices", [])
     for vertex in vertices:
