@@ -1194,9 +1194,9 @@ def view_of_result(
         attempt=result.restarts,
         checkpoints=result.checkpoints,
         details=result.checkpoint_details,
-        failures=result.failures
-        if result.failure is None or result.failure in result.failures
-        else [*result.failures, result.failure],
+        # the failure that ended the job is among the failures, but for one that had no
+        # restart to cause (a deployment that failed)
+        failures=result.failures or ([result.failure] if result.failure else []),
         parallelism=parallelism,
         restart_strategy=restart_strategy,
     )
