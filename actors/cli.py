@@ -145,14 +145,6 @@ def _scenario_files(paths: Sequence[str]) -> list[Path]:
     return files
 
 
-def _writable(path: str) -> bool:
-    target = Path(path)
-    if target.exists():
-        return target.is_file() and os.access(target, os.W_OK)
-    parent = target.parent if str(target.parent) else Path(".")
-    return parent.is_dir() and os.access(parent, os.W_OK)
-
-
 def _settings(pairs: list[str]) -> dict[str, str]:
     settings: dict[str, str] = {}
     for pair in pairs:
