@@ -31,6 +31,8 @@ from typing import IO, Any
 import structlog
 from structlog.testing import capture_logs
 
+from actors.webcli import add_commands, add_run_options
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
@@ -159,14 +161,6 @@ def _scenario_files(paths: Sequence[str]) -> list[Path]:
     return files
 
 
-def _writable(path: str) -> bool:
-    target = Path(path)
-    if target.exists():
-        return target.is_file() and os.access(target, os.W_OK)
-    parent = target.parent if str(target.parent) else Path(".")
-    return parent.is_dir() and os.access(parent, os.W_OK)
-
-
 def _settings(pairs: list[str]) -> dict[str, str]:
     settings: dict[str, str] = {}
     for pair in pairs:
@@ -178,13 +172,7 @@ def _settings(pairs: list[str]) -> dict[str, str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from actors import report
-    from actors.launcher import JobCancellationTimeout
-    from actors.scripts import ScriptError, ScriptTimeout, run_script
-    from actors.session import Session
-    from actors.simulation import SimulationStalled
     from runtime.config import ConfigError, Configuration
-    from runtime.restart import BOUNDED_RESTARTS
 
     try:
         timeout = _timeout(args.timeout)
@@ -214,15 +202,35 @@ def cmd_run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-    if args.stats and not _writable(args.stats):
-        print(f"ckptsim run: cannot write the stats file {args.stats}", file=sys.stderr)
+    from actors.webcli import RunOutputs, UsageError
+
+    try:  # --stats, --timeline, --web: checked, and the server started, before the job
+        outputs = RunOutputs.prepare(args, settings)
+    except UsageError as error:
+        print(f"ckptsim run: {error}", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        return _run_with_outputs(args, settings, outputs, timeout)
+    finally:
+        outputs.close()
+
+
+def _run_with_outputs(
+    args: argparse.Namespace, settings: dict[str, str], outputs: Any, timeout: float | None
+) -> int:
+    from actors import report
+    from actors.launcher import JobCancellationTimeout
+    from actors.scripts import ScriptError, ScriptTimeout, run_script
+    from actors.session import Session
+    from actors.simulation import SimulationStalled
+    from runtime.restart import BOUNDED_RESTARTS
+
     interactive = sys.stderr.isatty() and not args.quiet
 
     def show(snapshot: dict[str, object]) -> None:
         print("\r" + report.progress_line(snapshot).ljust(100), end="", file=sys.stderr, flush=True)
 
-    options: dict[str, object] = {"timeout": timeout}
+    options: dict[str, object] = {"timeout": timeout, **outputs.options}
     if args.simulate:
         options["runtime"] = "simulation"
     if args.seed is not None:
@@ -244,7 +252,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILED
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM: the job was cancelled and cleaned up
-        return _interrupted(stop, quiet=args.quiet)
+        return _interrupted(stop, quiet=args.quiet, summary_to_stderr=args.stats == "-")
     except SimulationStalled as error:
         print(f"ckptsim run: the simulation stalled: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -254,12 +262,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if interactive:
             print(file=sys.stderr)
-    if args.stats:
-        Path(args.stats).write_text(
-            json.dumps(report.rest_statistics(result), indent=1, default=str)
-        )
-    if not args.quiet:
-        print(report.summary_table(result))
+    outputs.finish()  # the archive (--stats), the timeline
+    if not args.quiet:  # on stderr when the archive goes to stdout
+        print(report.summary_table(result), file=sys.stderr if args.stats == "-" else sys.stdout)
     if result.restarts and not result.succeeded and result.name in session.bounded:
         print(
             f"ckptsim run: the job restarted at most {BOUNDED_RESTARTS[_ATTEMPTS]} times, the "
@@ -267,6 +272,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "for Flink's (unlimited attempts) give -D restart-strategy.type=exponential-delay",
             file=sys.stderr,
         )
+    outputs.serve()  # --web: until Ctrl-C
     return EXIT_OK if result.succeeded else EXIT_FAILED
 
 
@@ -368,7 +374,7 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _interrupted(stop: KeyboardInterrupt, *, quiet: bool) -> int:
+def _interrupted(stop: KeyboardInterrupt, *, quiet: bool, summary_to_stderr: bool = False) -> int:
     """One line (after the cancelled job's summary, if a job was running); 130 or 143."""
     from actors import report
     from actors.launcher import JobInterrupted
@@ -376,7 +382,7 @@ def _interrupted(stop: KeyboardInterrupt, *, quiet: bool) -> int:
     result = stop.result if isinstance(stop, JobInterrupted) else None
     cause = stop.cause if isinstance(stop, JobInterrupted) else stop
     if result is not None and not quiet:
-        print(report.summary_table(result))
+        print(report.summary_table(result), file=sys.stderr if summary_to_stderr else sys.stdout)
     terminated = isinstance(cause, Terminated)
     what = "terminated (SIGTERM)" if terminated else "interrupted (Ctrl-C)"
     done = f": job {result.name!r} was cancelled" if result is not None else ""
@@ -433,9 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--parallelism", "-p", type=int, default=None)
     run.add_argument("--trace", metavar="FILE", help="write every protocol event as a JSON line")
-    run.add_argument(
-        "--stats", metavar="FILE", help="write checkpoint statistics in Flink's REST JSON shape"
-    )
+    add_run_options(run)  # --stats, --web, --flink-dashboard, --timeline
     run.add_argument(
         "--timeout",
         default=None,
@@ -492,6 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
     config = sub.add_parser("config", help="list supported configuration keys")
     config.set_defaults(func=cmd_config)
+    add_commands(sub)  # serve, timeline, list, cancel, savepoint, stop
     return parser
 
 

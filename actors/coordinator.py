@@ -229,7 +229,11 @@ class CoordinatorActor(pykka.ThreadingActor):
                     if future is not None:
                         future.set(checkpoint)
                     elif rid > 0:  # asked for by the JobMaster (a savepoint)
-                        self.job_master.tell(RequestOutcome(rid, checkpoint.external_path, None))
+                        self.job_master.tell(
+                            RequestOutcome(
+                                rid, checkpoint.external_path, None, checkpoint.checkpoint_id
+                            )
+                        )
                 case (
                     RequestFailed(request_id=rid, reason=reason)
                     | RequestDeclined(request_id=rid, reason=reason)

@@ -28,6 +28,8 @@ class ActorRuntime(Protocol):
     default_action_budget: int
     #: faults to inject into this run
     faults: FaultPlan
+    #: epoch milliseconds at the clock's 0: what the REST API shows timestamps against
+    epoch_ms: int
 
     def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]: ...
 
@@ -64,6 +66,7 @@ class ThreadedRuntime:
         from actors.input_channel import InlineInputChannel, InputChannel  # noqa: PLC0415
 
         self.clock: Clock = SystemClock()
+        self.epoch_ms = time.time_ns() // 1_000_000 - self.clock.now()
         self._fatal: Callable[[str], None] | None = None
         self.timers = TimerService(self.clock, on_death=self._timers_died)
         self.faults = FaultPlan()

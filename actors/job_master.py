@@ -28,11 +28,14 @@ from actors.protocol import (
     FailJob,
     JobTimer,
     ListRetainedCheckpoints,
+    QueryJob,
     QueryProgress,
     RequestOutcome,
     RestartJob,
     RetainedCheckpoints,
     SinkResults,
+    SnapshotOutcome,
+    SnapshotRequest,
     SourceProgress,
     TaskStateUpdate,
     WireChannel,
@@ -142,6 +145,11 @@ class JobMaster(pykka.ThreadingActor):
         self._committed: set[tuple[str, TaskId, int | str]] = set()
         self._source_records: dict[TaskId, int] = {}
         self._requested: set[int] = set()
+        #: the tasks' IO metrics as they last reported them (the REST API's vertex metrics)
+        self.task_metrics: dict[TaskId, dict[str, Any]] = {}
+        #: futures of snapshots asked for from outside, by request id
+        self._replies: dict[int, Any] = {}
+        self._checkpoint_requests = 0
 
     def _collect_sinks(self) -> list[str]:
         return [
@@ -192,6 +200,8 @@ class JobMaster(pykka.ThreadingActor):
                 self._schedule_savepoints(now)
             case TaskStateUpdate(task=task, state=state, message=text, attempt=attempt):
                 if attempt == self.attempt:  # an earlier deployment's news is stale
+                    if message.metrics is not None:
+                        self.task_metrics[task] = {**message.metrics, "state": state.value}
                     self._task_state(task, state, text, now)
             case SinkResults(sink=sink, task=task, records=records, txn=txn, attempt=attempt):
                 if txn is not None:  # a committed transaction counts once (2PC commits repeat)
@@ -233,6 +243,16 @@ class JobMaster(pykka.ThreadingActor):
                 self._check_record_savepoints()
             case RequestOutcome(request_id=rid, path=path, failure=failure):
                 self._savepoint_outcome(rid, path, failure, now)
+                self._reply(
+                    rid,
+                    SnapshotOutcome(
+                        path=path, failure=failure, checkpoint_id=message.checkpoint_id
+                    ),
+                )
+            case SnapshotRequest():
+                self._snapshot_from_outside(message)
+            case QueryJob():
+                return self._job_view(now)
             case CoordinatorReport():
                 self._complete(message)
             case QueryProgress():
@@ -571,6 +591,8 @@ class JobMaster(pykka.ThreadingActor):
     # --- the end ----------------------------------------------------------------------------------
 
     def _complete(self, report: CoordinatorReport) -> None:
+        for rid in list(self._replies):
+            self._reply(rid, SnapshotOutcome(failure=f"the job ended ({self.status.status.value})"))
         self._stop_tasks()
         if self.coordinator is not None:
             with contextlib.suppress(pykka.ActorDeadError):
@@ -602,6 +624,8 @@ class JobMaster(pykka.ThreadingActor):
             restarts=self.attempt,
             failures=list(self.failures),
             savepoints=list(self.savepoints),
+            task_metrics={str(task): m for task, m in self.task_metrics.items()},
+            epoch_ms=self.runtime.epoch_ms,
         )
 
     def _set_result(self, result: JobResult) -> None:
@@ -609,9 +633,62 @@ class JobMaster(pykka.ThreadingActor):
             self._result_set = True
             self.result.set(result)
 
+    # --- from outside the actor system (the REST API, actors/web.py) -------------------------------
+
+    def _job_view(self, now: int) -> dict[str, Any]:
+        """What ``QueryJob`` answers: the job as the REST API shows it."""
+        return {
+            "job_id": self.job_id,
+            "status": self.status.status.value,
+            "status_history": [(s.value, t) for s, t in self.status.history],
+            "now": now,
+            "epoch_ms": self.runtime.epoch_ms,
+            "attempt": self.attempt,
+            "task_states": {str(t): s.value for t, s in self.task_states.states.items()},
+            "task_metrics": {str(t): m for t, m in self.task_metrics.items()},
+            "tasks": {str(t): ref for t, ref in self.tasks.items()},
+            "coordinator": self.coordinator,
+            "failure": self.failure,
+            "failures": list(self.failures),
+            "savepoints": list(self.savepoints),
+        }
+
+    def _snapshot_from_outside(self, request: SnapshotRequest) -> None:
+        """A savepoint (as one the job asked for itself), a stop-with-savepoint or a
+        checkpoint; its outcome completes ``request.reply``."""
+        if self.status.status is not JobStatus.RUNNING or self.coordinator is None:
+            status = self.status.status.value
+            request.reply.set(SnapshotOutcome(failure=f"the job is {status}, not RUNNING"))
+            return
+        if request.kind in ("savepoint", "stop"):
+            self.savepoint_requests.append(
+                SavepointRequest(directory=request.directory, stop=request.kind == "stop")
+            )
+            index = len(self.savepoint_requests) - 1
+            self._replies[SAVEPOINT_REQUEST_BASE + index] = request.reply
+            self._trigger_savepoint(index)
+            return
+        self._checkpoint_requests += 1
+        rid = CHECKPOINT_REQUEST_BASE + self._checkpoint_requests
+        self._replies[rid] = request.reply
+        full = request.kind == "full_checkpoint"
+        self.coordinator.tell(
+            TriggerCheckpointRequest(
+                request_id=rid,
+                snapshot_type=SnapshotType.FULL_CHECKPOINT if full else SnapshotType.CHECKPOINT,
+            )
+        )
+
+    def _reply(self, rid: int, outcome: SnapshotOutcome) -> None:
+        reply = self._replies.pop(rid, None)
+        if reply is not None:
+            reply.set(outcome)
+
 
 #: request ids of savepoints the JobMaster asks for (periodic checkpoints use negative ids)
 SAVEPOINT_REQUEST_BASE = 1_000_000
+#: request ids of checkpoints asked for from outside (the REST API)
+CHECKPOINT_REQUEST_BASE = 2_000_000
 
 
 def _empty_report() -> CoordinatorReport:

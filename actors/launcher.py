@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pykka
 
@@ -67,6 +67,7 @@ def execute(
     timeout: float | None = None,
     progress: Progress | None = None,
     progress_interval: float = 0.5,
+    observer: JobObserver | None = None,
 ) -> JobResult:
     """Deploy ``job`` on actors, wait for it to end, stop every actor, return the result.
 
@@ -74,7 +75,8 @@ def execute(
     ``seed`` (default ``ckptsim.seed``) seeds every random choice, and in the simulation the
     schedule, whose first choices ``schedule`` may fix; ``faults`` (``actors.faults``) are
     injected; ``timeout`` in seconds (virtual
-    seconds in the simulation) cancels the job.
+    seconds in the simulation) cancels the job; ``observer`` hears the job start and end
+    (the REST API, ``actors.web.JobRegistry``).
     """
     if timeout is not None and not 0 < timeout <= threading.TIMEOUT_MAX:  # nan fails too
         raise ValueError(
@@ -121,7 +123,30 @@ def execute(
     rt.faults = fault_plan
     scope = rt.activated() if isinstance(rt, SimulationRuntime) else contextlib.nullcontext()
     with scope:
-        return _run(job, conf, plan, rt, seed, setup, timeout, progress, progress_interval)
+        result = _run(
+            job, conf, plan, rt, seed, setup, timeout, progress, progress_interval, observer
+        )
+    from actors.web import archive_job  # noqa: PLC0415 - only jobs that archive need it
+
+    archive_job(job, conf, result, restart_strategy=setup.restart.describe())
+    return result
+
+
+class JobObserver(Protocol):
+    """Hears a job start (with its JobMaster) and end; called from the launcher's thread."""
+
+    def job_started(
+        self,
+        *,
+        job: JobGraph,
+        conf: Configuration,
+        job_id: str,
+        master: pykka.ActorRef[Any],
+        runtime: ActorRuntime,
+        restart_strategy: str,
+    ) -> None: ...
+
+    def job_ended(self, job_id: str, result: JobResult) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,6 +167,7 @@ def _run(
     timeout: float | None,
     progress: Progress | None,
     progress_interval: float,
+    observer: JobObserver | None = None,
 ) -> JobResult:
     job_id = uuid.UUID(int=seed * 2**64 + 1).hex if rt.deterministic else uuid.uuid4().hex
     base_dir = plan.checkpoint.checkpoint_dir
@@ -201,6 +227,15 @@ def _run(
                 if temporary and rt.deterministic
                 else str(storage.root),
             )
+            if observer is not None:
+                observer.job_started(
+                    job=job,
+                    conf=conf,
+                    job_id=job_id,
+                    master=master,
+                    runtime=rt,
+                    restart_strategy=setup.restart.describe(),
+                )
             master.tell(Deploy())
             if isinstance(rt, ThreadedRuntime):
                 rt.on_fatal(partial(_fail_job, master))
@@ -224,6 +259,8 @@ def _run(
                         "behind, as daemons)"
                     ) from None
             result_holder.append(result)
+            if observer is not None:
+                observer.job_ended(job_id, result)
         finally:
             if reporter is not None:
                 reporter.stop()

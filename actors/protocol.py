@@ -72,6 +72,8 @@ class TaskStateUpdate:
     message: str | None = None
     #: which deployment of the task (updates of an earlier attempt are stale)
     attempt: int = 0
+    #: the task's IO metrics at this moment (``TaskIOMetrics.snapshot``), for the REST API
+    metrics: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -146,6 +148,7 @@ class RequestOutcome:
     request_id: int
     path: str | None
     failure: str | None
+    checkpoint_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,3 +162,30 @@ class SourceProgress:
 @dataclass(frozen=True, slots=True)
 class QueryProgress:
     """Ask (from outside the actor system only) for a progress snapshot."""
+
+
+# --- from outside the actor system (the REST API: actors/web.py) -----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QueryJob:
+    """Ask (from outside the actor system only) for the job as the REST API shows it: status
+    and its history, task states and their last metrics, the task and coordinator refs."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SnapshotRequest:
+    """A savepoint, a stop-with-savepoint or a checkpoint asked for from outside (Flink's
+    ``POST /jobs/:jobid/savepoints``, ``/stop``, ``/checkpoints``); ``reply`` (a future) is
+    completed with a ``SnapshotOutcome``."""
+
+    kind: str  # "savepoint" | "stop" | "checkpoint" | "full_checkpoint"
+    directory: str | None = None
+    reply: Any = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SnapshotOutcome:
+    path: str | None = None
+    checkpoint_id: int | None = None
+    failure: str | None = None

@@ -101,17 +101,3 @@ def progress_line(snapshot: dict[str, Any]) -> str:
         f"checkpoints {counts.get('completed', 0)} completed / {counts.get('failed', 0)} failed / "
         f"{counts.get('in_progress', 0)} in progress, {bp}"
     )
-
-
-def rest_statistics(result: JobResult) -> dict[str, Any]:
-    """Flink's REST shape: ``/jobs/:jobid/checkpoints`` and the per-checkpoint details."""
-    return {
-        "jobs": {
-            result.job_id: {
-                "checkpoints": result.checkpoints,
-                "checkpoints/details": {
-                    str(k): v for k, v in sorted(result.checkpoint_details.items())
-                },
-            }
-        }
-    }

@@ -52,6 +52,9 @@ def active_simulation() -> SimulationRuntime | None:
     return _ACTIVE.get()
 
 
+SIMULATION_EPOCH_MS = 1_767_225_600_000
+
+
 #: a simulated timer: (due µs, sequence, actor urn, key, actor)
 _TimerEntry = tuple[int, int, str, Hashable, pykka.ActorRef[Any]]
 
@@ -122,6 +125,9 @@ class SimulationRuntime:
 
     name = "simulation"
     deterministic = True
+    #: virtual time 0 is this epoch instant (2026-01-01T00:00:00Z), so that the REST API's
+    #: epoch timestamps of a seed's run are always the same
+    epoch_ms = SIMULATION_EPOCH_MS
     #: one default action per scheduling step: every buffer is a point where schedules differ
     default_action_budget = 1
 

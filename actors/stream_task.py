@@ -60,6 +60,7 @@ from runtime.messages import (
     SnapshotWritten,
     StartTask,
 )
+from runtime.metrics import TaskIOMetrics
 from runtime.network import Buffer, CancelCheckpointMarker, CheckpointBarrier, EndOfPartition
 from runtime.status import ExecutionState
 from runtime.storage import CheckpointStorageError, FileSystemCheckpointStorage
@@ -117,6 +118,8 @@ class StreamTask(pykka.ThreadingActor):
         self._sink_states: dict[int, dict[str, Any]] = {}
         self._sync_ms: dict[int, int] = {}
         self._default_requested = False
+        #: Flink's per-subtask IO metrics (records, bytes, back-pressured/idle/busy time)
+        self.io = TaskIOMetrics()
 
     def on_start(self) -> None:
         self.log = log.bind(task=str(self.spec.task), attempt=self.spec.attempt)
@@ -139,6 +142,7 @@ class StreamTask(pykka.ThreadingActor):
             return
         if isinstance(message, StartTask):
             self._restore_connectors()  # before any record reaches them
+            self.io.start(clock.now())
         started = clock.now()
         self._handle(message, started)
         self._run_default_actions()
@@ -157,7 +161,15 @@ class StreamTask(pykka.ThreadingActor):
             if fault is not None:
                 self.log.info("fault_injected", fault=repr(fault))
                 effects = core.fail(f"injected fault: {fault!r}")
-        self._apply(effects, self.runtime.clock.now() - now)
+        end = self.runtime.clock.now()
+        self._apply(effects, end - now)
+        self.io.observe(
+            now,
+            end,
+            records_in=core.records_in,
+            records_out=core.records_out,
+            backpressured=core.is_backpressured,
+        )
         step = self.report_records_every
         if step and core.records_in // step > self._reported:
             self._reported = core.records_in // step
@@ -183,7 +195,9 @@ class StreamTask(pykka.ThreadingActor):
             match effect:
                 case SendToOutput(channel=channel, item=item):
                     self.outputs[channel].tell(Deliver(item))
-                    if not isinstance(item, Buffer):
+                    if isinstance(item, Buffer):
+                        self.io.wrote(item.size)
+                    else:
                         self._trace_sent(channel, item)
                 case AckInput(channel=channel):
                     self.inputs[channel].tell(Consumed())
@@ -285,6 +299,7 @@ class StreamTask(pykka.ThreadingActor):
             "records_out": self.core.records_out,
             "backpressured": self.core.is_backpressured,
             "status": self.core.status,
+            "io": self.io.snapshot(self.runtime.clock.now()),
         }
 
     def _trace_sent(self, channel: int, item: object) -> None:
@@ -367,9 +382,16 @@ class StreamTask(pykka.ThreadingActor):
         self._report(state)
 
     def _report(self, state: ExecutionState, message: str | None = None) -> None:
+        now = self.runtime.clock.now()
+        if state.is_terminal:
+            self.io.end(now)
         self.job_master.tell(
             TaskStateUpdate(
-                task=self.spec.task, state=state, message=message, attempt=self.spec.attempt
+                task=self.spec.task,
+                state=state,
+                message=message,
+                attempt=self.spec.attempt,
+                metrics=self.io.snapshot(now),
             )
         )
 

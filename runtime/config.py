@@ -440,6 +440,34 @@ OPTIONS: tuple[ConfigOption, ...] = (
         minimum=0,
     ),
     _opt(
+        "rest.address",
+        "string",
+        "localhost",
+        "Address of the REST API and web page (ckptsim run --web) that clients connect to.",
+    ),
+    _opt(
+        "rest.bind-address",
+        "string",
+        None,
+        "Address the REST server binds to (default: rest.address; 0.0.0.0 for every interface).",
+        deprecated=("web.address", "jobmanager.web.address"),
+    ),
+    _opt(
+        "rest.port",
+        "int",
+        8081,
+        "Port of the REST API and web page (ckptsim run --web); 0 picks a free port.",
+        deprecated=("web.port",),
+        minimum=0,
+    ),
+    _opt(
+        "jobmanager.archive.fs.dir",
+        "string",
+        None,
+        "Directory a job's archive is written to when it ends (Flink's layout; ckptsim serve "
+        "and Flink's HistoryServer read it).",
+    ),
+    _opt(
         "taskmanager.network.memory.buffers-per-channel",
         "int",
         2,
