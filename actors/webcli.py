@@ -226,10 +226,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except UsageError as error:
         print(f"ckptsim serve: {error}", file=sys.stderr)
         return EXIT_USAGE
-    print(f"{len(jobs)} archived job(s)", file=sys.stderr)
-    print_urls(server)
     try:
-        serve_forever(server.page_url)
+        # SIGTERM is an interrupt from before the URLs are printed: a caller that reads them
+        # and stops the server at once must not kill the process with the default handler
+        with sigterm_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
+            print(f"{len(jobs)} archived job(s)", file=sys.stderr)
+            print_urls(server)
+            serve_forever(server.page_url)
     finally:
         server.stop()
     return EXIT_OK
