@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck unit conformance java clean bench
+.PHONY: demo test lint typecheck unit conformance java clean bench pictures
 
 $(STAMP): setup.cfg pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
@@ -32,11 +32,13 @@ demo: $(STAMP) java
 	@echo
 	$(BIN)/ckptsim conformance -q tests/conformance
 	@echo
+	@mkdir -p build
 	@echo "== a keyed running sum behind a slow operator, aligned checkpoints =="
-	$(BIN)/ckptsim run examples/slow_running_sum.py -p 2
+	$(BIN)/ckptsim run examples/slow_running_sum.py -p 2 --timeline build/timeline-aligned.png --stats build/archive-aligned.json
 	@echo
 	@echo "== the same job, unaligned checkpoints =="
-	$(BIN)/ckptsim run examples/slow_running_sum.py -p 2 -D execution.checkpointing.unaligned.enabled=true
+	$(BIN)/ckptsim run examples/slow_running_sum.py -p 2 -D execution.checkpointing.unaligned.enabled=true --timeline build/timeline-unaligned.png --stats build/archive-unaligned.json
+	@echo "Browse both runs (Flink's REST API and the web page): $(BIN)/ckptsim serve build/archive-aligned.json build/archive-unaligned.json"
 	@echo
 	@echo "== the same job on the deterministic simulation (seed 7, virtual time), its trace checked =="
 	@trace=$$(mktemp -t ckptsim-trace-XXXXXX.jsonl) && \
@@ -46,6 +48,13 @@ demo: $(STAMP) java
 	@echo
 	@echo "== failure and recovery: a task fails, an actor crashes; restored from the latest checkpoint, output verified =="
 	$(BIN)/python examples/failure_recovery.py
+
+# the README's picture: the slow running sum, aligned then unaligned, on the simulation (seed 7)
+pictures: $(STAMP)
+	@mkdir -p build docs
+	$(BIN)/ckptsim run examples/slow_running_sum.py -p 2 --simulate --seed 7 -q -D web.checkpoints.history=100 --stats build/slow-running-sum-aligned.json
+	$(BIN)/ckptsim run examples/slow_running_sum.py -p 2 --simulate --seed 7 -q -D web.checkpoints.history=100 -D execution.checkpointing.unaligned.enabled=true --stats build/slow-running-sum-unaligned.json
+	$(BIN)/ckptsim timeline build/slow-running-sum-aligned.json build/slow-running-sum-unaligned.json -o docs/timeline-slow-running-sum.png
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py

@@ -15,6 +15,7 @@ from runtime.datastream import StreamExecutionEnvironment as _Environment
 from runtime.graph import GraphError, JobGraph
 from runtime.job import JobResult
 from runtime.operators import KeyedProcessFunction, RuntimeContext
+from runtime.restart import bound_restarts_by_default
 from runtime.state import ListState, ValueState
 
 
@@ -47,8 +48,13 @@ class StreamExecutionEnvironment(_Environment):
         active = session.current()
         if active is not None:
             self.configuration.override(active.settings)
+            if active.bounded_restarts and bound_restarts_by_default(self.configuration):
+                active.bounded.append(name)
             options = {**active.options, **options}
-        result = super().execute(name, **options)
+            with active.pause_script_timer():
+                result = super().execute(name, **options)
+        else:
+            result = super().execute(name, **options)
         if active is not None:
             active.results.append(result)
         return result

@@ -8,16 +8,20 @@ Commands:
   config                list the configuration keys ckptsim understands, with defaults
 
 Exit status: 0 success, 1 the job failed or a check failed, 2 bad input (a script that
-cannot run, an unknown key, a missing path, an unknown command or option).
+cannot run, an unknown key, a missing path, an unknown command or option, a checkpoint that
+cannot be restored, an incomplete trace), 130 Ctrl-C, 143 SIGTERM.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import json
 import logging
+import math
 import os
+import signal
 import sys
 import threading
 from collections.abc import Iterator, MutableMapping, Sequence
@@ -26,6 +30,8 @@ from typing import IO, Any
 
 import structlog
 from structlog.testing import capture_logs
+
+from actors.webcli import add_commands, add_run_options
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -121,13 +127,25 @@ def configure_logging(
 def captured_protocol_events() -> Iterator[list[MutableMapping[str, Any]]]:
     """Collect the protocol events (info level and above) logged inside the block, whatever
     the console level, then put the logging configuration back (``actors.testing`` uses it)."""
-    previous = structlog.get_config()
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
-    try:
+    with _logging_restored():
+        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
         with capture_logs() as events:
             yield events
+
+
+@contextlib.contextmanager
+def _logging_restored() -> Iterator[None]:
+    """Put structlog's configuration back as it was, unconfigured included (so that ckptsim,
+    used as a library, stays quiet: ``actors.logs``)."""
+    configured = structlog.is_configured()
+    previous = structlog.get_config()
+    try:
+        yield
     finally:
-        structlog.configure(**previous)
+        if configured:
+            structlog.configure(**previous)
+        else:
+            structlog.reset_defaults()
 
 
 def _scenario_files(paths: Sequence[str]) -> list[Path]:
@@ -143,14 +161,6 @@ def _scenario_files(paths: Sequence[str]) -> list[Path]:
     return files
 
 
-def _writable(path: str) -> bool:
-    target = Path(path)
-    if target.exists():
-        return target.is_file() and os.access(target, os.W_OK)
-    parent = target.parent if str(target.parent) else Path(".")
-    return parent.is_dir() and os.access(parent, os.W_OK)
-
-
 def _settings(pairs: list[str]) -> dict[str, str]:
     settings: dict[str, str] = {}
     for pair in pairs:
@@ -162,14 +172,10 @@ def _settings(pairs: list[str]) -> dict[str, str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from actors import report
-    from actors.launcher import JobCancellationTimeout
-    from actors.scripts import ScriptError, run_script
-    from actors.session import Session
-    from actors.simulation import SimulationStalled
     from runtime.config import ConfigError, Configuration
 
     try:
+        timeout = _timeout(args.timeout)
         settings = _settings(args.define)
         if args.parallelism is not None:
             settings["parallelism.default"] = str(args.parallelism)
@@ -196,27 +202,57 @@ def cmd_run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-    if args.stats and not _writable(args.stats):
-        print(f"ckptsim run: cannot write the stats file {args.stats}", file=sys.stderr)
+    from actors.webcli import RunOutputs, UsageError
+
+    try:  # --stats, --timeline, --web: checked, and the server started, before the job
+        outputs = RunOutputs.prepare(args, settings)
+    except UsageError as error:
+        print(f"ckptsim run: {error}", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        return _run_with_outputs(args, settings, outputs, timeout)
+    finally:
+        outputs.close()
+
+
+def _run_with_outputs(
+    args: argparse.Namespace, settings: dict[str, str], outputs: Any, timeout: float | None
+) -> int:
+    from actors import report
+    from actors.launcher import JobCancellationTimeout
+    from actors.scripts import ScriptError, ScriptTimeout, run_script
+    from actors.session import Session
+    from actors.simulation import SimulationStalled
+    from runtime.restart import BOUNDED_RESTARTS
+
     interactive = sys.stderr.isatty() and not args.quiet
 
     def show(snapshot: dict[str, object]) -> None:
         print("\r" + report.progress_line(snapshot).ljust(100), end="", file=sys.stderr, flush=True)
 
-    options: dict[str, object] = {"timeout": args.timeout}
+    options: dict[str, object] = {"timeout": timeout, **outputs.options}
     if args.simulate:
         options["runtime"] = "simulation"
     if args.seed is not None:
         options["seed"] = args.seed
     if interactive and not args.simulate:
         options["progress"] = show
-    session = Session(settings=settings, options=options)
+    session = Session(settings=settings, options=options, bounded_restarts=True)
     try:
-        result = run_script(args.script, session)
+        with _sigterm_interrupts():
+            result = run_script(args.script, session, timeout=timeout)
     except ScriptError as error:
         print(f"ckptsim run: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except ScriptTimeout as where:
+        print(
+            f"ckptsim run: {where}: stopped after --timeout {args.timeout} s: the script's own "
+            "code (outside its job) was still running",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM: the job was cancelled and cleaned up
+        return _interrupted(stop, quiet=args.quiet, summary_to_stderr=args.stats == "-")
     except SimulationStalled as error:
         print(f"ckptsim run: the simulation stalled: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -226,12 +262,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if interactive:
             print(file=sys.stderr)
-    if args.stats:
-        Path(args.stats).write_text(
-            json.dumps(report.rest_statistics(result), indent=1, default=str)
+    outputs.finish()  # the archive (--stats), the timeline
+    if not args.quiet:  # on stderr when the archive goes to stdout
+        print(report.summary_table(result), file=sys.stderr if args.stats == "-" else sys.stdout)
+    if result.restarts and not result.succeeded and result.name in session.bounded:
+        print(
+            f"ckptsim run: the job restarted at most {BOUNDED_RESTARTS[_ATTEMPTS]} times, the "
+            "command line's default when a checkpointed job configures no restart strategy; "
+            "for Flink's (unlimited attempts) give -D restart-strategy.type=exponential-delay",
+            file=sys.stderr,
         )
-    if not args.quiet:
-        print(report.summary_table(result))
+    outputs.serve()  # --web: until Ctrl-C
     return EXIT_OK if result.succeeded else EXIT_FAILED
 
 
@@ -277,6 +318,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"ckptsim check: {args.trace_file} holds no events", file=sys.stderr)
         return EXIT_USAGE
     report = check_trace(events)
+    if report.violation is not None and report.violation.incomplete:
+        print(f"ckptsim check: {args.trace_file}: {report.violation.render()}", file=sys.stderr)
+        return EXIT_USAGE
     if report.violation is not None:
         print(report.violation.render())
         return EXIT_FAILED
@@ -302,6 +346,64 @@ def cmd_config(args: argparse.Namespace) -> int:
         inert = f"  [no effect in ckptsim: {opt.inert}]" if opt.inert else ""
         print(f"{opt.key} = {default}{deprecated}{inert}\n    {opt.description}")
     return EXIT_OK
+
+
+_ATTEMPTS = "restart-strategy.fixed-delay.attempts"
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during ``ckptsim run``: handled as Ctrl-C is (the job is cancelled, its actors
+    stopped and its temporary checkpoint directory removed), then exit 143."""
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """While the run lasts, SIGTERM raises ``Terminated`` in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(stop: KeyboardInterrupt, *, quiet: bool, summary_to_stderr: bool = False) -> int:
+    """One line (after the cancelled job's summary, if a job was running); 130 or 143."""
+    from actors import report
+    from actors.launcher import JobInterrupted
+
+    result = stop.result if isinstance(stop, JobInterrupted) else None
+    cause = stop.cause if isinstance(stop, JobInterrupted) else stop
+    if result is not None and not quiet:
+        print(report.summary_table(result), file=sys.stderr if summary_to_stderr else sys.stdout)
+    terminated = isinstance(cause, Terminated)
+    what = "terminated (SIGTERM)" if terminated else "interrupted (Ctrl-C)"
+    done = f": job {result.name!r} was cancelled" if result is not None else ""
+    print(f"ckptsim run: {what}{done}", file=sys.stderr)
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+
+
+def _timeout(text: str | None) -> float | None:
+    """``--timeout``: seconds, a number > 0 that a wait can take (not nan, not inf)."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= threading.TIMEOUT_MAX:
+        raise ValueError(
+            f"--timeout takes a number of seconds > 0 and at most {threading.TIMEOUT_MAX:.0f}, "
+            f"got {text!r}"
+        )
+    return value
 
 
 def _seed(text: str) -> int:
@@ -337,15 +439,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--parallelism", "-p", type=int, default=None)
     run.add_argument("--trace", metavar="FILE", help="write every protocol event as a JSON line")
-    run.add_argument(
-        "--stats", metavar="FILE", help="write checkpoint statistics in Flink's REST JSON shape"
-    )
+    add_run_options(run)  # --stats, --web, --flink-dashboard, --timeline
     run.add_argument(
         "--timeout",
-        type=float,
         default=None,
         metavar="SECONDS",
-        help="cancel the job after this long",
+        help="cancel the job after this long (virtual seconds with --simulate); the script's "
+        "own code outside its jobs gets as many real seconds",
     )
     run.add_argument(
         "--simulate",
@@ -402,6 +502,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
     config = sub.add_parser("config", help="list supported configuration keys")
     config.set_defaults(func=cmd_config)
+    add_commands(sub)  # serve, timeline, list, cancel, savepoint, stop
     return parser
 
 
@@ -421,20 +522,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as error:
             print(f"ckptsim: cannot write the trace file: {error}", file=sys.stderr)
             return EXIT_USAGE
-    previous = structlog.get_config()
-    configure_logging(args.log_format, args.log_level, trace)
-    try:
-        result: int = args.func(args)
-    except BrokenPipeError:  # e.g. `ckptsim run job.py | head`: the reader left, so do we
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        result = EXIT_OK
-    finally:
-        structlog.configure(**previous)  # leave logging as it was (matters when embedded)
-        if trace is not None:
-            trace.close()
+    with _logging_restored():  # leave logging as it was (matters when embedded)
+        configure_logging(args.log_format, args.log_level, trace)
+        try:
+            result: int = args.func(args)
+        except KeyboardInterrupt:
+            print("ckptsim: interrupted (Ctrl-C)", file=sys.stderr)
+            result = EXIT_INTERRUPTED
+        except BrokenPipeError:  # e.g. `ckptsim run job.py | head`: the reader left, so do we
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            result = EXIT_OK
+        finally:
+            if trace is not None:
+                trace.close()
     return result
 
 
+def console() -> None:
+    """The ``ckptsim`` program: ``main``, then exit even if the script left threads running
+    (Python would wait for every non-daemon thread at exit, and a script's forgotten thread
+    would keep the finished run from ever returning)."""
+    code = main()
+    left = [
+        t
+        for t in threading.enumerate()
+        if t is not threading.main_thread() and not t.daemon and t.is_alive()
+    ]
+    if not left:
+        sys.exit(code)
+    names = ", ".join(repr(t.name) for t in left)
+    print(f"ckptsim: not waiting for thread(s) the script left running: {names}", file=sys.stderr)
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_functions is not None:
+        run_exit_functions()  # what a normal exit runs (after waiting for those threads)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pykka
-import structlog
 
 from actors.execution import ActorRuntime
 from actors.faults import DelayAcknowledgement
+from actors.logs import get_logger
 from actors.protocol import (
     CheckpointFailure,
     ListRetainedCheckpoints,
@@ -52,7 +52,7 @@ from runtime.messages import (
 )
 from runtime.storage import FileSystemCheckpointStorage
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -229,7 +229,11 @@ class CoordinatorActor(pykka.ThreadingActor):
                     if future is not None:
                         future.set(checkpoint)
                     elif rid > 0:  # asked for by the JobMaster (a savepoint)
-                        self.job_master.tell(RequestOutcome(rid, checkpoint.external_path, None))
+                        self.job_master.tell(
+                            RequestOutcome(
+                                rid, checkpoint.external_path, None, checkpoint.checkpoint_id
+                            )
+                        )
                 case (
                     RequestFailed(request_id=rid, reason=reason)
                     | RequestDeclined(request_id=rid, reason=reason)

@@ -28,6 +28,8 @@ class ActorRuntime(Protocol):
     default_action_budget: int
     #: faults to inject into this run
     faults: FaultPlan
+    #: epoch milliseconds at the clock's 0: what the REST API shows timestamps against
+    epoch_ms: int
 
     def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]: ...
 
@@ -64,7 +66,9 @@ class ThreadedRuntime:
         from actors.input_channel import InlineInputChannel, InputChannel  # noqa: PLC0415
 
         self.clock: Clock = SystemClock()
-        self.timers = TimerService(self.clock)
+        self.epoch_ms = time.time_ns() // 1_000_000 - self.clock.now()
+        self._fatal: Callable[[str], None] | None = None
+        self.timers = TimerService(self.clock, on_death=self._timers_died)
         self.faults = FaultPlan()
         #: every actor of this runtime (one job's), for stopping them at the end
         self.spawned: list[pykka.ActorRef[Any]] = []
@@ -74,6 +78,17 @@ class ThreadedRuntime:
         self._async = ThreadPoolExecutor(
             max_workers=max(1, async_threads), thread_name_prefix="ckptsim-async"
         )
+
+    def on_fatal(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(cause)`` if the runtime breaks under the job (its timer thread dies),
+        at once if it has already."""
+        self._fatal = callback
+        if self.timers.death is not None:
+            callback(self.timers.death)
+
+    def _timers_died(self, cause: str) -> None:
+        if self._fatal is not None:
+            self._fatal(cause)
 
     def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]:
         ref = cls.start(*args, **kwargs)

@@ -17,16 +17,16 @@ from dataclasses import dataclass
 from typing import Any, assert_never
 
 import pykka
-import structlog
 
 from actors.execution import ActorRuntime
 from actors.faults import StallChannel
 from actors.inline import InlineActor
+from actors.logs import get_logger
 from actors.protocol import AllRecordsProcessed, Credit, Deliver, WireChannel
 from runtime.messages import AllDataProcessed, InputItem, OutputCredit, TimerFired
 from runtime.network import ChannelItem, CheckpointBarrier
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)

@@ -17,21 +17,25 @@ from dataclasses import dataclass
 from typing import Any
 
 import pykka
-import structlog
 
 from actors.coordinator import CoordinatorActor
 from actors.execution import ActorRuntime
+from actors.logs import get_logger
 from actors.protocol import (
     CancelJob,
     CheckpointFailure,
     Deploy,
+    FailJob,
     JobTimer,
     ListRetainedCheckpoints,
+    QueryJob,
     QueryProgress,
     RequestOutcome,
     RestartJob,
     RetainedCheckpoints,
     SinkResults,
+    SnapshotOutcome,
+    SnapshotRequest,
     SourceProgress,
     TaskStateUpdate,
     WireChannel,
@@ -70,7 +74,7 @@ from runtime.status import ExecutionState, JobStatus
 from runtime.storage import FileSystemCheckpointStorage, load_checkpoint
 from runtime.task import TaskRestore
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +146,11 @@ class JobMaster(pykka.ThreadingActor):
         self._committed: set[tuple[str, TaskId, int | str]] = set()
         self._source_records: dict[TaskId, int] = {}
         self._requested: set[int] = set()
+        #: the tasks' IO metrics as they last reported them (the REST API's vertex metrics)
+        self.task_metrics: dict[TaskId, dict[str, Any]] = {}
+        #: futures of snapshots asked for from outside, by request id
+        self._replies: dict[int, Any] = {}
+        self._checkpoint_requests = 0
 
     def _collect_sinks(self) -> list[str]:
         return [
@@ -192,6 +201,8 @@ class JobMaster(pykka.ThreadingActor):
                 self._schedule_savepoints(now)
             case TaskStateUpdate(task=task, state=state, message=text, attempt=attempt):
                 if attempt == self.attempt:  # an earlier deployment's news is stale
+                    if message.metrics is not None:
+                        self.task_metrics[task] = {**message.metrics, "state": state.value}
                     self._task_state(task, state, text, now)
             case SinkResults(
                 sink=sink, task=task, records=records, txn=txn, attempt=attempt, buffers=buffers
@@ -220,6 +231,8 @@ class JobMaster(pykka.ThreadingActor):
                 elif self.status.status is JobStatus.CREATED:
                     self.status.transition(JobStatus.CANCELLING, now)
                     self._terminate(now)
+            case FailJob(cause=cause):
+                self._give_up(cause, now)
             case TimerFired(key=RestartJob(attempt=attempt)):
                 if self.status.status is JobStatus.RESTARTING and attempt == self.attempt:
                     assert self.coordinator is not None
@@ -236,6 +249,16 @@ class JobMaster(pykka.ThreadingActor):
                 self._check_record_savepoints()
             case RequestOutcome(request_id=rid, path=path, failure=failure):
                 self._savepoint_outcome(rid, path, failure, now)
+                self._reply(
+                    rid,
+                    SnapshotOutcome(
+                        path=path, failure=failure, checkpoint_id=message.checkpoint_id
+                    ),
+                )
+            case SnapshotRequest():
+                self._snapshot_from_outside(message)
+            case QueryJob():
+                return self._job_view(now)
             case CoordinatorReport():
                 self._complete(message)
             case QueryProgress():
@@ -424,6 +447,8 @@ class JobMaster(pykka.ThreadingActor):
                     self.plan, loaded, ignore_unclaimed=self.ignore_unclaimed_state
                 )
             except (OSError, RestoreError) as error:  # missing or damaged: try the one before
+                # the trace checker accepts a restore of an older checkpoint only when each
+                # newer one it skipped is named by this event (runtime/tracecheck.py)
                 self.log.warning(
                     "checkpoint_unusable", checkpoint_id=checkpoint_id, error=str(error)
                 )
@@ -572,6 +597,8 @@ class JobMaster(pykka.ThreadingActor):
     # --- the end ----------------------------------------------------------------------------------
 
     def _complete(self, report: CoordinatorReport) -> None:
+        for rid in list(self._replies):
+            self._reply(rid, SnapshotOutcome(failure=f"the job ended ({self.status.status.value})"))
         self._stop_tasks()
         if self.coordinator is not None:
             with contextlib.suppress(pykka.ActorDeadError):
@@ -603,6 +630,8 @@ class JobMaster(pykka.ThreadingActor):
             restarts=self.attempt,
             failures=list(self.failures),
             savepoints=list(self.savepoints),
+            task_metrics={str(task): m for task, m in self.task_metrics.items()},
+            epoch_ms=self.runtime.epoch_ms,
         )
 
     def _set_result(self, result: JobResult) -> None:
@@ -610,9 +639,62 @@ class JobMaster(pykka.ThreadingActor):
             self._result_set = True
             self.result.set(result)
 
+    # --- from outside the actor system (the REST API, actors/web.py) -------------------------------
+
+    def _job_view(self, now: int) -> dict[str, Any]:
+        """What ``QueryJob`` answers: the job as the REST API shows it."""
+        return {
+            "job_id": self.job_id,
+            "status": self.status.status.value,
+            "status_history": [(s.value, t) for s, t in self.status.history],
+            "now": now,
+            "epoch_ms": self.runtime.epoch_ms,
+            "attempt": self.attempt,
+            "task_states": {str(t): s.value for t, s in self.task_states.states.items()},
+            "task_metrics": {str(t): m for t, m in self.task_metrics.items()},
+            "tasks": {str(t): ref for t, ref in self.tasks.items()},
+            "coordinator": self.coordinator,
+            "failure": self.failure,
+            "failures": list(self.failures),
+            "savepoints": list(self.savepoints),
+        }
+
+    def _snapshot_from_outside(self, request: SnapshotRequest) -> None:
+        """A savepoint (as one the job asked for itself), a stop-with-savepoint or a
+        checkpoint; its outcome completes ``request.reply``."""
+        if self.status.status is not JobStatus.RUNNING or self.coordinator is None:
+            status = self.status.status.value
+            request.reply.set(SnapshotOutcome(failure=f"the job is {status}, not RUNNING"))
+            return
+        if request.kind in ("savepoint", "stop"):
+            self.savepoint_requests.append(
+                SavepointRequest(directory=request.directory, stop=request.kind == "stop")
+            )
+            index = len(self.savepoint_requests) - 1
+            self._replies[SAVEPOINT_REQUEST_BASE + index] = request.reply
+            self._trigger_savepoint(index)
+            return
+        self._checkpoint_requests += 1
+        rid = CHECKPOINT_REQUEST_BASE + self._checkpoint_requests
+        self._replies[rid] = request.reply
+        full = request.kind == "full_checkpoint"
+        self.coordinator.tell(
+            TriggerCheckpointRequest(
+                request_id=rid,
+                snapshot_type=SnapshotType.FULL_CHECKPOINT if full else SnapshotType.CHECKPOINT,
+            )
+        )
+
+    def _reply(self, rid: int, outcome: SnapshotOutcome) -> None:
+        reply = self._replies.pop(rid, None)
+        if reply is not None:
+            reply.set(outcome)
+
 
 #: request ids of savepoints the JobMaster asks for (periodic checkpoints use negative ids)
 SAVEPOINT_REQUEST_BASE = 1_000_000
+#: request ids of checkpoints asked for from outside (the REST API)
+CHECKPOINT_REQUEST_BASE = 2_000_000
 
 
 def _empty_report() -> CoordinatorReport:

@@ -9,16 +9,17 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pykka
-import structlog
 
 from actors.execution import ActorRuntime, ThreadedRuntime
 from actors.faults import Fault, FaultPlan, parse_faults
 from actors.job_master import JobMaster
-from actors.protocol import CancelJob, Deploy, QueryProgress
+from actors.logs import get_logger
+from actors.protocol import CancelJob, Deploy, FailJob, QueryProgress
 from actors.simulation import SimulationRuntime
 from runtime.checkpoint import SavepointRequest
 from runtime.config import Configuration
@@ -28,7 +29,7 @@ from runtime.messages import RestoredFromCheckpoint
 from runtime.restart import RestartStrategy, restart_strategy
 from runtime.storage import FileSystemCheckpointStorage, load_checkpoint, make_temp_dir
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -66,6 +67,7 @@ def execute(
     timeout: float | None = None,
     progress: Progress | None = None,
     progress_interval: float = 0.5,
+    observer: JobObserver | None = None,
 ) -> JobResult:
     """Deploy ``job`` on actors, wait for it to end, stop every actor, return the result.
 
@@ -73,8 +75,14 @@ def execute(
     ``seed`` (default ``ckptsim.seed``) seeds every random choice, and in the simulation the
     schedule, whose first choices ``schedule`` may fix; ``faults`` (``actors.faults``) are
     injected; ``timeout`` in seconds (virtual
-    seconds in the simulation) cancels the job.
+    seconds in the simulation) cancels the job; ``observer`` hears the job start and end
+    (the REST API, ``actors.web.JobRegistry``).
     """
+    if timeout is not None and not 0 < timeout <= threading.TIMEOUT_MAX:  # nan fails too
+        raise ValueError(
+            f"timeout must be a number of seconds > 0 and at most {threading.TIMEOUT_MAX:.0f}, "
+            f"got {timeout!r}"
+        )
     plan = plan_execution(job, conf)
     if seed is None:
         seed = conf["ckptsim.seed"]
@@ -115,7 +123,30 @@ def execute(
     rt.faults = fault_plan
     scope = rt.activated() if isinstance(rt, SimulationRuntime) else contextlib.nullcontext()
     with scope:
-        return _run(job, conf, plan, rt, seed, setup, timeout, progress, progress_interval)
+        result = _run(
+            job, conf, plan, rt, seed, setup, timeout, progress, progress_interval, observer
+        )
+    from actors.web import archive_job  # noqa: PLC0415 - only jobs that archive need it
+
+    archive_job(job, conf, result, restart_strategy=setup.restart.describe())
+    return result
+
+
+class JobObserver(Protocol):
+    """Hears a job start (with its JobMaster) and end; called from the launcher's thread."""
+
+    def job_started(
+        self,
+        *,
+        job: JobGraph,
+        conf: Configuration,
+        job_id: str,
+        master: pykka.ActorRef[Any],
+        runtime: ActorRuntime,
+        restart_strategy: str,
+    ) -> None: ...
+
+    def job_ended(self, job_id: str, result: JobResult) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,6 +167,7 @@ def _run(
     timeout: float | None,
     progress: Progress | None,
     progress_interval: float,
+    observer: JobObserver | None = None,
 ) -> JobResult:
     job_id = uuid.UUID(int=seed * 2**64 + 1).hex if rt.deterministic else uuid.uuid4().hex
     base_dir = plan.checkpoint.checkpoint_dir
@@ -159,6 +191,7 @@ def _run(
     master: pykka.ActorRef[Any] | None = None
     reporter: _ProgressReporter | None = None
     given_up = False
+    interrupted: KeyboardInterrupt | None = None
     with _gc_tuned(conf["ckptsim.gc.young-threshold"]):
         try:
             master = rt.spawn(
@@ -194,13 +227,26 @@ def _run(
                 if temporary and rt.deterministic
                 else str(storage.root),
             )
+            if observer is not None:
+                observer.job_started(
+                    job=job,
+                    conf=conf,
+                    job_id=job_id,
+                    master=master,
+                    runtime=rt,
+                    restart_strategy=setup.restart.describe(),
+                )
             master.tell(Deploy())
+            if isinstance(rt, ThreadedRuntime):
+                rt.on_fatal(partial(_fail_job, master))
             if progress and rt.name == "threaded":
                 reporter = _ProgressReporter(master, progress, progress_interval)
             try:
                 result: JobResult = rt.wait(future, timeout)
-            except (KeyboardInterrupt, pykka.Timeout):
-                log.warning("job_cancel_requested", job=job_id)
+            except (KeyboardInterrupt, pykka.Timeout) as stop:
+                if isinstance(stop, KeyboardInterrupt):
+                    interrupted = stop
+                log.info("job_cancel_requested", job=job_id, cause=type(stop).__name__)
                 with contextlib.suppress(pykka.ActorDeadError):
                     master.tell(CancelJob())
                 try:
@@ -213,6 +259,8 @@ def _run(
                         "behind, as daemons)"
                     ) from None
             result_holder.append(result)
+            if observer is not None:
+                observer.job_ended(job_id, result)
         finally:
             if reporter is not None:
                 reporter.stop()
@@ -223,10 +271,25 @@ def _run(
             rt.shutdown()
             if result_holder:
                 storage.remove_unretained(result_holder[0].retained_checkpoints)
+            elif temporary:  # interrupted again while cancelling: nobody learns of its files
+                storage.remove_unretained([])
             if temporary:
                 _remove_empty(storage.root)
                 _remove_empty(Path(directory))
+    if interrupted is not None:
+        raise JobInterrupted(result, interrupted)
     return result
+
+
+class JobInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or, under ``ckptsim run``, SIGTERM) while the job ran: the job was cancelled, its
+    actors stopped and its temporary files removed before this was raised. ``result`` is the
+    cancelled job's; ``cause`` the interrupt that stopped it."""
+
+    def __init__(self, result: JobResult, cause: KeyboardInterrupt) -> None:
+        super().__init__(f"job {result.name!r} interrupted and cancelled")
+        self.result = result
+        self.cause = cause
 
 
 #: after cancelling, how long to wait for the job to stop (Flink: task.cancellation.timeout)
@@ -280,6 +343,11 @@ def _stop_everything(rt: ActorRuntime, *, wait: float) -> None:
     deadline = time.monotonic() + wait
     for ref in alive:
         ref.actor_stopped.wait(max(0.0, deadline - time.monotonic()))
+
+
+def _fail_job(master: pykka.ActorRef[Any], cause: str) -> None:
+    with contextlib.suppress(pykka.ActorDeadError):
+        master.tell(FailJob(cause=cause))
 
 
 def _remove_empty(path: Path) -> None:

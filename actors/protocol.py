@@ -72,6 +72,8 @@ class TaskStateUpdate:
     attempt: int = 0
     #: FAILED in user code: the operator, the exception and the user's traceback
     failure: TaskFailure | None = None
+    #: the task's IO metrics at this moment (``TaskIOMetrics.snapshot``), for the REST API
+    metrics: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,6 +101,14 @@ class CheckpointFailure:
 @dataclass(frozen=True, slots=True)
 class CancelJob:
     pass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FailJob:
+    """What runs the job broke (its timer thread died): the job fails for good with ``cause``
+    instead of waiting for timers that never fire."""
+
+    cause: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +150,7 @@ class RequestOutcome:
     request_id: int
     path: str | None
     failure: str | None
+    checkpoint_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,3 +164,30 @@ class SourceProgress:
 @dataclass(frozen=True, slots=True)
 class QueryProgress:
     """Ask (from outside the actor system only) for a progress snapshot."""
+
+
+# --- from outside the actor system (the REST API: actors/web.py) -----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QueryJob:
+    """Ask (from outside the actor system only) for the job as the REST API shows it: status
+    and its history, task states and their last metrics, the task and coordinator refs."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SnapshotRequest:
+    """A savepoint, a stop-with-savepoint or a checkpoint asked for from outside (Flink's
+    ``POST /jobs/:jobid/savepoints``, ``/stop``, ``/checkpoints``); ``reply`` (a future) is
+    completed with a ``SnapshotOutcome``."""
+
+    kind: str  # "savepoint" | "stop" | "checkpoint" | "full_checkpoint"
+    directory: str | None = None
+    reply: Any = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SnapshotOutcome:
+    path: str | None = None
+    checkpoint_id: int | None = None
+    failure: str | None = None

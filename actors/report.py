@@ -44,7 +44,7 @@ def summary_table(result: JobResult) -> str:
     ]
     if result.restarts or result.failures:
         lines.append(f"Restarts: {result.restarts}")
-        lines += [f"  failure {n}: {text}" for n, text in enumerate(result.failures, 1)]
+        lines += _failure_lines(result)
     lines += [f"Savepoint: {path}" for path in result.savepoints if path]
     if not history:
         return "\n".join(lines)
@@ -77,6 +77,21 @@ def summary_table(result: JobResult) -> str:
     return "\n".join(lines)
 
 
+def _failure_lines(result: JobResult) -> list[str]:
+    """Each restart with its cause, in order; then a failure that did not restart the job
+    (the one that failed it, or one while it was cancelled) and failed savepoints."""
+    lines, restart = [], 0
+    for text in result.failures:
+        if text.startswith("savepoint failed:"):
+            lines.append(f"  {text}")
+        elif restart < result.restarts:
+            restart += 1
+            lines.append(f"  restart {restart} after: {text}")
+        else:
+            lines.append(f"  not restarted after: {text}")
+    return lines
+
+
 def progress_line(snapshot: dict[str, Any]) -> str:
     counts = snapshot.get("counts", {})
     pressure = snapshot.get("backpressured", [])
@@ -86,17 +101,3 @@ def progress_line(snapshot: dict[str, Any]) -> str:
         f"checkpoints {counts.get('completed', 0)} completed / {counts.get('failed', 0)} failed / "
         f"{counts.get('in_progress', 0)} in progress, {bp}"
     )
-
-
-def rest_statistics(result: JobResult) -> dict[str, Any]:
-    """Flink's REST shape: ``/jobs/:jobid/checkpoints`` and the per-checkpoint details."""
-    return {
-        "jobs": {
-            result.job_id: {
-                "checkpoints": result.checkpoints,
-                "checkpoints/details": {
-                    str(k): v for k, v in sorted(result.checkpoint_details.items())
-                },
-            }
-        }
-    }

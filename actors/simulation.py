@@ -52,6 +52,13 @@ def active_simulation() -> SimulationRuntime | None:
     return _ACTIVE.get()
 
 
+SIMULATION_EPOCH_MS = 1_767_225_600_000
+
+
+#: a simulated timer: (due µs, sequence, actor urn, key, actor)
+_TimerEntry = tuple[int, int, str, Hashable, pykka.ActorRef[Any]]
+
+
 class SimulationStalled(RuntimeError):
     """No actor has mail, no timer is due and the job has not ended: it never will."""
 
@@ -118,6 +125,9 @@ class SimulationRuntime:
 
     name = "simulation"
     deterministic = True
+    #: virtual time 0 is this epoch instant (2026-01-01T00:00:00Z), so that the REST API's
+    #: epoch timestamps of a seed's run are always the same
+    epoch_ms = SIMULATION_EPOCH_MS
     #: one default action per scheduling step: every buffer is a point where schedules differ
     default_action_budget = 1
 
@@ -152,8 +162,9 @@ class SimulationRuntime:
         #: asynchronous checkpoint parts: (when it may run, order, work); each is a candidate
         self._async: list[tuple[int, int, Callable[[], None]]] = []
         self._async_seq = itertools.count()
-        self._timers: list[tuple[int, int, str, Hashable, pykka.ActorRef[Any]]] = []
-        self._live_timers: dict[tuple[str, Hashable], int] = {}
+        #: the live timers only: a cancelled or rescheduled one leaves the heap at once
+        self._timers: list[_TimerEntry] = []
+        self._live_timers: dict[tuple[str, Hashable], _TimerEntry] = {}
         self._timer_seq = itertools.count()
         self._classes: dict[type[pykka.Actor], type[pykka.Actor]] = {}
         self._current: _Mailbox | None = None
@@ -172,12 +183,26 @@ class SimulationRuntime:
         return ref
 
     def schedule(self, ref: pykka.ActorRef[Any], key: Hashable, due: int) -> None:
-        seq = next(self._timer_seq)
-        self._live_timers[(ref.actor_urn, key)] = seq
-        heapq.heappush(self._timers, (due * 1000, seq, ref.actor_urn, key, ref))
+        live = (ref.actor_urn, key)
+        if live in self._live_timers:  # rescheduled: the old entry goes
+            self._remove_timer(self._live_timers[live])
+        entry = (due * 1000, next(self._timer_seq), ref.actor_urn, key, ref)
+        self._live_timers[live] = entry
+        heapq.heappush(self._timers, entry)
 
     def cancel(self, ref: pykka.ActorRef[Any], key: Hashable) -> None:
-        self._live_timers.pop((ref.actor_urn, key), None)
+        entry = self._live_timers.pop((ref.actor_urn, key), None)
+        if entry is not None:
+            self._remove_timer(entry)
+
+    def _remove_timer(self, entry: _TimerEntry) -> None:
+        """Out of the heap (O(n): it holds only live timers, a few per actor)."""
+        timers = self._timers
+        index = timers.index(entry)
+        last = timers.pop()
+        if index < len(timers):
+            timers[index] = last
+            heapq.heapify(timers)
 
     def run_async(self, work: Callable[[], None]) -> None:
         """Queued as its own candidate, ready after ``async_cost_us`` of virtual time (the
@@ -301,7 +326,6 @@ class SimulationRuntime:
 
     def _advance(self) -> bool:
         """Move the clock to the next event: a timer, or the end of a busy period."""
-        self._drop_stale_timers()
         upcoming = [b.busy_until for b in self._with_mail.values()]
         upcoming += [ready for ready, _, _ in self._async]
         if self._timers:
@@ -314,18 +338,11 @@ class SimulationRuntime:
             return True
         self._set_time(target)
         while self._timers and self._timers[0][0] <= self.now_us:
-            _, seq, urn, key, ref = heapq.heappop(self._timers)
-            if self._live_timers.get((urn, key)) != seq:
-                continue
+            _, _, urn, key, ref = heapq.heappop(self._timers)
             del self._live_timers[(urn, key)]
             if ref.is_alive():
                 ref.tell(TimerFired(key=key))
         return True
-
-    def _drop_stale_timers(self) -> None:
-        timers = self._timers
-        while timers and self._live_timers.get((timers[0][2], timers[0][3])) != timers[0][1]:
-            heapq.heappop(timers)
 
     def _set_time(self, now_us: int) -> None:
         self.now_us = now_us

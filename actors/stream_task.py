@@ -18,11 +18,11 @@ from functools import partial
 from typing import Any, assert_never
 
 import pykka
-import structlog
 
 from actors.connectors import Connector, make_connector
 from actors.execution import ActorRuntime
 from actors.faults import CrashTask
+from actors.logs import get_logger
 from actors.protocol import (
     AllRecordsProcessed,
     Credit,
@@ -67,10 +67,12 @@ from runtime.messages import (
     RunDefaultAction,
     SnapshotFailed,
     SnapshotWritten,
+    StartTask,
     SyncPartMeasured,
     TaskMessage,
     UserCodeFailed,
 )
+from runtime.metrics import TaskIOMetrics
 from runtime.network import (
     Buffer,
     CancelCheckpointMarker,
@@ -82,7 +84,7 @@ from runtime.status import ExecutionState
 from runtime.storage import CheckpointDiscarded, CheckpointStorageError, FileSystemCheckpointStorage
 from runtime.task import StreamTaskCore, TaskSpec
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class InjectedCrash(RuntimeError):
@@ -135,6 +137,8 @@ class StreamTask(pykka.ThreadingActor):
                 if connector is not None:
                     self.connectors[op.uid] = connector
         self._default_requested = False
+        #: Flink's per-subtask IO metrics (records, bytes, back-pressured/idle/busy time)
+        self.io = TaskIOMetrics()
 
     def on_start(self) -> None:
         self.log = log.bind(task=str(self.spec.task), attempt=self.spec.attempt)
@@ -157,6 +161,8 @@ class StreamTask(pykka.ThreadingActor):
                 message.inputs,
             )
             return
+        if isinstance(message, StartTask):
+            self.io.start(self.runtime.clock.now())
         self._handle(message, self.runtime.clock.now())
         self._run_default_actions()
 
@@ -175,6 +181,13 @@ class StreamTask(pykka.ThreadingActor):
                 self.log.info("fault_injected", fault=repr(fault))
                 effects = core.handle(InjectFailure(message=f"injected fault: {fault!r}"), now)
         self._apply(effects, now)
+        self.io.observe(
+            now,
+            self.runtime.clock.now(),
+            records_in=core.records_in,
+            records_out=core.records_out,
+            backpressured=core.is_backpressured,
+        )
         step = self.report_records_every
         if step and core.records_in // step > self._reported:
             self._reported = core.records_in // step
@@ -211,7 +224,9 @@ class StreamTask(pykka.ThreadingActor):
         match effect:
             case SendToOutput(channel=channel, item=item):
                 self.outputs[channel].tell(Deliver(item))
-                if not isinstance(item, Buffer):
+                if isinstance(item, Buffer):
+                    self.io.wrote(item.size)
+                else:
                     self._trace_sent(channel, item)
             case AnnounceCredit(channel=channel, credits=credits):
                 self.inputs[channel].tell(Credit(credits))
@@ -345,6 +360,7 @@ class StreamTask(pykka.ThreadingActor):
             "records_out": self.core.records_out,
             "backpressured": self.core.is_backpressured,
             "status": self.core.status.value,
+            "io": self.io.snapshot(self.runtime.clock.now()),
         }
 
     def _trace_sent(self, channel: int, item: object) -> None:
@@ -400,6 +416,9 @@ class StreamTask(pykka.ThreadingActor):
     def _report(
         self, state: ExecutionState, message: str | None = None, failure: TaskFailure | None = None
     ) -> None:
+        now = self.runtime.clock.now()
+        if state.is_terminal:
+            self.io.end(now)
         self.job_master.tell(
             TaskStateUpdate(
                 task=self.spec.task,
@@ -407,5 +426,6 @@ class StreamTask(pykka.ThreadingActor):
                 message=message,
                 attempt=self.spec.attempt,
                 failure=failure,
+                metrics=self.io.snapshot(now),
             )
         )

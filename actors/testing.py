@@ -33,12 +33,21 @@ failure-free result computed in plain Python, as the project's own system proper
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import math
+import os
+import sys
+import time
 from collections import Counter
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hypothesis import reject
 from hypothesis import strategies as st
+from hypothesis.control import cleanup, current_build_context, currently_in_test_context
+from hypothesis.errors import HypothesisException
 
 from actors import StreamExecutionEnvironment
 from actors.cli import captured_protocol_events
@@ -118,15 +127,21 @@ class Simulation:
         check: bool = True,
         timeout: float = 600.0,
         name: str = "simulated job",
+        shrink_seconds: float | None = None,
     ) -> JobResult:
         """Build the job with ``build(env)``, apply ``settings`` (Flink keys), run it on the
-        simulation and check its trace (raising ``TraceViolation``); returns the result."""
+        simulation and check its trace (raising ``TraceViolation``); returns the result.
+
+        Inside a Hypothesis test, ``shrink_seconds`` (None: ``SHRINK_SECONDS``) bounds how long
+        the property shrinks after its first failure (``math.inf``: Hypothesis's own limit,
+        five minutes)."""
         env = StreamExecutionEnvironment()
         build(env)
         if settings:
             env.configure(dict(settings))
         faults = self.resolve_faults(env, name)
-        with captured_protocol_events() as events:
+        _shrink_budget(repr(self), SHRINK_SECONDS if shrink_seconds is None else shrink_seconds)
+        with captured_protocol_events() as events, _injected_crashes_unlogged():
             result = env.execute(
                 name,
                 runtime="simulation",
@@ -154,6 +169,73 @@ class Simulation:
             channels = [(str(c.upstream), str(c.downstream)) for c in plan.channels]
             faults += [spec.resolve(tasks, channels) for spec in specs]
         return faults
+
+
+# --- what a failing property costs: its output, its shrinking ------------------------------------
+
+#: how long (seconds) a property that runs simulations may shrink after its first failure;
+#: then only examples that failed already are run again (the final report replays the smallest
+#: of them) and new candidates are rejected. Hypothesis has no setting for this (its own limit is
+#: five minutes); override here, or per call with ``Simulation.run(shrink_seconds=...)``
+#: (``math.inf``: no bound of ckptsim's). Shrinking runs a simulated job per candidate, and one
+#: property's first failure took four minutes to shrink.
+SHRINK_SECONDS: float = 60.0
+
+
+@dataclass
+class _Budget:
+    first_failure: float | None = None
+    failed: set[str] = field(default_factory=set)
+
+
+#: per property (the test function and the pytest item running it): its shrink budget
+_BUDGETS: dict[tuple[object, str], _Budget] = {}
+
+
+def _shrink_budget(example: str, seconds: float) -> None:
+    """Inside a Hypothesis test: reject a new example once the property has shrunk for
+    ``seconds`` since its first failure (an example that failed before runs again), and note
+    whether this one fails."""
+    if seconds == math.inf or not currently_in_test_context():
+        return
+    context = current_build_context()
+    key = (context.wrapped_test, os.environ.get("PYTEST_CURRENT_TEST", ""))
+    budget = _BUDGETS.setdefault(key, _Budget())
+    spent = budget.first_failure is not None and (
+        time.monotonic() - budget.first_failure >= seconds
+    )
+    if spent and not context.is_final and example not in budget.failed:
+        reject()  # the shrink budget is spent: Hypothesis reports the smallest failure so far
+
+    def after() -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, Exception) and not isinstance(error, HypothesisException):
+            budget.failed.add(example)
+            if budget.first_failure is None:
+                budget.first_failure = time.monotonic()
+        if context.is_final:  # the report's replay: the property is done
+            _BUDGETS.pop(key, None)
+
+    cleanup(after)
+
+
+class _InjectedCrashes(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return error is None or not str(error).startswith("injected fault")
+
+
+@contextlib.contextmanager
+def _injected_crashes_unlogged() -> Iterator[None]:
+    """Pykka logs a traceback for every actor that crashes; an injected crash is expected
+    (the job's failures say what happened), so its traceback stays out of the test output."""
+    pykka_logger = logging.getLogger("pykka")
+    quiet = _InjectedCrashes()
+    pykka_logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        pykka_logger.removeFilter(quiet)
 
 
 CHECKPOINT_FAULTS = ("drop_ack", "delay_ack", "stall", "fail_snapshot")

@@ -55,7 +55,15 @@ def expected_totals():
     return totals
 
 
-def build(env, output=None):
+def build(env):
+    """Under ``ckptsim run``: the totals go to a temporary folder, removed after the job (run
+    the script directly to have them checked)."""
+    with tempfile.TemporaryDirectory(prefix="ckptsim-totals-") as output:
+        pipeline(env, output)
+        env.execute("failure_recovery")
+
+
+def pipeline(env, output):
     env.enable_checkpointing("20 ms")
     env.configure(
         {
@@ -70,7 +78,7 @@ def build(env, output=None):
         env.from_generator(purchase, RECORDS, rate=100_000, name="Purchases")
         .key_by(lambda p: p[0])
         .reduce(lambda a, b: (a[0], a[1] + b[1]), name="RunningTotal")
-        .sink_to_file(output or tempfile.mkdtemp(prefix="ckptsim-totals-"), fmt="json")
+        .sink_to_file(output, fmt="json")
     )
 
 
@@ -105,7 +113,7 @@ if __name__ == "__main__":
     for mode in ("EXACTLY_ONCE", "AT_LEAST_ONCE"):
         with tempfile.TemporaryDirectory(prefix="ckptsim-recovery-") as out:
             env = StreamExecutionEnvironment(parallelism=2)
-            build(env, out)
+            pipeline(env, out)
             env.configure({"execution.checkpointing.mode": mode})
             result = env.execute(f"failure recovery ({mode})", **options)
             totals, lines = committed_totals(out)

@@ -63,8 +63,26 @@ _ISO_DURATION = re.compile(
 )
 
 
+#: the longest duration: Flink's durations are 64-bit nanoseconds (about 292 years), and a
+#: timer thread can wait at most ``threading.TIMEOUT_MAX`` seconds (2**63 - 1 ns, rounded down to
+#: whole seconds on Linux); a longer timeout or interval would kill the timer thread
+MAX_DURATION_MS = 9_223_372_036_000
+MAX_DURATION_TEXT = "106751 d 23 h 47 min 16 s"
+
+
 def parse_duration(value: object) -> int:
-    """A duration in milliseconds from Flink's syntax, an int (ms) or a ``timedelta``."""
+    """A duration in milliseconds from Flink's syntax, an int (ms) or a ``timedelta``; at most
+    ``MAX_DURATION_MS``."""
+    millis = _duration_ms(value)
+    if millis > MAX_DURATION_MS:
+        raise ValueError(
+            f"a duration can be at most {MAX_DURATION_TEXT} ({MAX_DURATION_MS} ms; Flink's "
+            "durations are 64-bit nanoseconds)"
+        )
+    return millis
+
+
+def _duration_ms(value: object) -> int:
     if isinstance(value, bool):
         raise ValueError("expected a duration, not a boolean")
     if isinstance(value, int):
@@ -96,7 +114,7 @@ def parse_duration(value: object) -> int:
     number, unit = int(match.group(1)), match.group(2) or "ms"
     if unit not in _DURATION_UNITS:
         raise ValueError(f"unknown time unit {unit!r} (use ms, s, min, h or d)")
-    return int(number * _DURATION_UNITS[unit])
+    return int(number * Decimal(repr(_DURATION_UNITS[unit])))
 
 
 def parse_memory(value: object) -> int:
@@ -421,6 +439,34 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "Checkpoints kept in the statistics history.",
         deprecated=("jobmanager.web.checkpoints.history",),
         minimum=0,
+    ),
+    _opt(
+        "rest.address",
+        "string",
+        "localhost",
+        "Address of the REST API and web page (ckptsim run --web) that clients connect to.",
+    ),
+    _opt(
+        "rest.bind-address",
+        "string",
+        None,
+        "Address the REST server binds to (default: rest.address; 0.0.0.0 for every interface).",
+        deprecated=("web.address", "jobmanager.web.address"),
+    ),
+    _opt(
+        "rest.port",
+        "int",
+        8081,
+        "Port of the REST API and web page (ckptsim run --web); 0 picks a free port.",
+        deprecated=("web.port",),
+        minimum=0,
+    ),
+    _opt(
+        "jobmanager.archive.fs.dir",
+        "string",
+        None,
+        "Directory a job's archive is written to when it ends (Flink's layout; ckptsim serve "
+        "and Flink's HistoryServer read it).",
     ),
     _opt(
         "taskmanager.network.memory.buffers-per-channel",

@@ -305,6 +305,10 @@ class JobResult:
     #: the paths of the savepoints taken (a failed one is not listed; its reason is in
     #: ``failures``)
     savepoints: list[str] = field(default_factory=list)
+    #: each task's IO metrics when it ended (``runtime.metrics.TaskIOMetrics.snapshot``)
+    task_metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: epoch milliseconds at the job clock's 0 (timestamps above are on the job clock)
+    epoch_ms: int = 0
 
     @property
     def succeeded(self) -> bool:

@@ -156,6 +156,27 @@ class ExponentialDelay:
         return f"exponential-delay, {self.attempts} attempt(s) before the delay resets"
 
 
+#: the restart strategy of a batch step (``run_topology``) and of a ``ckptsim run`` unless the
+#: job configures one: Flink's default with checkpoints (exponential-delay, unlimited attempts)
+#: would retry a deterministic error forever, and nobody at a terminal gets an answer
+BOUNDED_RESTARTS: dict[str, object] = {
+    "restart-strategy.type": "fixed-delay",
+    "restart-strategy.fixed-delay.attempts": 3,
+    "restart-strategy.fixed-delay.delay": "1 s",
+}
+
+
+def bound_restarts_by_default(conf: Configuration) -> bool:
+    """Give a checkpointed job that configures no restart strategy (no ``restart-strategy*``
+    key) ``BOUNDED_RESTARTS``; True if it did."""
+    if conf["execution.checkpointing.interval"] is None:
+        return False  # Flink's default without checkpoints is no restart at all
+    if any(key.startswith("restart-strategy") for key in conf.explicit()):
+        return False
+    conf.update(BOUNDED_RESTARTS)
+    return True
+
+
 def restart_strategy(conf: Configuration, *, checkpointing: bool, seed: int = 0) -> RestartStrategy:
     """The strategy ``conf`` asks for; unset: exponential-delay when checkpointing is
     enabled, else none (Flink's defaults)."""

@@ -79,30 +79,116 @@ def _encode_other(value: Any, where: str) -> Any:
     )
 
 
-def decode(data: Any) -> Any:
+class StateFormatError(ValueError):
+    """Checkpoint data ckptsim did not write (an unknown tag, a wrong shape, a value a set or a
+    dict key cannot hold, nesting too deep); the message says where in the value."""
+
+
+#: every tag ``encode`` writes; anything else in a checkpoint was not written by ckptsim
+TAGS = ("tuple", "tuples", "set", "frozenset", "bytes", "dict", "float")
+_FLOATS = frozenset({"nan", "inf", "-inf"})
+
+
+def decode(data: Any, *, where: str = "state") -> Any:
+    """The value ``encode`` wrote; ``StateFormatError`` (naming ``where`` and the position in
+    the value) for anything it cannot have written."""
+    try:
+        return _decode(data)
+    except RecursionError:
+        raise StateFormatError(f"{where} is nested too deeply to be checkpoint data") from None
+    except (KeyError, TypeError, ValueError) as error:
+        try:
+            problem = _problem(data, "")
+        except RecursionError:
+            problem = None
+        at, why = problem or ("", f"{type(error).__name__}: {error}")
+        raise StateFormatError(f"{where}{' at ' + at if at else ''}: {why}") from None
+
+
+def _decode(data: Any) -> Any:
     if isinstance(data, list):
-        return [decode(v) for v in data]
+        return [_decode(v) for v in data]
     if isinstance(data, dict):
         tag = data.get(_TAG)
         if tag is None:
-            return {k: decode(v) for k, v in data.items()}
+            return {k: _decode(v) for k, v in data.items()}
         payload = data["v"]
+        if tag == "float":
+            if payload not in _FLOATS:
+                raise ValueError(f"not a float: {payload!r}")
+            return float(payload)
+        if tag == "bytes":
+            return base64.b64decode(payload, validate=True)
+        if type(payload) is not list:
+            raise TypeError(f"the value of a {tag!r} tag is not a list")
         if tag == "tuple":
-            return tuple(decode(v) for v in payload)
+            return tuple(_decode(v) for v in payload)
         if tag == "tuples":
             return [tuple(v) for v in payload]
         if tag == "set":
-            return {decode(v) for v in payload}
+            return {_decode(v) for v in payload}
         if tag == "frozenset":
-            return frozenset(decode(v) for v in payload)
-        if tag == "bytes":
-            return base64.b64decode(payload)
+            return frozenset(_decode(v) for v in payload)
         if tag == "dict":
-            return {decode(k): decode(v) for k, v in payload}
-        if tag == "float":
-            return float(payload)
-        raise ValueError(f"unknown tag {tag!r} in checkpoint data")
+            return {_decode(k): _decode(v) for k, v in payload}
+        raise ValueError(f"unknown tag {tag!r}")
     return data
+
+
+def _problem(data: Any, at: str) -> tuple[str, str] | None:
+    """Where ``_decode`` fails in ``data`` and why (the slow path, after it failed)."""
+    if isinstance(data, list):
+        for i, item in enumerate(data):
+            found = _problem(item, f"{at}[{i}]")
+            if found:
+                return found
+        return None
+    if not isinstance(data, dict):
+        return None
+    tag = data.get(_TAG)
+    if tag is None:
+        for key, item in data.items():
+            found = _problem(item, f"{at}[{key!r}]")
+            if found:
+                return found
+        return None
+    if not isinstance(tag, str) or tag not in TAGS:
+        return at, (
+            f"unknown tag {tag!r} (ckptsim writes only {', '.join(TAGS)}: a checkpoint holds "
+            "data, never pickled objects)"
+        )
+    if "v" not in data:
+        return at, f"a {tag!r} tag without its value 'v'"
+    payload = data["v"]
+    inside = f"{at}['v']"
+    if tag == "float":
+        return None if payload in _FLOATS else (inside, f"{payload!r} is not nan, inf or -inf")
+    if tag == "bytes":
+        try:
+            base64.b64decode(payload, validate=True)
+        except (TypeError, ValueError):
+            return inside, "the bytes are not base64 text"
+        return None
+    if type(payload) is not list:
+        return inside, f"the value of a {tag!r} tag is a {type(payload).__name__}, not a list"
+    for i, item in enumerate(payload):
+        if tag in ("tuples", "dict") and (
+            type(item) is not list or (tag == "dict" and len(item) != 2)
+        ):
+            return f"{inside}[{i}]", "not a [key, value] pair" if tag == "dict" else "not a list"
+        if tag == "tuples":
+            continue
+        for member in item if tag == "dict" else [item]:
+            found = _problem(member, f"{inside}[{i}]")
+            if found:
+                return found
+        if tag in ("set", "frozenset", "dict"):
+            try:
+                hash(_decode(item[0] if tag == "dict" else item))
+            except TypeError:
+                what = "a dict key" if tag == "dict" else f"a member of a {tag}"
+                return f"{inside}[{i}]", f"an unhashable value cannot be {what}"
+    return None
 
 
 def dumps(value: Any, *, where: str = "state") -> str:

@@ -1,7 +1,14 @@
-"""Checkpoint statistics (``DefaultCheckpointStatsTracker``), rendered with the field names of
-Flink's REST API (``/jobs/:jobid/checkpoints`` and its ``details`` endpoints).
+"""Checkpoint statistics (``DefaultCheckpointStatsTracker``), rendered as Flink's REST API
+renders them (``/jobs/:jobid/checkpoints`` and its ``details`` endpoints), value for value.
 
-All sizes are bytes, durations and timestamps ms.
+All sizes are bytes, durations ms. Timestamps are the job clock's milliseconds (``now`` as the
+core is given it); ``runtime.rest`` maps them onto epoch milliseconds, as Flink shows them.
+
+Flink's conventions kept here (checked against bodies a Flink 2.3.0 returned, see
+``tests/rest/flink``): a task or checkpoint with no acknowledgement has
+``latest_ack_timestamp`` and ``end_to_end_duration`` -1; a failed checkpoint's
+``end_to_end_duration`` is its failure time minus its trigger time; per-subtask summaries
+have no percentiles (the string ``"NaN"``, but ``0.0`` for ``alignment.buffered``).
 """
 
 from __future__ import annotations
@@ -21,6 +28,10 @@ DEFAULT_HISTORY_SIZE = 10
 HISTOGRAM_WINDOW = 10_000
 
 JsonDict = dict[str, Any]
+
+#: what Flink's Jackson writes for a percentile that has no value
+NAN = "NaN"
+PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p95", 95.0), ("p99", 99.0), ("p999", 99.9))
 
 
 class CheckpointStatsStatus(enum.Enum):
@@ -55,18 +66,19 @@ class StatsSummary:
     def count(self) -> int:
         return self._count
 
-    def to_json(self) -> JsonDict:
-        ordered = sorted(self._window)
-        return {
+    def to_json(self, *, percentiles: bool = True) -> JsonDict:
+        """Flink's ``StatsSummaryDto``: ``percentiles=False`` for a summary without a histogram
+        (a checkpoint's per-subtask summary), whose percentiles are ``"NaN"``; so are those of
+        a summary with no values yet."""
+        out: JsonDict = {
             "min": self._min,
             "max": self._max,
             "avg": self._sum // self._count if self._count else 0,
-            "p50": _percentile(ordered, 50.0),
-            "p90": _percentile(ordered, 90.0),
-            "p95": _percentile(ordered, 95.0),
-            "p99": _percentile(ordered, 99.0),
-            "p999": _percentile(ordered, 99.9),
         }
+        ordered = sorted(self._window) if percentiles and self._count else None
+        for key, p in PERCENTILES:
+            out[key] = _percentile(ordered, p) if ordered is not None else NAN
+        return out
 
     @classmethod
     def of(cls, values: Iterable[int]) -> StatsSummary:
@@ -133,8 +145,12 @@ class CheckpointStats:
 
     @property
     def end_to_end_duration(self) -> int:
+        """Flink: a failed checkpoint's runs to its failure (acknowledged or not); otherwise to
+        the latest acknowledgement, -1 while there is none."""
+        if self.status is CheckpointStatsStatus.FAILED and self.failure_timestamp is not None:
+            return max(0, self.failure_timestamp - self.trigger_timestamp)
         latest = self.latest_ack_timestamp
-        return max(0, latest - self.trigger_timestamp) if latest >= 0 else 0
+        return max(0, latest - self.trigger_timestamp) if latest >= 0 else -1
 
     def _sum(self, subtasks: Iterable[SubtaskStats], attr: str) -> int:
         total = 0
@@ -213,7 +229,7 @@ class CheckpointStats:
             "latest_ack_timestamp": latest,
             "checkpointed_size": self._sum(subtasks, "checkpointed_size"),
             "state_size": self._sum(subtasks, "state_size"),
-            "end_to_end_duration": max(0, latest - self.trigger_timestamp) if latest >= 0 else 0,
+            "end_to_end_duration": max(0, latest - self.trigger_timestamp) if latest >= 0 else -1,
             "alignment_buffered": 0,
             "processed_data": self._sum(subtasks, "bytes_processed_during_alignment"),
             "persisted_data": self._sum(subtasks, "bytes_persisted_during_alignment"),
@@ -227,7 +243,7 @@ class CheckpointStats:
         ts = self.trigger_timestamp
 
         def summary(values: Iterable[int]) -> JsonDict:
-            return StatsSummary.of(values).to_json()
+            return StatsSummary.of(values).to_json(percentiles=False)
 
         rows: list[JsonDict] = []
         for index in range(self.num_subtasks.get(vertex, 0)):
@@ -240,7 +256,6 @@ class CheckpointStats:
                 {
                     "className": "completed",
                     "index": index,
-                    "status": "completed",
                     "ack_timestamp": s.ack_timestamp,
                     "end_to_end_duration": s.end_to_end(ts),
                     "checkpointed_size": s.checkpointed_size,
@@ -255,6 +270,7 @@ class CheckpointStats:
                     "start_delay": m.checkpoint_start_delay_ms,
                     "unaligned_checkpoint": m.unaligned_checkpoint,
                     "aborted": False,
+                    "status": "completed",
                 }
             )
         subs = list(acked.values())
@@ -269,7 +285,11 @@ class CheckpointStats:
                     "async": summary(s.metrics.async_duration_ms for s in subs),
                 },
                 "alignment": {
-                    "buffered": summary(0 for _ in subs),
+                    # the one per-subtask summary Flink gives percentiles: all zero
+                    "buffered": {
+                        **summary(0 for _ in subs),
+                        **{key: 0.0 for key, _ in PERCENTILES},
+                    },
                     "processed": summary(s.metrics.bytes_processed_during_alignment for s in subs),
                     "persisted": summary(s.metrics.bytes_persisted_during_alignment for s in subs),
                     "duration": summary(s.metrics.alignment_duration_ms for s in subs),

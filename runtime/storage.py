@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -91,13 +92,6 @@ def _encode_buffers(channels: dict[int, list[Buffer]]) -> dict[str, Any]:
             for b in buffers
         ]
         for channel, buffers in channels.items()
-    }
-
-
-def _decode_buffers(data: dict[str, Any]) -> dict[int, list[Buffer]]:
-    return {
-        int(channel): [Buffer(serde.decode(b["records"]), int(b["size"])) for b in buffers]
-        for channel, buffers in data.items()
     }
 
 
@@ -295,58 +289,82 @@ class FileSystemCheckpointStorage:
 
 
 def load_checkpoint(path: str) -> LoadedCheckpoint:
-    """Read and verify a checkpoint or savepoint directory (or its ``_metadata`` file)."""
+    """Read and verify a checkpoint or savepoint directory (or its ``_metadata`` file).
+
+    A checkpoint is untrusted input: its checksums are plain SHA-256, which anyone can
+    recompute. Every file it names is read only if it is a regular file inside the checkpoint
+    directory (resolved: no absolute path, no ``..`` and no symbolic link leading out), and the
+    metadata and state files must have the shape ckptsim writes. Anything else is a
+    ``CorruptCheckpointError`` naming the file and the field."""
     location = Path(path)
     if location.name == METADATA:
         location = location.parent
     metadata_path = location / METADATA
     if not location.exists():
         raise CorruptCheckpointError(f"{location} does not exist")
-    if not metadata_path.is_file():
+    if not location.is_dir():
+        raise CorruptCheckpointError(f"{location} is not a directory")
+    if not metadata_path.is_file() and not metadata_path.is_symlink():
         raise CorruptCheckpointError(
             f"{location} is not a checkpoint: it has no {METADATA} file "
             "(a checkpoint directory looks like <dir>/<job id>/chk-<n>/)"
         )
-    try:
-        document = json.loads(metadata_path.read_text())
-        body = document["metadata"]
-        expected = document["checksum"]
-    except (ValueError, KeyError, TypeError) as error:
+    root = location.resolve()
+    document = _json_document(_read_inside(root, location, METADATA, None), metadata_path)
+    if (
+        not isinstance(document, dict)
+        or not isinstance(document.get("metadata"), dict)
+        or not isinstance(document.get("checksum"), str)
+    ):
         raise CorruptCheckpointError(
-            f"{metadata_path} is not a ckptsim checkpoint metadata file: {error}"
-        ) from error
+            f"{metadata_path} is not a ckptsim checkpoint metadata file: it needs the fields "
+            "'metadata' (an object) and 'checksum'"
+        )
+    body: dict[str, Any] = document["metadata"]
     canonical = json.dumps(body, separators=(",", ":"), sort_keys=True)
-    if serde.checksum(canonical.encode()) != expected:
+    if serde.checksum(canonical.encode()) != document["checksum"]:
         raise CorruptCheckpointError(
             f"{metadata_path} fails its checksum: the file was changed or damaged"
         )
+    fields = _Fields(metadata_path, body)
+    version = fields.integer("version", body, "version")
+    if body.get("format") != "ckptsim-checkpoint" or version != FORMAT_VERSION:
+        raise CorruptCheckpointError(
+            f"{metadata_path}: field 'format'/'version' is {body.get('format')!r} version "
+            f"{version}: this ckptsim reads ckptsim-checkpoint version {FORMAT_VERSION}"
+        )
     tasks: dict[TaskId, LoadedTaskState] = {}
     uids: set[str] = set()
-    for entry in body["tasks"]:
-        task = TaskId(entry["vertex"], int(entry["subtask"]))
+    for i, raw_entry in enumerate(fields.items("tasks", body, "tasks", list)):
+        here = f"tasks[{i}]"
+        entry = fields.mapping(here, raw_entry)
+        task = TaskId(
+            fields.text(f"{here}.vertex", entry, "vertex"),
+            fields.integer(f"{here}.subtask", entry, "subtask"),
+        )
+        if task in tasks:
+            raise CorruptCheckpointError(f"{metadata_path}: field '{here}' repeats task {task}")
         operator_states: dict[str, Any] = {}
         inputs: dict[int, list[Buffer]] = {}
         outputs: dict[int, list[Buffer]] = {}
         ended = False
-        for file in entry["files"]:
-            file_path = location / file["file"]
-            try:
-                data = file_path.read_bytes()
-            except OSError as error:
-                raise CorruptCheckpointError(
-                    f"state file {file_path} of task {task} is missing: {error}"
-                ) from error
-            if serde.checksum(data) != file["checksum"]:
+        for j, raw_file in enumerate(fields.items(f"{here}.files", entry, "files", list)):
+            at = f"{here}.files[{j}]"
+            file = fields.mapping(at, raw_file)
+            name = fields.text(f"{at}.file", file, "file")
+            expected = fields.text(f"{at}.checksum", file, "checksum")
+            file_path = location / name
+            data = _read_inside(root, location, name, f"{at}.file", task=task)
+            if serde.checksum(data) != expected:
                 raise CorruptCheckpointError(
                     f"state file {file_path} of task {task} fails its checksum"
                 )
-            state = json.loads(data)
-            operator_states.update(
-                {uid: serde.decode(s) for uid, s in state["operator_states"].items()}
-            )
-            inputs.update(_decode_buffers(state["input_channels"]))
-            outputs.update(_decode_buffers(state["output_channels"]))
-            ended = ended or bool(state.get("ended_input", False))
+            state = _TaskStateFile(file_path, _json_document(data, file_path))
+            state.check_owner(task, int(body["checkpoint_id"]))
+            operator_states.update(state.operator_states())
+            inputs.update(state.buffers("input_channels"))
+            outputs.update(state.buffers("output_channels"))
+            ended = ended or state.ended_input()
         uids.update(operator_states)
         tasks[task] = LoadedTaskState(
             operator_states=operator_states,
@@ -354,16 +372,206 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
             output_channels=outputs,
             ended_input=ended,
         )
+    finished: set[TaskId] = set()
+    for i, pair in enumerate(fields.items("finished_tasks", body, "finished_tasks", list, [])):
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or not isinstance(pair[0], str)
+            or type(pair[1]) is not int
+        ):
+            raise CorruptCheckpointError(
+                f"{metadata_path}: field 'finished_tasks[{i}]' must be [vertex, subtask], "
+                f"got {_brief(pair)}"
+            )
+        finished.add(TaskId(pair[0], pair[1]))
     return LoadedCheckpoint(
         path=str(location),
-        checkpoint_id=int(body["checkpoint_id"]),
-        timestamp=int(body["timestamp"]),
-        is_savepoint=bool(body["is_savepoint"]),
-        job_name=str(body.get("job_name", "")),
+        checkpoint_id=fields.integer("checkpoint_id", body, "checkpoint_id"),
+        timestamp=fields.integer("timestamp", body, "timestamp"),
+        is_savepoint=fields.boolean("is_savepoint", body, "is_savepoint"),
+        job_name=fields.text("job_name", body, "job_name", ""),
         operator_uids=sorted(uids),
         tasks=tasks,
-        finished_tasks=frozenset(TaskId(str(v), int(i)) for v, i in body.get("finished_tasks", [])),
+        finished_tasks=frozenset(finished),
     )
+
+
+def _brief(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_MISSING = object()
+
+
+class _Fields:
+    """Typed reads of a checkpoint file's fields: a wrong one is an error naming the file and
+    the field."""
+
+    def __init__(self, path: Path, body: dict[str, Any]) -> None:
+        self.path = path
+        self.body = body
+
+    def _get(self, name: str, where: dict[str, Any], key: str, default: object) -> Any:
+        value = where.get(key, default)
+        if value is _MISSING:
+            raise CorruptCheckpointError(f"{self.path}: field '{name}' is missing")
+        return value
+
+    def _wrong(self, name: str, value: object, expected: str) -> CorruptCheckpointError:
+        return CorruptCheckpointError(
+            f"{self.path}: field '{name}' must be {expected}, got {_brief(value)}"
+        )
+
+    def integer(
+        self, name: str, where: dict[str, Any], key: str, default: object = _MISSING
+    ) -> int:
+        value = self._get(name, where, key, default)
+        if type(value) is not int or value < 0:
+            raise self._wrong(name, value, "a whole number >= 0")
+        return value
+
+    def text(self, name: str, where: dict[str, Any], key: str, default: object = _MISSING) -> str:
+        value = self._get(name, where, key, default)
+        if not isinstance(value, str):
+            raise self._wrong(name, value, "a string")
+        return value
+
+    def boolean(self, name: str, where: dict[str, Any], key: str) -> bool:
+        value = self._get(name, where, key, _MISSING)
+        if not isinstance(value, bool):
+            raise self._wrong(name, value, "true or false")
+        return value
+
+    def items(
+        self,
+        name: str,
+        where: dict[str, Any],
+        key: str,
+        kind: type | tuple[type, ...],
+        default: object = _MISSING,
+    ) -> Any:
+        value = self._get(name, where, key, default)
+        if not isinstance(value, kind):
+            raise self._wrong(name, value, "an object" if kind is dict else "a list")
+        return value
+
+    def mapping(self, name: str, value: object) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self._wrong(name, value, "an object")
+        return value
+
+
+class _TaskStateFile:
+    """One task's state file, read field by field."""
+
+    def __init__(self, path: Path, document: object) -> None:
+        self.path = path
+        if not isinstance(document, dict):
+            raise CorruptCheckpointError(f"{path}: a state file must hold a JSON object")
+        self.body: dict[str, Any] = document
+        self.fields = _Fields(path, document)
+
+    def check_owner(self, task: TaskId, checkpoint_id: int) -> None:
+        owner = self.fields.mapping("task", self.body.get("task"))
+        vertex = self.fields.text("task.vertex", owner, "vertex")
+        subtask = self.fields.integer("task.subtask", owner, "subtask")
+        cid = self.fields.integer("checkpoint_id", self.body, "checkpoint_id")
+        if (vertex, subtask, cid) != (task.vertex, task.subtask, checkpoint_id):
+            raise CorruptCheckpointError(
+                f"{self.path}: fields 'task'/'checkpoint_id' say task {vertex}#{subtask}, "
+                f"checkpoint {cid}, but the metadata lists it for task {task}, checkpoint "
+                f"{checkpoint_id}"
+            )
+
+    def operator_states(self) -> dict[str, Any]:
+        states = self.fields.items("operator_states", self.body, "operator_states", dict)
+        return {uid: self._decode(s, f"operator_states[{uid!r}]") for uid, s in states.items()}
+
+    def buffers(self, key: str) -> dict[int, list[Buffer]]:
+        channels = self.fields.items(key, self.body, key, dict, {})
+        out: dict[int, list[Buffer]] = {}
+        for channel, buffers in channels.items():
+            at = f"{key}[{channel!r}]"
+            if not channel.isdigit():
+                raise self.fields._wrong(at, channel, "a channel number")
+            if not isinstance(buffers, list):
+                raise self.fields._wrong(at, buffers, "a list of buffers")
+            decoded = []
+            for i, raw_buffer in enumerate(buffers):
+                buffer = self.fields.mapping(f"{at}[{i}]", raw_buffer)
+                size = self.fields.integer(f"{at}[{i}].size", buffer, "size")
+                records = self._decode(
+                    self.fields.items(f"{at}[{i}].records", buffer, "records", (list, dict)),
+                    f"{at}[{i}].records",
+                )
+                if not isinstance(records, list):
+                    raise self.fields._wrong(f"{at}[{i}].records", records, "a list of records")
+                decoded.append(Buffer(records, size))
+            out[int(channel)] = decoded
+        return out
+
+    def ended_input(self) -> bool:
+        value = self.body.get("ended_input", False)
+        if not isinstance(value, bool):
+            raise self.fields._wrong("ended_input", value, "true or false")
+        return value
+
+    def _decode(self, data: Any, name: str) -> Any:
+        try:
+            return serde.decode(data, where=f"{self.path}: field '{name}'")
+        except serde.StateFormatError as error:
+            raise CorruptCheckpointError(str(error)) from None
+
+
+def _json_document(data: bytes, path: Path) -> Any:
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise CorruptCheckpointError(
+            f"{path} is nested too deeply to be a ckptsim checkpoint file"
+        ) from None
+    except ValueError as error:  # also UnicodeDecodeError
+        raise CorruptCheckpointError(
+            f"{path} is not a ckptsim checkpoint file: not JSON ({error})"
+        ) from None
+
+
+def _read_inside(
+    root: Path, location: Path, name: str, field: str | None, *, task: TaskId | None = None
+) -> bytes:
+    """The bytes of the regular file ``name`` inside the checkpoint directory ``root``
+    (resolved). Absolute paths, paths leading out (``..``, a symbolic link) and anything but a
+    regular file are refused, naming the metadata field that gave the name (None: the
+    metadata file itself)."""
+    shown = location / name
+    what = f"state file {shown} of task {task}" if task is not None else str(shown)
+    entry = f"{location / METADATA}: field '{field}' ({name!r})" if field else str(shown)
+    if not name or "\0" in name or Path(name).is_absolute():
+        raise CorruptCheckpointError(
+            f"{entry} is not a path inside the checkpoint directory: a restore reads only "
+            f"files inside {location}"
+        )
+    target = (root / name).resolve()
+    if not target.is_relative_to(root) or target == root:
+        raise CorruptCheckpointError(
+            f"{entry} leads out of the checkpoint directory (to {target}): a restore reads "
+            f"only files inside {location}"
+        )
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError as error:
+        raise CorruptCheckpointError(f"{what} is missing: {error}") from error
+    except OSError as error:
+        raise CorruptCheckpointError(f"{what} cannot be read: {error}") from error
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise CorruptCheckpointError(f"{entry} is not a regular file")
+        try:
+            return handle.read()
+        except OSError as error:
+            raise CorruptCheckpointError(f"{what} cannot be read: {error}") from error
 
 
 def _safe(name: str) -> str:

@@ -9,21 +9,35 @@ Coordinator
   - never more checkpoints pending than ``max-concurrent-checkpoints`` (savepoints aside);
   - every triggered checkpoint ends exactly once (completed or aborted), and only a pending
     one ends; none is left pending when the job has finished; a completed checkpoint holds a
-    snapshot of every task that had not finished;
+    snapshot and an acknowledgement of every task that had not finished;
   - abort and decline reasons are ``CheckpointFailureReason`` names.
 Tasks
-  - a task takes checkpoints in increasing order, and acknowledges only what it took;
+  - a task takes only checkpoints that were triggered, in increasing order, and acknowledges
+    only what it took;
   - exactly-once and at-least-once: a task with inputs takes an aligned checkpoint only
     after checkpoint n's barrier (or the end of the partition) came in on every input, and
     an unaligned one only after a first barrier (a task whose every input ended is
     triggered directly, as a source is);
   - exactly-once, aligned: no record is consumed from a channel between its barrier and the
-    snapshot (the channel is blocked).
+    snapshot (the channel is blocked);
+  - a task that waits for its final checkpoint (FLIP-147) finishes only after a later
+    checkpoint completed.
+Restarts
+  - a restart restores the latest completed checkpoint, or an older one only when the trace
+    says why each newer one was skipped (``checkpoint_unusable``); never one that was aborted
+    or never completed in this run (a run started from a path may restore that one);
+  - every restored task restores that checkpoint, and the in-flight records it recovers are
+    the ones its snapshot persisted (none after an aligned checkpoint).
 Every completed exactly-once checkpoint is a consistent cut
   - for every channel, the records its producer emitted before its snapshot equal the records
     its consumer took before its own snapshot, plus the in-flight records the consumer
     persisted and the unsent ones the producer persisted (unaligned checkpoints); a producer
     that finished before the checkpoint counts everything it emitted.
+
+A trace that lacks what these checks need (no ``job_submitted`` with the checkpointing
+settings, no ``job_deployed`` with the topology, no ``job_finished`` at the end) is
+*incomplete*: that is reported as such, naming the first event that needed the missing one,
+never passed. Events the checker does not know, and fields it does not read, are ignored.
 """
 
 from __future__ import annotations
@@ -67,9 +81,12 @@ class Violation:
     message: str
     event: Event
     context: tuple[Event, ...] = ()
+    #: the trace lacks what a check needs (an error in the input, not in the run)
+    incomplete: bool = False
 
     def render(self) -> str:
-        lines = [f"VIOLATION {self.rule}: {self.message}", f"  at {_show(self.event)}"]
+        head = "INCOMPLETE TRACE" if self.incomplete else f"VIOLATION {self.rule}"
+        lines = [f"{head}: {self.message}", f"  at {_show(self.event)}"]
         lines += [f"  see {_show(e)}" for e in self.context]
         return "\n".join(lines)
 
@@ -77,32 +94,40 @@ class Violation:
 @dataclass
 class TraceReport:
     events: int = 0
+    #: the first violation, or what makes the trace incomplete (``violation.incomplete``)
     violation: Violation | None = None
+    jobs: int = 0
     triggered: int = 0
     completed: int = 0
     aborted: dict[str, int] = field(default_factory=dict)
     declined: dict[str, int] = field(default_factory=dict)
     cuts_checked: int = 0
+    restores_checked: int = 0
     #: the most checkpoints (not savepoints) pending at once
     max_pending: int = 0
     channels: int = 0
     tasks: int = 0
-    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return self.violation is None
 
+    @property
+    def incomplete(self) -> bool:
+        return self.violation is not None and self.violation.incomplete
+
     def summary(self) -> str:
         aborted = ", ".join(f"{k} {v}" for k, v in sorted(self.aborted.items())) or "none"
         declined = sum(self.declined.values())
+        jobs = f"{self.jobs} jobs, " if self.jobs > 1 else ""
         lines = [
-            f"trace OK: {self.events} events, {self.tasks} tasks, {self.channels} channels",
+            f"trace OK: {self.events} events, {jobs}{self.tasks} tasks, {self.channels} channels",
             f"  checkpoints: {self.triggered} triggered, {self.completed} completed, "
             f"{sum(self.aborted.values())} aborted ({aborted}); {declined} declines",
             f"  consistent cuts verified: {self.cuts_checked} checkpoints x {self.channels} channels",
         ]
-        lines += [f"  note: {n}" for n in self.notes]
+        if self.restores_checked:
+            lines.append(f"  restores verified: {self.restores_checked}")
         return "\n".join(lines)
 
 
@@ -112,13 +137,15 @@ class _Found(Exception):
 
 
 def check_trace(events: Iterable[Event]) -> TraceReport:
-    """Replay ``events`` in order; the report holds the first violation, if any."""
-    checker = _Checker()
+    """Replay ``events`` in order; the report holds the first violation, if any, or what
+    makes the trace incomplete."""
+    trace = list(events)
+    checker = _Checker(trace)
     try:
-        for event in events:
+        for event in trace:
             checker.report.events += 1
             checker.see(event)
-        checker.finish()
+        checker.finish(trace[-1] if trace else None)
     except _Found as found:
         checker.report.violation = found.violation
     return checker.report
@@ -133,12 +160,37 @@ def _int_keys(mapping: Any) -> dict[int, int]:
     return {int(k): int(v) for k, v in (mapping or {}).items()}
 
 
+#: events that may come before the job's submission (logged by the launcher first)
+_BEFORE_SUBMISSION = frozenset({"job_restoring", "setting_has_no_effect"})
+#: events of the job master that need no deployment (a job may fail before it deploys)
+_WITHOUT_DEPLOYMENT = frozenset(
+    {"job_submitted", "job_deployed", "job_finished", "job_restarting", "checkpoint_unusable"}
+)
+
+
 class _Checker:
-    def __init__(self) -> None:
+    def __init__(self, trace: list[Event]) -> None:
         self.report = TraceReport()
+        # what the whole trace holds, for facts that two threads may log in either order: a
+        # task logs its acknowledgement after sending it (the coordinator may log the
+        # completion first), and the coordinator its trigger after sending it
+        self.triggered_anywhere = {
+            int(e["checkpoint_id"]) for e in trace if e.get("event") == "checkpoint_triggered"
+        }
+        self.acked_anywhere = {
+            (str(e["task"]), int(e["checkpoint_id"]))
+            for e in trace
+            if e.get("event") == "checkpoint_acknowledged"
+        }
+        self.submitted: Event | None = None
+        self.next_restore: tuple[int | None, Event] | None = None
+        self._new_job()
+
+    def _new_job(self) -> None:
         self.mode: str | None = None
         self.max_concurrent: int | None = None
-        self.sources: set[str] | None = None
+        self.deployed: Event | None = None
+        self.sources: set[str] = set()
         self.channels: list[tuple[str, int, str, int]] = []
         self.inputs: dict[str, dict[int, tuple[str, int]]] = {}  # consumer -> input -> producer
         self.pending: dict[int, Event] = {}
@@ -157,20 +209,89 @@ class _Checker:
         self.restored_input: dict[tuple[str, int], int] = {}
         self.all_tasks: set[str] = set()
         self.finished_tasks: set[str] = set()
+        #: checkpoint (not savepoint) id -> its checkpoint_completed event
+        self.completed_checkpoints: dict[int, Event] = {}
+        self.aborted: dict[int, Event] = {}
+        self.savepoints: set[int] = set()
+        #: the checkpoint or savepoint the run started from (``--from-checkpoint``), if any
+        self.initial_restore: int | None = None
+        #: checkpoint id -> the checkpoint_unusable event since the last restart
+        self.unusable: dict[int, Event] = {}
+        #: the checkpoint the current deployment restores (None: none), and the event saying so
+        self.restoring: tuple[int | None, Event | None] = (None, None)
+        #: task -> the waiting_for_final_checkpoint event (FLIP-147), this deployment
+        self.waiting_final: dict[str, Event] = {}
 
     def fail(self, rule: str, message: str, event: Event, *context: Event | None) -> None:
         raise _Found(Violation(rule, message, event, tuple(c for c in context if c is not None)))
 
+    def incomplete(self, message: str, event: Event, *context: Event | None) -> None:
+        raise _Found(
+            Violation(
+                "incomplete-trace",
+                message,
+                event,
+                tuple(c for c in context if c is not None),
+                incomplete=True,
+            )
+        )
+
     # --- dispatch ---------------------------------------------------------------------------------
 
     def see(self, e: Event) -> None:
-        handler = getattr(self, "on_" + str(e["event"]), None)
-        if handler is not None:
+        name = str(e["event"])
+        handler = getattr(self, "on_" + name, None)
+        if handler is None:
+            return  # an event the checker does not read
+        if name in _BEFORE_SUBMISSION:
             handler(e)
+            return
+        if self.submitted is None and name != "job_submitted":
+            self.incomplete(
+                f"{name} comes before any job_submitted event: without the job's checkpointing "
+                "settings (mode, max-concurrent-checkpoints) the trace cannot be checked. Give "
+                "the whole trace of a run (ckptsim run --trace FILE)",
+                e,
+            )
+        if self.deployed is None and name not in _WITHOUT_DEPLOYMENT:
+            self.incomplete(
+                f"{name} comes before any job_deployed event with the job's topology: without "
+                "its tasks and channels the trace cannot be checked",
+                e,
+                self.submitted,
+            )
+        handler(e)
+
+    def on_job_restoring(self, e: Event) -> None:
+        """The next job starts from a checkpoint or savepoint (logged before its submission)."""
+        cid = e.get("checkpoint_id")
+        self.next_restore = (None if cid is None else int(cid), e)
 
     def on_job_submitted(self, e: Event) -> None:
-        config = e.get("checkpointing") or {}
-        self.mode = config.get("mode")
+        if self.submitted is not None:  # the trace of a script that runs several jobs
+            if self.job_finished is None:
+                self.incomplete(
+                    "a second job_submitted before the first job's job_finished: the trace "
+                    "mixes two jobs, or lost the first one's end",
+                    e,
+                    self.submitted,
+                )
+            self._new_job()
+        if self.next_restore is not None:
+            self.initial_restore, _ = self.next_restore
+            self.restoring = self.next_restore
+            self.next_restore = None
+        self.submitted = e
+        self.report.jobs += 1
+        config = e.get("checkpointing")
+        if not isinstance(config, Mapping) or not config.get("mode"):
+            self.incomplete(
+                "job_submitted carries no checkpointing settings (checkpointing.mode): the "
+                "trace was not written by this version of ckptsim",
+                e,
+            )
+            return
+        self.mode = str(config["mode"])
         self.max_concurrent = config.get("max_concurrent")
 
     def on_job_deployed(self, e: Event) -> None:
@@ -181,20 +302,112 @@ class _Checker:
         self.output_ended.clear()
         self.restored_input.clear()
         self.finished_tasks.clear()
+        self.waiting_final.clear()
         topology = e.get("topology")
-        if not topology:
+        if not isinstance(topology, Mapping) or not isinstance(topology.get("channels"), list):
+            self.incomplete(
+                "job_deployed carries no topology (its sources and channels): the trace was "
+                "not written by this version of ckptsim",
+                e,
+            )
             return
-        self.sources = set(topology.get("sources", []))
+        self.sources = {str(s) for s in topology.get("sources", [])}
         self.channels = [(str(u), int(o), str(d), int(i)) for u, o, d, i in topology["channels"]]
         self.inputs = {}
         for u, o, d, i in self.channels:
             self.inputs.setdefault(d, {})[i] = (u, o)
         self.all_tasks = self.sources | {c[0] for c in self.channels} | set(self.inputs)
+        if not self.all_tasks:
+            self.incomplete("job_deployed names no task: the topology is empty", e)
+        self.deployed = e
         self.report.channels = len(self.channels)
         self.report.tasks = len(self.all_tasks)
 
     def on_job_finished(self, e: Event) -> None:
         self.job_finished = e
+        if self.pending:
+            cid = min(self.pending)
+            self.fail(
+                "ends-once",
+                f"checkpoint {cid} never ended (the job finished with it pending)",
+                e,
+                self.pending[cid],
+            )
+
+    # --- restarts ---------------------------------------------------------------------------------
+
+    def on_checkpoint_unusable(self, e: Event) -> None:
+        if e.get("checkpoint_id") is not None:
+            self.unusable[int(e["checkpoint_id"])] = e
+
+    def on_job_restarting(self, e: Event) -> None:
+        raw = e.get("checkpoint_id")
+        cid = None if raw is None else int(raw)
+        if cid is not None and cid in self.aborted:
+            self.fail(
+                "restore-completed",
+                f"the job restarted from checkpoint {cid}, which was aborted",
+                e,
+                self.aborted[cid],
+            )
+        if (
+            cid is not None
+            and cid not in self.completed_checkpoints
+            and cid != self.initial_restore
+        ):
+            self.fail(
+                "restore-completed",
+                f"the job restarted from checkpoint {cid}, which never completed in this run "
+                "(nor did the run start from it)",
+                e,
+            )
+        skipped = sorted(c for c in self.completed_checkpoints if cid is None or c > cid)
+        unexplained = [c for c in skipped if c not in self.unusable]
+        if unexplained:
+            latest = unexplained[-1]
+            what = "without a checkpoint" if cid is None else f"from checkpoint {cid}"
+            self.fail(
+                "restore-latest",
+                f"the job restarted {what} although checkpoint {latest} completed later, and "
+                f"the trace gives no reason to skip checkpoint(s) {unexplained} (a fallback "
+                "logs checkpoint_unusable for each checkpoint it skips)",
+                e,
+                self.completed_checkpoints[latest],
+            )
+        self.unusable.clear()
+        self.restoring = (cid, e)
+        self.report.restores_checked += 1
+
+    def on_task_restored(self, e: Event) -> None:
+        task = str(e["task"])
+        cid, said = self.restoring
+        restored = None if e.get("checkpoint_id") is None else int(e["checkpoint_id"])
+        if restored != cid:
+            self.fail(
+                "restore-completed",
+                f"{task} restored checkpoint {restored} while the job restores checkpoint {cid}",
+                e,
+                said,
+            )
+        inputs, outputs = _int_keys(e.get("input")), _int_keys(e.get("output"))
+        for channel, records in inputs.items():
+            self.restored_input[(task, channel)] = records
+        if cid is None or cid not in self.completed_checkpoints:
+            return  # restored from outside this trace: what it persisted is not known here
+        captured = self.captured.get((task, cid), {})
+        for side, recovered in (("input", inputs), ("output", outputs)):
+            persisted = _int_keys(captured.get(side))
+            for channel in sorted(set(recovered) | set(persisted)):
+                if recovered.get(channel, 0) != persisted.get(channel, 0):
+                    self.fail(
+                        "restore-in-flight",
+                        f"{task} recovered {recovered.get(channel, 0)} in-flight record(s) on "
+                        f"{side} channel {channel} from checkpoint {cid}, whose snapshot "
+                        f"persisted {persisted.get(channel, 0)} there",
+                        e,
+                        self.taken.get((task, cid)),
+                        captured or None,
+                    )
 
     # --- coordinator ------------------------------------------------------------------------------
 
@@ -209,6 +422,8 @@ class _Checker:
             )
         self.last_triggered = cid
         self.pending[cid] = e
+        if e.get("type", "CHECKPOINT") != "CHECKPOINT":
+            self.savepoints.add(cid)
         if self.max_concurrent is not None and e.get("type", "CHECKPOINT") == "CHECKPOINT":
             concurrent = [
                 p for p in self.pending.values() if p.get("type", "CHECKPOINT") == "CHECKPOINT"
@@ -243,15 +458,25 @@ class _Checker:
                 e,
             )
         self.last_completed = cid
-        missing = sorted(
-            t for t in self.all_tasks - self.finished_tasks if (t, cid) not in self.taken
-        )
-        if missing and self.mode is not None:
+        if cid not in self.savepoints:
+            self.completed_checkpoints[cid] = e
+        running = sorted(self.all_tasks - self.finished_tasks)
+        missing = [t for t in running if (t, cid) not in self.taken]
+        if missing:
             self.fail(
                 "complete-snapshot",
                 f"checkpoint {cid} completed without a snapshot of {', '.join(missing)}, "
                 "which had not finished",
                 e,
+            )
+        unacknowledged = [t for t in running if (t, cid) not in self.acked_anywhere]
+        if unacknowledged:
+            self.fail(
+                "complete-acknowledged",
+                f"checkpoint {cid} completed without an acknowledgement from "
+                f"{', '.join(unacknowledged)}, which had not finished",
+                e,
+                self.taken.get((unacknowledged[0], cid)),
             )
         if self.mode == "EXACTLY_ONCE" and self.channels:
             self.check_cut(cid, e)
@@ -262,7 +487,8 @@ class _Checker:
             self.fail(
                 "valid-reason", f"abort reason {reason!r} is not a CheckpointFailureReason", e
             )
-        self._end(e, "aborted")
+        cid = self._end(e, "aborted")
+        self.aborted[cid] = e
         self.report.aborted[reason] = self.report.aborted.get(reason, 0) + 1
 
     def on_checkpoint_declined(self, e: Event) -> None:
@@ -283,15 +509,26 @@ class _Checker:
     def on_end_of_partition_received(self, e: Event) -> None:
         self.ended_inputs.setdefault(str(e["task"]), {})[int(e["channel"])] = e
 
+    def on_waiting_for_final_checkpoint(self, e: Event) -> None:
+        self.waiting_final[str(e["task"])] = e
+
     def on_task_finished(self, e: Event) -> None:
-        self.finished_tasks.add(str(e["task"]))
+        task = str(e["task"])
+        waiting = self.waiting_final.get(task)
+        if waiting is not None and waiting.get("after_checkpoint") is not None:
+            after = int(waiting["after_checkpoint"])
+            if not any(c > after for c in self.completed_checkpoints):
+                self.fail(
+                    "final-checkpoint",
+                    f"{task} finished while waiting for its final checkpoint: no checkpoint "
+                    f"after checkpoint {after} completed",
+                    e,
+                    waiting,
+                )
+        self.finished_tasks.add(task)
 
     def on_output_ended(self, e: Event) -> None:
         self.output_ended[str(e["task"])] = e
-
-    def on_task_restored(self, e: Event) -> None:
-        for channel, records in _int_keys(e.get("input")).items():
-            self.restored_input[(str(e["task"]), channel)] = records
 
     def on_channel_state_captured(self, e: Event) -> None:
         self.captured[(str(e["task"]), int(e["checkpoint_id"]))] = e
@@ -305,6 +542,12 @@ class _Checker:
 
     def on_checkpoint_taken(self, e: Event) -> None:
         task, cid = str(e["task"]), int(e["checkpoint_id"])
+        if cid not in self.triggered_anywhere:
+            self.fail(
+                "taken-triggered",
+                f"{task} took checkpoint {cid}, which was never triggered",
+                e,
+            )
         previous = self.last_taken.get(task)
         if previous is not None and cid <= int(previous["checkpoint_id"]):
             self.fail(
@@ -316,7 +559,7 @@ class _Checker:
         self.last_taken[task] = e
         self.taken[(task, cid)] = e
         inputs = self.inputs.get(task)
-        if not inputs or self.mode is None:
+        if not inputs:
             return
         barriers = self.barriers.get((task, cid), {})
         ended = self.ended_inputs.get(task, {})
@@ -400,16 +643,19 @@ class _Checker:
                 )
         self.report.cuts_checked += 1
 
-    def finish(self) -> None:
-        if self.mode is None:
-            self.report.notes.append(
-                "no job_submitted event: alignment and cut checks were skipped"
+    def finish(self, last: Event | None) -> None:
+        if last is None:
+            return
+        if self.submitted is None:
+            self.incomplete(
+                "the trace has no job_submitted event: it cannot be checked. Give the whole "
+                "trace of a run (ckptsim run --trace FILE)",
+                last,
             )
-        if self.job_finished is not None and self.pending:
-            cid = min(self.pending)
-            self.fail(
-                "ends-once",
-                f"checkpoint {cid} never ended (the job finished with it pending)",
-                self.job_finished,
-                self.pending[cid],
+        if self.job_finished is None:
+            self.incomplete(
+                "the trace ends before the job's job_finished event (the run was killed, or "
+                "the trace was cut): it cannot show that every checkpoint ended",
+                last,
+                *[self.pending[c] for c in sorted(self.pending)[:1]],
             )

@@ -24,9 +24,9 @@ import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-import structlog
+from actors.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class PartitionFeed(Protocol):

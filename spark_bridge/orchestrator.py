@@ -29,28 +29,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from actors import StreamExecutionEnvironment
+from actors.logs import get_logger
 from runtime.datastream import DataStream
 from runtime.job import JobResult
+from runtime.restart import BOUNDED_RESTARTS
 from spark_bridge.session import arrow_types, require_classic_session, require_pyspark
 from spark_bridge.sinks import ParquetSink
 from spark_bridge.spark_feed import BatchFormat, Stabilize, source_from_feed, spark_feed
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: the name of the sink ``run_topology`` adds (``JobResult.output`` has no entry: it writes files)
 OUTPUT_SINK = "spark_output"
 
 
-#: the restart strategy of a batch step unless ``config`` sets one: Flink's default with
-#: checkpoints (exponential-delay, unlimited attempts) would retry a deterministic error forever
-BATCH_RESTARTS: dict[str, object] = {
-    "restart-strategy.type": "fixed-delay",
-    "restart-strategy.fixed-delay.attempts": 3,
-    "restart-strategy.fixed-delay.delay": "1 s",
-}
+#: the restart strategy of a batch step unless ``config`` sets one (as ``ckptsim run``'s)
+BATCH_RESTARTS = BOUNDED_RESTARTS
 
 
 class TopologyFailed(RuntimeError):

@@ -20,9 +20,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import structlog
+from actors.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: the Java release PySpark 4 needs (3.5 runs on 8, 11 or 17)
 JAVA_RELEASE = 17

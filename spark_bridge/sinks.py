@@ -33,13 +33,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from actors.connectors import StagedFiles
+from actors.logs import get_logger
 from runtime.checkpoint import TaskId
 from spark_bridge.session import arrow_schema_of, require_pyarrow, require_pyspark
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: rows gathered before a Parquet row group is written
 ROW_GROUP_ROWS = 65_536

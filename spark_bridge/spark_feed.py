@@ -33,8 +33,7 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-import structlog
-
+from actors.logs import get_logger
 from runtime.operators import OperatorContext
 from spark_bridge.feed import FeedChanged, PartitionFeed, SplitReader
 from spark_bridge.session import (
@@ -49,7 +48,7 @@ from spark_bridge.session import (
 if TYPE_CHECKING:
     from runtime.datastream import DataStream, StreamExecutionEnvironment
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 BatchFormat = Literal["tuples", "arrow"]
 Stabilize = Literal["persist", "local_checkpoint", "none"]

@@ -486,9 +486,8 @@ class CheckpointCoordinator:
         self._emit(
             RequestFailed(request_id=pending.request_id, reason=reason, checkpoint_id=checkpoint_id)
         )
-        self.stats.report_failed(
-            checkpoint_id, self._now, f"{reason.message} ({reason.name})", reason.name
-        )
+        # Flink's failure_message is the reason's bare message; its name is kept beside it
+        self.stats.report_failed(checkpoint_id, self._now, reason.message, reason.name)
         verdict = self.failure_manager.handle_checkpoint_exception(
             checkpoint_id=checkpoint_id, props=pending.props, reason=reason, task=task
         )

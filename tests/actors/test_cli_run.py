@@ -13,6 +13,7 @@ import pytest
 
 from actors import StreamExecutionEnvironment, report
 from actors.cli import main
+from runtime.rest import read_archive
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,12 +43,20 @@ def test_run_prints_the_checkpoint_summary_and_writes_stats_and_trace(
     assert code == 0
     assert "Job 'job' FINISHED" in out
     assert "max align" in out and "COMPLETED" in out
-    rest = json.loads(stats.read_text())
-    (job,) = rest["jobs"].values()
-    assert set(job["checkpoints"]) == {"counts", "summary", "latest", "history"}
-    assert job["checkpoints"]["counts"]["completed"] >= 1
-    details = next(iter(job["checkpoints/details"].values()))
-    assert {"id", "status", "checkpoint_type", "tasks", "subtasks"} <= set(details)
+    bodies = read_archive(json.loads(stats.read_text()))  # Flink's job-archive format
+    overview = bodies["/jobs/overview"]
+    assert isinstance(overview, dict)
+    (job_id,) = [j["jid"] for j in overview["jobs"]]
+    checkpoints = bodies[f"/jobs/{job_id}/checkpoints"]
+    assert isinstance(checkpoints, dict)
+    assert set(checkpoints) == {"counts", "summary", "latest", "history"}
+    assert checkpoints["counts"]["completed"] >= 1
+    cid = checkpoints["history"][0]["id"]
+    details = bodies[f"/jobs/{job_id}/checkpoints/details/{cid}"]
+    assert isinstance(details, dict)
+    assert {"id", "status", "checkpoint_type", "tasks"} <= set(details)
+    for vertex in details["tasks"]:
+        assert f"/jobs/{job_id}/checkpoints/details/{cid}/subtasks/{vertex}" in bodies
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     names = {e["event"] for e in events}
     assert {
@@ -243,9 +252,10 @@ def test_from_savepoint_resumes_where_stop_with_savepoint_left_off(
     )
     out = capsys.readouterr().out
     assert code == 0, out
-    counts = json.loads(stats.read_text())["jobs"]
-    (job,) = counts.values()
-    assert job["checkpoints"]["counts"]["restored"] == 1
+    bodies = read_archive(json.loads(stats.read_text()))
+    (checkpoints,) = [b for path, b in bodies.items() if path.endswith("/checkpoints")]
+    assert isinstance(checkpoints, dict)
+    assert checkpoints["counts"]["restored"] == 1
     stopped = json.loads((tmp_path / "stop.json").read_text())
     resumed = json.loads((tmp_path / "resume.json").read_text())
     assert 0 < sum(stopped.values()) < 12_000  # the first run stopped part-way

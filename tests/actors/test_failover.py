@@ -38,9 +38,11 @@ from actors.faults import (
 )
 from actors.testing import Simulation
 from runtime.job import JobResult, RestoreError
+from runtime.reasons import CheckpointFailureReason
 from runtime.status import JobStatus
 from runtime.storage import CorruptCheckpointError, load_checkpoint
 from tests.conftest import protocol_events
+from tests.crafted_checkpoints import first_operator_state, point_first_file_at, rewrite_state
 
 N = 2_000
 KEYS = 10
@@ -494,7 +496,10 @@ def test_a_failed_checkpoint_within_the_tolerable_count_is_no_failover(kind: str
     assert result.status is JobStatus.FINISHED
     assert result.restarts == 0 and result.failures == []
     (second,) = [h for h in result.checkpoints["history"] if h["id"] == 2]
-    assert second["status"] == "FAILED" and second["failure_message"].endswith(f"({reason})")
+    assert (
+        second["status"] == "FAILED"
+        and second["failure_message"] == CheckpointFailureReason[reason].message
+    )
     assert len(injected(sim)) == 1 and not events(sim, "job_failover")
 
 
@@ -547,10 +552,25 @@ def change_the_metadata(chk: Path) -> Path:
     return path
 
 
+def point_a_file_out_of_the_checkpoint(chk: Path) -> Path:
+    """Checksums recomputed: only the restore's path check can refuse it."""
+    return point_first_file_at(chk, "../../etc/passwd")
+
+
+def pickle_into_the_state(chk: Path) -> Path:
+    """Checksums recomputed: only the restore's schema check can refuse it."""
+    return rewrite_state(chk, first_operator_state({"$ckptsim": "pickle", "v": "gASVAA=="}))
+
+
 DAMAGE: dict[str, tuple[Callable[[Path], Path], str]] = {
     "flipped state": (flip_a_byte_of_a_state_file, "fails its checksum"),
     "missing state": (delete_a_state_file, "is missing"),
     "changed metadata": (change_the_metadata, "fails its checksum"),
+    "path out of the checkpoint": (
+        point_a_file_out_of_the_checkpoint,
+        "('../../etc/passwd') leads out of the checkpoint directory",
+    ),
+    "crafted state": (pickle_into_the_state, "unknown tag 'pickle'"),
 }
 
 

@@ -16,6 +16,7 @@ from actors.faults import (
 )
 from actors.testing import Simulation
 from runtime.job import JobResult
+from runtime.reasons import CheckpointFailureReason
 from runtime.status import JobStatus
 
 
@@ -57,7 +58,9 @@ def injected(sim: Simulation) -> list[str]:
 def test_a_lost_acknowledgement_makes_its_checkpoint_expire() -> None:
     result, sim = run(DropAcknowledgement(task="reduce-2#1", checkpoint_id=3))
     assert status(result, 3)["status"] == "FAILED"
-    assert status(result, 3)["failure_message"].endswith("(CHECKPOINT_EXPIRED)")
+    assert (
+        status(result, 3)["failure_message"] == CheckpointFailureReason.CHECKPOINT_EXPIRED.message
+    )
     assert status(result, 4)["status"] == "COMPLETED"  # the next one is fine
     assert injected(sim) == ["DropAcknowledgement(task='reduce-2#1', checkpoint_id=3)"]
 
@@ -73,12 +76,17 @@ def test_a_late_acknowledgement_delays_completion_by_its_delay() -> None:
 
 def test_a_late_acknowledgement_past_the_timeout_is_too_late() -> None:
     result, _ = run(DelayAcknowledgement(task="source-1#0", checkpoint_id=2, delay_ms=80))
-    assert status(result, 2)["failure_message"].endswith("(CHECKPOINT_EXPIRED)")
+    assert (
+        status(result, 2)["failure_message"] == CheckpointFailureReason.CHECKPOINT_EXPIRED.message
+    )
 
 
 def test_a_failed_snapshot_declines_with_async_exception() -> None:
     result, sim = run(FailSnapshot(task="source-1#1", checkpoint_id=2))
-    assert status(result, 2)["failure_message"].endswith("(CHECKPOINT_ASYNC_EXCEPTION)")
+    assert (
+        status(result, 2)["failure_message"]
+        == CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION.message
+    )
     assert injected(sim) == ["FailSnapshot(2)"]
 
 

@@ -17,6 +17,7 @@ import pytest
 from actors import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment
 from runtime.graph import GraphError
 from runtime.job import JobResult
+from runtime.reasons import CheckpointFailureReason
 from runtime.status import JobStatus
 from runtime.storage import load_checkpoint
 from tests.conftest import protocol_events
@@ -364,12 +365,16 @@ def test_state_that_cannot_be_written_declines_with_async_exception(tolerable: i
         result = env.execute("unserializable state", timeout=60)
     failed = [h for h in result.checkpoints["history"] if h["status"] == "FAILED"]
     assert failed, "no checkpoint failed"
-    counted = [h for h in failed if h["failure_message"].endswith("(CHECKPOINT_ASYNC_EXCEPTION)")]
+    counted = [
+        h
+        for h in failed
+        if h["failure_message"] == CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION.message
+    ]
     others = {h["failure_message"] for h in failed if h not in counted}
     assert others <= {
-        "Checkpoint was declined (tasks not ready) (CHECKPOINT_DECLINED_TASK_NOT_READY)",
+        CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY.message,
         # a checkpoint pending when the job fails is aborted as the coordinator suspends
-        "Checkpoint Coordinator is suspending. (CHECKPOINT_COORDINATOR_SUSPEND)",
+        CheckpointFailureReason.CHECKPOINT_COORDINATOR_SUSPEND.message,
     }, others
     (first, *_) = _events(logs, "async_snapshot_failed")  # the cause, as Flink logs it
     assert "cannot write a lock into a checkpoint (state of operator 'process-2')" in first["error"]

@@ -16,6 +16,7 @@ import pytest
 from actors import StreamExecutionEnvironment
 from actors.cli import main
 from actors.simulation import SimulationRuntime, SimulationStalled
+from runtime.reasons import CheckpointFailureReason
 from runtime.status import JobStatus
 from tests.actors.test_jobs import MODES, expected_sums, final, running_sum_job
 from tests.conftest import protocol_events
@@ -209,4 +210,4 @@ def test_asynchronous_parts_take_virtual_time_and_can_outlast_the_checkpoint_tim
     assert result.status is JobStatus.CANCELED, result.failure
     assert not result.completed_checkpoint_ids
     reasons = {h.get("failure_message") for h in result.checkpoints["history"]}
-    assert any(r and r.endswith("(CHECKPOINT_EXPIRED)") for r in reasons), reasons
+    assert any(r == CheckpointFailureReason.CHECKPOINT_EXPIRED.message for r in reasons), reasons

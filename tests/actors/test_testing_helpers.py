@@ -3,15 +3,16 @@ they say (fault specs resolve for any job, a violation names the replay)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 
 from actors import StreamExecutionEnvironment, testing
-from actors.faults import DropAcknowledgement, StallChannel
+from actors.faults import CrashTask, DropAcknowledgement, StallChannel
 from actors.testing import FaultSpec, Simulation, TraceViolation, simulations, topologies
-from runtime.tracecheck import check_trace
+from runtime.tracecheck import Violation, check_trace
 
 
 def build(env: StreamExecutionEnvironment) -> None:
@@ -58,9 +59,8 @@ def test_fault_specs_resolve_against_the_jobs_own_tasks_and_channels() -> None:
 def test_a_violation_fails_the_run_and_says_how_to_replay_it(monkeypatch: Any) -> None:
     def broken(events: Any) -> Any:
         report = check_trace(events)
-        report.violation = check_trace(
-            [{"event": "checkpoint_completed", "checkpoint_id": 9, "seq": 1}]
-        ).violation
+        event = {"event": "checkpoint_completed", "checkpoint_id": 9, "seq": 1}
+        report.violation = Violation("ends-once", "checkpoint 9 was never triggered", event)
         return report
 
     monkeypatch.setattr(testing, "check_trace", broken)
@@ -75,3 +75,49 @@ def test_a_violation_fails_the_run_and_says_how_to_replay_it(monkeypatch: Any) -
 def test_a_topology_builds_and_its_expected_output_is_what_a_plain_run_gives(topology: Any) -> None:
     result = Simulation(seed=1).run(topology.build, {"execution.checkpointing.interval": "15 ms"})
     assert topology.observe(result) == topology.expected()
+
+
+# --- a failing property: quiet output, bounded shrinking --------------------------------------
+
+
+def test_an_injected_crash_puts_no_pykka_traceback_in_the_output(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    crash = CrashTask(task="source-1#0", at_record=1_000)
+    sim = Simulation(seed=2, faults=(crash,))
+    result = sim.run(build, {"restart-strategy.type": "fixed-delay"})
+    assert result.succeeded and result.restarts == 1
+    assert "InjectedCrash" in result.failures[0]
+    assert not [r for r in caplog.records if "Unhandled exception" in r.getMessage()]
+
+
+def tiny(env: StreamExecutionEnvironment) -> None:
+    env.enable_checkpointing("10 ms")
+    env.from_collection(range(20)).map(lambda i: i + 1).collect()
+
+
+def _failing_property(shrink_seconds: float, runs: list[Simulation]) -> Any:
+    @settings(max_examples=100, derandomize=True, database=None)
+    @given(sim=simulations(max_choices=30))
+    def schedules_are_short(sim: Simulation) -> None:
+        sim.run(tiny, shrink_seconds=shrink_seconds)
+        runs.append(sim)
+        assert len(sim.schedule) < 3
+
+    return schedules_are_short
+
+
+def test_a_failing_property_stops_shrinking_once_its_budget_is_spent() -> None:
+    """With no time left after the first failure, new candidates are rejected and the report
+    replays the first failing example; without the bound, Hypothesis shrinks it."""
+    runs: list[Simulation] = []
+    with pytest.raises(AssertionError):
+        _failing_property(0, runs)()
+    first = next(i for i, sim in enumerate(runs) if len(sim.schedule) >= 3)
+    assert runs[first + 1 :] and all(sim == runs[first] for sim in runs[first + 1 :])
+
+    unbounded: list[Simulation] = []
+    with pytest.raises(AssertionError):
+        _failing_property(math.inf, unbounded)()
+    assert len(unbounded) > len(runs)
+    assert unbounded[-1].schedule == (0, 0, 0)  # shrunk to the smallest failure

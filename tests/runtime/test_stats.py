@@ -594,3 +594,51 @@ def test_subtask_summary_is_over_acknowledged_subtasks() -> None:
         100,
         400,
     )
+
+
+# --- Flink's conventions (as a Flink 2.3.0 renders them; tests/rest compares whole bodies) ------
+
+
+def test_failed_checkpoint_end_to_end_is_failure_minus_trigger_even_without_acks() -> None:
+    tracker = CheckpointStatsTracker()
+    pending(tracker, 12, trigger=1000, subtasks={"src": 1, "map": 1})
+    tracker.report_failed(12, 1084, "Checkpoint Coordinator is suspending.")
+    entry = tracker.to_json()["history"][0]
+    assert entry["end_to_end_duration"] == 84
+    assert entry["latest_ack_timestamp"] == -1
+
+
+def test_unacknowledged_task_and_checkpoint_show_minus_one() -> None:
+    tracker = CheckpointStatsTracker()
+    pending(tracker, 6, trigger=1000, subtasks={"src": 1, "map": 1})
+    ack(tracker, 6, 1016, vertex="src", subtask=0)
+    details = tracker.details_json(6)
+    assert details is not None
+    assert details["end_to_end_duration"] == 16
+    assert details["tasks"]["map"]["latest_ack_timestamp"] == -1
+    assert details["tasks"]["map"]["end_to_end_duration"] == -1
+    assert details["tasks"]["src"]["end_to_end_duration"] == 16
+    pending(tracker, 7, trigger=2000)
+    assert tracker.to_json()["history"][0]["end_to_end_duration"] == -1
+
+
+def test_subtask_summary_percentiles_are_nan_but_buffered_is_zero() -> None:
+    tracker = CheckpointStatsTracker()
+    pending(tracker, 1, trigger=1000, subtasks={"map": 2})
+    ack(tracker, 1, 1100, subtask=0, size=10)
+    stats = tracker.get(1)
+    assert stats is not None
+    summary = stats.subtasks_json("map")["summary"]
+    assert summary["state_size"] == {
+        "min": 10,
+        "max": 10,
+        "avg": 10,
+        **{p: "NaN" for p in ("p50", "p90", "p95", "p99", "p999")},
+    }
+    assert summary["alignment"]["buffered"]["p99"] == 0.0
+    assert summary["checkpoint_duration"]["sync"]["p50"] == "NaN"
+
+
+def test_job_summary_without_completed_checkpoints_has_nan_percentiles() -> None:
+    summary = CheckpointStatsTracker().to_json()["summary"]["end_to_end_duration"]
+    assert (summary["min"], summary["avg"], summary["p50"]) == (0, 0, "NaN")

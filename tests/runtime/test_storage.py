@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,11 +27,20 @@ from runtime.storage import (
     FileSystemCheckpointStorage,
     load_checkpoint,
 )
+from tests.crafted_checkpoints import (
+    first_operator_state,
+    point_first_file_at,
+    replace_state,
+    reseal,
+    rewrite_state,
+    state_files,
+)
 
 PROPS = CheckpointProperties.for_checkpoint(
     ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
 )
 A, B = TaskId("source-1", 0), TaskId("reduce-2", 1)
+WORD_COUNT = str(Path(__file__).resolve().parents[2] / "examples" / "word_count.py")
 
 
 def write_checkpoint(storage: FileSystemCheckpointStorage, cid: int) -> CompletedCheckpoint:
@@ -108,7 +119,7 @@ def relabel(metadata: Path, **changes: object) -> None:
         (lambda p: relabel(p / METADATA, checkpoint_id=4), "_metadata fails its checksum"),
         (
             lambda p: (p / METADATA).write_text("not json"),
-            "is not a ckptsim checkpoint metadata file",
+            "_metadata is not a ckptsim checkpoint file: not JSON",
         ),
         (lambda p: (p / METADATA).unlink(), "is not a checkpoint: it has no _metadata file"),
     ],
@@ -173,3 +184,159 @@ def test_cleanup_after_the_job_removes_only_unretained_directories_it_made(
     with pytest.raises(CheckpointStorageError, match="never reused"):
         (tmp_path / "chk-3").mkdir()
         storage.initialize_location(3, PROPS, None)
+
+
+# --- an untrusted checkpoint: valid checksums, crafted content ------------------------------------
+
+
+def _outside_state(chk: Path, tmp: Path) -> Path:
+    """A copy of a real state file outside the checkpoint, with its position moved on."""
+    state = json.loads(state_files(chk)[-1].read_text())
+    state["operator_states"]["source-1"] = {"position": 12_352 + 41}
+    outside = tmp / "outside.json"
+    outside.write_text(json.dumps(state))
+    return outside
+
+
+def escape_absolute(chk: Path, tmp: Path) -> tuple[Path, str]:
+    point_first_file_at(chk, str(_outside_state(chk, tmp)))
+    return (
+        chk / METADATA,
+        r"field 'tasks\[0\].files\[0\].file' \('/.*outside.json'\) is not a path inside",
+    )
+
+
+def escape_dot_dot(chk: Path, tmp: Path) -> tuple[Path, str]:
+    point_first_file_at(chk, "../../etc/passwd")
+    return chk / METADATA, r"field 'tasks\[0\].files\[0\].file' \('../../etc/passwd'\) leads out"
+
+
+def escape_to_an_outside_state_file(chk: Path, tmp: Path) -> tuple[Path, str]:
+    _outside_state(chk, tmp)
+    point_first_file_at(chk, "../../outside.json")
+    return chk / METADATA, r"\('../../outside.json'\) leads out of the checkpoint directory"
+
+
+def escape_by_symlink(chk: Path, tmp: Path) -> tuple[Path, str]:
+    (chk / "link.state.json").symlink_to(_outside_state(chk, tmp))
+    point_first_file_at(chk, "link.state.json")
+    return chk / METADATA, r"\('link.state.json'\) leads out of the checkpoint directory"
+
+
+def metadata_symlink_out(chk: Path, tmp: Path) -> tuple[Path, str]:
+    real = tmp / "elsewhere_metadata"
+    (chk / METADATA).rename(real)
+    (chk / METADATA).symlink_to(real)
+    return chk / METADATA, r"_metadata leads out of the checkpoint directory"
+
+
+def not_a_regular_file(chk: Path, tmp: Path) -> tuple[Path, str]:
+    os.mkfifo(chk / "fifo.state.json")  # reading it would block forever
+    point_first_file_at(chk, "fifo.state.json")
+    return chk / METADATA, r"\('fifo.state.json'\) is not a regular file"
+
+
+def state_not_json(chk: Path, tmp: Path) -> tuple[Path, str]:
+    return replace_state(chk, b"\x80 not json"), "is not a ckptsim checkpoint file: not JSON"
+
+
+def tasks_missing(chk: Path, tmp: Path) -> tuple[Path, str]:
+    return reseal(chk, lambda body: body.pop("tasks")), "field 'tasks' is missing"
+
+
+def subtask_not_a_number(chk: Path, tmp: Path) -> tuple[Path, str]:
+    def edit(body: dict[str, object]) -> None:
+        body["tasks"][0]["subtask"] = "one"  # type: ignore[index]
+
+    path = reseal(chk, edit)
+    return path, r"field 'tasks\[0\].subtask' must be a whole number >= 0, got 'one'"
+
+
+def unhashable_in_a_set(chk: Path, tmp: Path) -> tuple[Path, str]:
+    value = {"$ckptsim": "set", "v": [[1, 2]]}
+    path = rewrite_state(chk, first_operator_state(value))
+    return path, r"field 'operator_states\['.*'\]' at \['v'\]\[0\]: an unhashable value"
+
+
+def deeply_nested(chk: Path, tmp: Path) -> tuple[Path, str]:
+    return replace_state(chk, b"[" * 200_000 + b"]" * 200_000), "nested too deeply"
+
+
+def unknown_tag(chk: Path, tmp: Path) -> tuple[Path, str]:
+    value = {"$ckptsim": "pickle", "v": "gASVAAAAAAAAAACMBWJ1aWx0aW5zlIwEZXZhbJSTlC4="}
+    path = rewrite_state(chk, first_operator_state(value))
+    return path, r"field 'operator_states\['.*'\]': unknown tag 'pickle'"
+
+
+def state_of_another_task(chk: Path, tmp: Path) -> tuple[Path, str]:
+    first, second = state_files(chk)
+    first.write_bytes(second.read_bytes())
+    reseal(chk)
+    return first, "fields 'task'/'checkpoint_id' say task source-1#0, checkpoint 3, but the"
+
+
+def channel_not_a_number(chk: Path, tmp: Path) -> tuple[Path, str]:
+    def edit(state: dict[str, object]) -> None:
+        state["input_channels"] = {"x": []}
+
+    return rewrite_state(chk, edit), r"field 'input_channels\['x'\]' must be a channel number"
+
+
+CRAFTED: dict[str, Callable[[Path, Path], tuple[Path, str]]] = {
+    "absolute path": escape_absolute,
+    "../../etc/passwd": escape_dot_dot,
+    "an outside state file": escape_to_an_outside_state_file,
+    "a symlink out": escape_by_symlink,
+    "_metadata a symlink out": metadata_symlink_out,
+    "a fifo": not_a_regular_file,
+    "state not JSON": state_not_json,
+    "no tasks": tasks_missing,
+    "subtask not a number": subtask_not_a_number,
+    "unhashable set member": unhashable_in_a_set,
+    "deeply nested": deeply_nested,
+    "unknown tag pickle": unknown_tag,
+    "state of another task": state_of_another_task,
+    "channel not a number": channel_not_a_number,
+}
+
+
+@pytest.mark.parametrize("case", list(CRAFTED))
+def test_a_crafted_checkpoint_with_valid_checksums_is_refused_naming_the_file_and_field(
+    tmp_path: Path, case: str
+) -> None:
+    chk = path_of(write_checkpoint(FileSystemCheckpointStorage(str(tmp_path / "c"), "job1"), 3))
+    assert load_checkpoint(str(chk)).checkpoint_id == 3
+    named, field = CRAFTED[case](chk, tmp_path)
+    with pytest.raises(CorruptCheckpointError) as caught:
+        load_checkpoint(str(chk))
+    message = str(caught.value)
+    assert message.startswith(str(named)) or f"state file {named} " in message, message
+    assert re.search(field, message), message
+    assert "\n" not in message
+
+
+def test_the_command_line_refuses_a_crafted_checkpoint_with_exit_2_and_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from actors.cli import main  # noqa: PLC0415
+
+    for i, (case, craft) in enumerate(CRAFTED.items()):
+        root = tmp_path / f"case-{i}"
+        chk = path_of(write_checkpoint(FileSystemCheckpointStorage(str(root), "job1"), 3))
+        named, field = craft(chk, root)
+        for flag in ("--from-checkpoint", "--from-savepoint"):
+            assert main(["run", WORD_COUNT, "-q", flag, str(chk)]) == 2, case
+            out, err = capsys.readouterr()
+            assert err.count("\n") == 1 and re.search(field, err), (case, err)
+            assert str(named) in err
+            assert err.startswith(f"ckptsim run: {flag} {chk}: not a usable checkpoint")
+            assert out == ""
+
+
+def test_a_symlink_to_a_file_inside_the_checkpoint_is_read(tmp_path: Path) -> None:
+    chk = path_of(write_checkpoint(FileSystemCheckpointStorage(str(tmp_path), "job1"), 3))
+    real = state_files(chk)[0]
+    (chk / "alias.state.json").symlink_to(real.name)
+    point_first_file_at(chk, "alias.state.json")
+    loaded = load_checkpoint(str(chk))
+    assert loaded.tasks[B].operator_states["reduce-2"]["values"] == [(1, 2), {3}]

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from actors.cli import main
+from runtime import tracecheck
 from runtime.tracecheck import TraceFormatError, check_trace, parse_trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,14 +72,12 @@ def plant_id_goes_back(events: Events) -> int:
 
 
 def plant_never_ends(events: Events) -> int:
+    """A checkpoint triggered after the last one, which never ends."""
     last = max(e["checkpoint_id"] for e in events if e["event"] == "checkpoint_triggered")
-    events[:] = [
-        e
-        for e in events
-        if e["event"] not in ("checkpoint_completed", "checkpoint_aborted")
-        or e["checkpoint_id"] != last
-    ]
-    return _index(events, "job_finished")
+    trigger = _index(events, "checkpoint_triggered", checkpoint_id=last)
+    finished = _index(events, "job_finished")
+    events.insert(finished, {**events[trigger], "checkpoint_id": last + 1, "seq": -1})
+    return finished + 1
 
 
 def plant_ends_twice(events: Events) -> int:
@@ -146,6 +145,52 @@ def plant_snapshot_missing(events: Events) -> int:
     return _index(events, "checkpoint_completed", checkpoint_id=3)
 
 
+def plant_acks_of_a_completed_checkpoint_removed(events: Events) -> int:
+    events[:] = [
+        e
+        for e in events
+        if not (e["event"] == "checkpoint_acknowledged" and e["checkpoint_id"] == 3)
+    ]
+    return _index(events, "checkpoint_completed", checkpoint_id=3)
+
+
+def plant_every_ack_removed(events: Events) -> int:
+    events[:] = [e for e in events if e["event"] != "checkpoint_acknowledged"]
+    return _index(events, "checkpoint_completed")
+
+
+def plant_snapshot_of_an_untriggered_checkpoint_after_the_end(events: Events) -> int:
+    last = max(e["checkpoint_id"] for e in events if e["event"] == "checkpoint_triggered")
+    taken = events[_index(events, "checkpoint_taken", checkpoint_id=3, task="reduce-3#0")]
+    events.append({**taken, "checkpoint_id": last + 1, "seq": len(events) + 1})
+    return len(events) - 1
+
+
+def plant_last_completion_and_the_end_removed(events: Events) -> int:
+    """The final checkpoint's completion (and any checkpoint after it), and job_finished, all
+    gone: the tasks that waited for that final checkpoint finished without one."""
+    waiting = max(
+        (e for e in events if e["event"] == "waiting_for_final_checkpoint"),
+        key=lambda e: e["after_checkpoint"],
+    )
+    final = waiting["after_checkpoint"] + 1
+    events[:] = [
+        e
+        for e in events
+        if e["event"] != "job_finished"
+        and not (e["event"] == "checkpoint_completed" and e.get("checkpoint_id") == final)
+        and not (e.get("checkpoint_id") or 0) > final
+    ]
+    waited = {
+        e["task"]
+        for e in events
+        if e["event"] == "waiting_for_final_checkpoint" and e["after_checkpoint"] == final - 1
+    }
+    return next(
+        i for i, e in enumerate(events) if e["event"] == "task_finished" and e["task"] in waited
+    )
+
+
 PLANTS: dict[str, tuple[Callable[[Events], int], str, str]] = {
     "id goes back": (plant_id_goes_back, "ids-increase", "triggered after checkpoint"),
     "never ends": (plant_never_ends, "ends-once", "never ended"),
@@ -161,6 +206,26 @@ PLANTS: dict[str, tuple[Callable[[Events], int], str, str]] = {
         plant_snapshot_missing,
         "complete-snapshot",
         "without a snapshot of map_batch-2#1",
+    ),
+    "acks of a completed checkpoint removed": (
+        plant_acks_of_a_completed_checkpoint_removed,
+        "complete-acknowledged",
+        "checkpoint 3 completed without an acknowledgement from map_batch-2#0, map_batch-2#1",
+    ),
+    "every ack removed": (
+        plant_every_ack_removed,
+        "complete-acknowledged",
+        "checkpoint 1 completed without an acknowledgement from",
+    ),
+    "snapshot of an untriggered checkpoint after the end": (
+        plant_snapshot_of_an_untriggered_checkpoint_after_the_end,
+        "taken-triggered",
+        "which was never triggered",
+    ),
+    "last completion and job_finished removed": (
+        plant_last_completion_and_the_end_removed,
+        "final-checkpoint",
+        "finished while waiting for its final checkpoint",
     ),
 }
 
@@ -235,3 +300,256 @@ def test_traces_of_runs_with_restarts_pass(tmp_path: Path, unaligned: bool) -> N
     report = check_trace(events)
     assert report.ok, report.violation and report.violation.render()
     assert report.cuts_checked == report.completed >= 5
+
+
+# --- restarts: what a restart restores --------------------------------------------------------
+
+RESTART_FAULTS = "; ".join(
+    [
+        "fail-task:task=reduce-2#1,at-record=3000",
+        "crash-task:task=source-1#0,at-record=5000",
+        "drop-ack:task=source-1#0,checkpoint=2",  # checkpoint 2 expires: an aborted one
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def restart_trace(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Events]:
+    """failure_recovery on the simulation: checkpoint 2 aborted, 1, 3 and 4 completed, then a
+    task fails and the job restarts from checkpoint 4 (later a second restart)."""
+    path = tmp_path_factory.mktemp("restarts") / "restarts.jsonl"
+    example = str(ROOT / "examples" / "failure_recovery.py")
+    args = ["run", example, "-p", "2", "-q", "--simulate", "--seed", "3", "--trace", str(path)]
+    args += ["-D", f"ckptsim.faults={RESTART_FAULTS}"]
+    args += ["-D", "execution.checkpointing.timeout=30 ms"]
+    args += ["-D", "execution.checkpointing.tolerable-failed-checkpoints=5"]
+    assert main(args) == 0
+    events = tuple(parse_trace(path.read_text().splitlines()))
+
+    def get() -> Events:
+        return copy.deepcopy(list(events))
+
+    return get
+
+
+def _first_restart(events: Events) -> int:
+    i = _index(events, "job_restarting")
+    assert events[i]["checkpoint_id"] == 4
+    assert _index(events, "checkpoint_aborted", checkpoint_id=2) < i
+    return i
+
+
+def _restore_from(events: Events, cid: int) -> int:
+    """The first restart (and its tasks) restores checkpoint ``cid`` instead of 4."""
+    i = _first_restart(events)
+    events[i]["checkpoint_id"] = cid
+    for e in events[i:]:
+        if e["event"] == "job_failover":
+            break
+        if e["event"] == "task_restored":
+            e["checkpoint_id"] = cid
+    return i
+
+
+def plant_restore_of_a_checkpoint_that_does_not_exist(events: Events) -> int:
+    return _restore_from(events, 999)
+
+
+def plant_restore_of_an_aborted_checkpoint(events: Events) -> int:
+    return _restore_from(events, 2)
+
+
+def plant_restore_of_an_older_checkpoint_for_no_reason(events: Events) -> int:
+    return _restore_from(events, 3)
+
+
+def plant_duplicate_disguised_as_recovered_in_flight_data(events: Events) -> int:
+    """After the aligned restore, reduce-2#0 consumes one record twice: the trace passes it
+    off as a recovered in-flight record of channel 0 (so every later cut still adds up)."""
+    restored = _index(events, "task_restored", task="reduce-2#0")
+    events[restored]["input"] = {"0": 1}
+    for e in events[restored:]:
+        if e["event"] == "job_failover":
+            break
+        if e["event"] in ("checkpoint_taken", "barrier_received") and e["task"] == "reduce-2#0":
+            if e["event"] == "checkpoint_taken":
+                e["consumed"]["0"] += 1
+            elif e["channel"] == 0:
+                e["consumed"] += 1
+    return restored
+
+
+def plant_task_restores_another_checkpoint(events: Events) -> int:
+    restored = _index(events, "task_restored", task="source-1#1")
+    events[restored]["checkpoint_id"] = 3
+    return restored
+
+
+RESTART_PLANTS: dict[str, tuple[Callable[[Events], int], str, str]] = {
+    "restore of a checkpoint that does not exist": (
+        plant_restore_of_a_checkpoint_that_does_not_exist,
+        "restore-completed",
+        "restarted from checkpoint 999, which never completed in this run",
+    ),
+    "restore of an aborted checkpoint": (
+        plant_restore_of_an_aborted_checkpoint,
+        "restore-completed",
+        "restarted from checkpoint 2, which was aborted",
+    ),
+    "restore of an older checkpoint for no reason": (
+        plant_restore_of_an_older_checkpoint_for_no_reason,
+        "restore-latest",
+        "although checkpoint 4 completed later, and the trace gives no reason to skip "
+        "checkpoint(s) [4]",
+    ),
+    "a duplicate disguised as recovered in-flight data": (
+        plant_duplicate_disguised_as_recovered_in_flight_data,
+        "restore-in-flight",
+        "reduce-2#0 recovered 1 in-flight record(s) on input channel 0 from checkpoint 4, "
+        "whose snapshot persisted 0",
+    ),
+    "a task restores another checkpoint": (
+        plant_task_restores_another_checkpoint,
+        "restore-completed",
+        "source-1#1 restored checkpoint 3 while the job restores checkpoint 4",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(RESTART_PLANTS))
+def test_a_planted_restore_violation_is_reported_at_its_event(
+    restart_trace: Callable[[], Events], name: str
+) -> None:
+    plant, rule, message = RESTART_PLANTS[name]
+    events = restart_trace()
+    report = check_trace(events)
+    assert report.ok, report.violation and report.violation.render()
+    assert report.restores_checked == 2 and report.aborted == {"CHECKPOINT_EXPIRED": 1}
+    at = plant(events)
+    report = check_trace(events)
+    assert report.violation is not None, f"{name}: not found"
+    assert (report.violation.rule, report.violation.incomplete) == (rule, False)
+    assert message in report.violation.message
+    assert report.violation.event is events[at]
+
+
+def test_a_disguised_duplicate_keeps_every_cut_consistent(
+    restart_trace: Callable[[], Events], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the planted duplicate hides: without the restore check every cut adds up."""
+    events = restart_trace()
+    plant_duplicate_disguised_as_recovered_in_flight_data(events)
+
+    def count_only(self: Any, e: dict[str, Any]) -> None:
+        for channel, records in e["input"].items():
+            self.restored_input[(e["task"], int(channel))] = records
+
+    monkeypatch.setattr(tracecheck._Checker, "on_task_restored", count_only)
+    report = check_trace(events)
+    assert report.ok and report.cuts_checked == report.completed
+
+
+def test_a_fallback_traced_with_the_checkpoint_it_skipped_passes(
+    restart_trace: Callable[[], Events],
+) -> None:
+    events = restart_trace()
+    at = _restore_from(events, 3)
+    events.insert(at, {"event": "checkpoint_unusable", "checkpoint_id": 4, "error": "damaged"})
+    report = check_trace(events)
+    assert report.ok, report.violation and report.violation.render()
+
+
+# --- traces that lack what the checker needs ---------------------------------------------------
+
+
+def drop_job_submitted(events: Events) -> int:
+    del events[_index(events, "job_submitted")]
+    return 0  # the first event, which needed the submission
+
+
+def drop_job_deployed(events: Events) -> int:
+    del events[_index(events, "job_deployed")]
+    return _index(events, "job_status_changed") + 1  # the first event needing the topology
+
+
+def drop_job_finished(events: Events) -> int:
+    del events[_index(events, "job_finished")]
+    return len(events) - 1
+
+
+def drop_the_topology(events: Events) -> int:
+    i = _index(events, "job_deployed")
+    del events[i]["topology"]
+    return i
+
+
+INCOMPLETE: dict[str, tuple[Callable[[Events], int], str]] = {
+    "no job_submitted": (drop_job_submitted, "before any job_submitted event"),
+    "no job_deployed": (drop_job_deployed, "before any job_deployed event"),
+    "no job_finished": (drop_job_finished, "ends before the job's job_finished event"),
+    "no topology": (drop_the_topology, "job_deployed carries no topology"),
+}
+
+
+@pytest.mark.parametrize("name", list(INCOMPLETE))
+def test_a_trace_lacking_what_the_checks_need_is_incomplete_not_a_pass(
+    traces: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    drop, message = INCOMPLETE[name]
+    events = traces("aligned")
+    at = drop(events)
+    report = check_trace(events)
+    assert report.violation is not None and report.incomplete, name
+    assert message in report.violation.message
+    assert report.violation.event is events[at]
+    path = tmp_path / "incomplete.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "INCOMPLETE TRACE: " in err and message in err and "  at #" in err
+
+
+def test_the_trace_of_a_script_running_two_jobs_is_checked_job_by_job(traces: Any) -> None:
+    first, second = traces("aligned"), traces("unaligned")
+    report = check_trace([*first, *second])
+    assert report.ok, report.violation and report.violation.render()
+    assert report.jobs == 2
+    unfinished = [e for e in first if e["event"] != "job_finished"]
+    report = check_trace([*unfinished, *second])
+    assert report.incomplete
+    assert report.violation is not None and "second job_submitted" in report.violation.message
+
+
+def test_unknown_events_and_extra_fields_are_ignored(traces: Any) -> None:
+    events = traces("aligned")
+    for e in events:
+        e["a_field_from_a_later_version"] = [1, 2]
+    events.insert(5, {"event": "end_of_data_received", "task": "reduce-3#0", "channel": 0})
+    assert check_trace(events).ok
+
+
+def test_traces_of_a_stop_with_savepoint_and_its_resume_pass(tmp_path: Path) -> None:
+    """The resumed run restores a savepoint of another run (job_restoring): its tasks restore
+    that one, which the trace never saw complete."""
+    from tests.actors.test_cli_run import _savepointed_script  # noqa: PLC0415
+
+    stopped, resumed = tmp_path / "stopped.jsonl", tmp_path / "resumed.jsonl"
+    script = _savepointed_script(tmp_path, stop=True)
+    assert main(["run", script, "-p", "2", "-q", "--simulate", "--trace", str(stopped)]) == 0
+    (savepoint,) = [
+        e["path"]
+        for e in parse_trace(stopped.read_text().splitlines())
+        if e["event"] == "savepoint_completed"
+    ]
+    script = _savepointed_script(tmp_path, stop=False)
+    argv = ["run", script, "-p", "2", "-q", "--simulate", "--from-savepoint", savepoint]
+    assert main([*argv, "--trace", str(resumed)]) == 0
+    for path in (stopped, resumed):
+        report = check_trace(parse_trace(path.read_text().splitlines()))
+        assert report.ok, report.violation and report.violation.render()
+    events = parse_trace(resumed.read_text().splitlines())
+    restored = _index(events, "task_restored")
+    events[restored]["checkpoint_id"] += 1
+    report = check_trace(events)
+    assert report.violation is not None and report.violation.event is events[restored]
+    assert report.violation.rule == "restore-completed"

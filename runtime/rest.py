@@ -1,0 +1,1202 @@
+"""Flink's REST API, rendered: the bodies a Flink 2.x JobManager (and its HistoryServer)
+returns for a job, built from a ``JobView`` of a ckptsim job. Pure: no I/O, no clock.
+
+Values follow Flink's (checked key for key and type for type against bodies a Flink 2.3.0
+returned, ``tests/rest/flink``): timestamps are epoch milliseconds (``JobView.epoch_ms`` is
+the job clock's 0), vertex ids are 32 hex digits derived from the job graph
+(``vertex_ids``), ``-1`` stands for "not yet". Where ckptsim differs on purpose, the README
+says so (for instance ``external_path`` is a ``file:`` path: ckptsim always writes
+checkpoints to files).
+
+``route(jobs, method, path, query)`` answers a GET; ``archive(view)`` lists every path of
+a job with its body, Flink's job-archive format (``{"archive": [{"path", "json"}]}``), which
+Flink's HistoryServer and ``ckptsim serve`` read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.config import CheckpointConfig
+from runtime.graph import JobGraph, JobVertex
+from runtime.job import JobResult
+from runtime.partition import Partitioner
+
+JsonDict = dict[str, Any]
+Body = JsonDict | list[Any]
+
+#: the Flink REST API version whose bodies ckptsim renders
+FLINK_VERSION = "2.3.0"
+CKPTSIM_REVISION = "ckptsim"
+
+JOB_STATUSES = (
+    "INITIALIZING",
+    "CREATED",
+    "RUNNING",
+    "FAILING",
+    "FAILED",
+    "CANCELLING",
+    "CANCELED",
+    "FINISHED",
+    "RESTARTING",
+    "SUSPENDED",
+    "RECONCILING",
+)
+EXECUTION_STATES = (
+    "CREATED",
+    "SCHEDULED",
+    "DEPLOYING",
+    "INITIALIZING",
+    "RUNNING",
+    "FINISHED",
+    "CANCELING",
+    "CANCELED",
+    "FAILED",
+    "RECONCILING",
+)
+TERMINAL_JOB_STATUSES = frozenset({"FINISHED", "CANCELED", "FAILED"})
+#: the keys of checkpoint statistics that hold a timestamp
+TIMESTAMP_KEYS = frozenset(
+    {
+        "trigger_timestamp",
+        "latest_ack_timestamp",
+        "failure_timestamp",
+        "ack_timestamp",
+        "restore_timestamp",
+    }
+)
+SHIP_STRATEGIES = {
+    Partitioner.FORWARD: "FORWARD",
+    Partitioner.REBALANCE: "REBALANCE",
+    Partitioner.HASH: "HASH",
+    Partitioner.BROADCAST: "BROADCAST",
+}
+#: Flink's back-pressure levels: ratio <= 0.10 ok, <= 0.5 low, above high
+BACKPRESSURE_LOW, BACKPRESSURE_HIGH = 0.10, 0.5
+
+
+# --- the view ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubtaskView:
+    index: int
+    state: str
+    attempt: int = 0
+    #: ``runtime.metrics.TaskIOMetrics.snapshot`` (job clock); empty: none reported yet
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VertexView:
+    id: str
+    #: ckptsim's vertex id (``source-1``): the key of checkpoint statistics
+    key: str
+    name: str
+    parallelism: int
+    max_parallelism: int
+    operators: tuple[str, ...]
+    #: (upstream vertex id, ship strategy)
+    inputs: tuple[tuple[str, str], ...]
+    subtasks: tuple[SubtaskView, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExceptionView:
+    """One failure of the job (Flink's exception history entry); job clock."""
+
+    timestamp: int
+    exception: str
+    stacktrace: str
+    task: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobView:
+    """A job as the REST API shows it, at ``now`` (job clock ms; ``epoch_ms`` is its 0)."""
+
+    job_id: str
+    name: str
+    status: str
+    now: int
+    epoch_ms: int
+    status_history: tuple[tuple[str, int], ...]
+    vertices: tuple[VertexView, ...]
+    checkpoint_config: CheckpointConfig
+    #: ``CheckpointStatsTracker.to_json()`` (job clock, keyed by ckptsim vertex ids)
+    checkpoints: Mapping[str, Any]
+    #: details by checkpoint id, each with ``subtasks`` by ckptsim vertex id
+    details: Mapping[int, Mapping[str, Any]]
+    exceptions: tuple[ExceptionView, ...] = ()
+    parallelism: int = 1
+    restart_strategy: str = ""
+    user_config: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_JOB_STATUSES
+
+    def epoch(self, t: int) -> int:
+        return self.epoch_ms + t if t >= 0 else -1
+
+    @property
+    def start_time(self) -> int:
+        return self.epoch(self.status_history[0][1]) if self.status_history else self.epoch_ms
+
+    @property
+    def end_time(self) -> int:
+        if self.is_terminal and self.status_history:
+            return self.epoch(self.status_history[-1][1])
+        return -1
+
+    @property
+    def duration(self) -> int:
+        end = self.end_time if self.end_time >= 0 else self.epoch(self.now)
+        return max(0, end - self.start_time)
+
+    def vertex(self, vertex_id: str) -> VertexView | None:
+        for v in self.vertices:
+            if v.id == vertex_id:
+                return v
+        return None
+
+    def vertex_by_key(self, key: str) -> VertexView | None:
+        for v in self.vertices:
+            if v.key == key:
+                return v
+        return None
+
+
+def vertex_ids(job: JobGraph) -> dict[str, str]:
+    """Flink's ``JobVertexID``s: 32 hex digits from a hash of each vertex's operator uids and
+    its inputs' ids (as Flink hashes the stream graph), so the same script gets the same ids
+    in every run; a vertex keeps its id while its uids and upstream topology stay."""
+    ids: dict[str, str] = {}
+    for vertex in job.vertices:  # topological order: inputs come first
+        inputs = sorted(
+            f"{ids[e.source.vertex_id]}:{e.partitioner.value}" for e in job.inputs(vertex)
+        )
+        text = "|".join(vertex.uids) + "<-" + ",".join(inputs)
+        ids[vertex.vertex_id] = hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
+    return ids
+
+
+def job_view(
+    job: JobGraph,
+    checkpoint_config: CheckpointConfig,
+    *,
+    job_id: str,
+    status: str,
+    now: int,
+    epoch_ms: int,
+    status_history: Sequence[tuple[str, int]],
+    task_states: Mapping[str, str],
+    task_metrics: Mapping[str, Mapping[str, Any]],
+    attempt: int,
+    checkpoints: Mapping[str, Any],
+    details: Mapping[int, Mapping[str, Any]],
+    failures: Sequence[str] = (),
+    parallelism: int = 1,
+    restart_strategy: str = "",
+) -> JobView:
+    """Put a job's pieces (its graph, the JobMaster's and coordinator's state) together.
+    ``task_states`` and ``task_metrics`` are keyed by ``str(TaskId)``."""
+    ids = vertex_ids(job)
+    vertices = []
+    for vertex in job.vertices:
+        subtasks = tuple(
+            SubtaskView(
+                index=i,
+                state=task_states.get(f"{vertex.vertex_id}#{i}", "CREATED"),
+                attempt=attempt,
+                metrics=task_metrics.get(f"{vertex.vertex_id}#{i}", {}),
+            )
+            for i in range(vertex.parallelism)
+        )
+        vertices.append(
+            VertexView(
+                id=ids[vertex.vertex_id],
+                key=vertex.vertex_id,
+                name=vertex.name,
+                parallelism=vertex.parallelism,
+                max_parallelism=job.max_parallelism,
+                operators=tuple(op.name for op in vertex.operators),
+                inputs=tuple(
+                    (ids[e.source.vertex_id], SHIP_STRATEGIES[e.partitioner])
+                    for e in job.inputs(vertex)
+                ),
+                subtasks=subtasks,
+            )
+        )
+    return JobView(
+        job_id=job_id,
+        name=job.name,
+        status=status,
+        now=now,
+        epoch_ms=epoch_ms,
+        status_history=tuple(status_history),
+        vertices=tuple(vertices),
+        checkpoint_config=checkpoint_config,
+        checkpoints=checkpoints,
+        details=details,
+        exceptions=exceptions_from(failures, status_history, job, ids),
+        parallelism=parallelism,
+        restart_strategy=restart_strategy,
+    )
+
+
+_TASK_FAILURE = re.compile(
+    r"^task (?P<vertex>[^#\s]+)#(?P<subtask>\d+) failed: (?P<text>.*)$", re.S
+)
+_EXCEPTION_NAME = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b")
+
+
+def exceptions_from(
+    failures: Sequence[str],
+    status_history: Sequence[tuple[str, int]],
+    job: JobGraph,
+    ids: Mapping[str, str],
+) -> tuple[ExceptionView, ...]:
+    """The exception history from ``JobResult.failures`` (in order), each timed by the
+    RESTARTING or FAILING transition it caused.
+
+    Hook: tasks will report failures with the failing operator and the user's traceback
+    (the task side's structured failure); this is the one place to read them from. Until
+    then a failure's text (``task reduce-2#0 failed: ValueError: ...``) is parsed here.
+    """
+    times = [t for s, t in status_history if s in ("RESTARTING", "FAILING")]
+    out: list[ExceptionView] = []
+    for n, text in enumerate(f for f in failures if not f.startswith("savepoint failed")):
+        when = times[n] if n < len(times) else (status_history[-1][1] if status_history else 0)
+        task_name = None
+        body = text
+        match = _TASK_FAILURE.match(text)
+        if match:
+            body = match.group("text")
+            try:
+                vertex = job.vertex(match.group("vertex"))
+            except KeyError:
+                vertex = None
+            if vertex is not None:
+                task_name = _task_name(vertex, int(match.group("subtask")))
+        name = _EXCEPTION_NAME.match(body)
+        out.append(
+            ExceptionView(
+                timestamp=when,
+                exception=name.group("name") if name else "ckptsim.JobFailure",
+                stacktrace=body,
+                task=task_name,
+            )
+        )
+    return tuple(out)
+
+
+def _task_name(vertex: JobVertex, subtask: int) -> str:
+    return f"{vertex.name} ({subtask + 1}/{vertex.parallelism})"
+
+
+# --- timestamps and ids in checkpoint statistics --------------------------------------------------
+
+
+def _flink_stats(body: Any, view: JobView) -> Any:
+    """Checkpoint statistics as Flink shows them: epoch timestamps, vertex ids in hex,
+    ``file:`` paths."""
+    if isinstance(body, list):
+        return [_flink_stats(v, view) for v in body]
+    if not isinstance(body, dict):
+        return body
+    out: JsonDict = {}
+    for key, value in body.items():
+        if key in TIMESTAMP_KEYS and isinstance(value, int) and not isinstance(value, bool):
+            out[key] = view.epoch(value)
+        elif key == "external_path":
+            out[key] = _file_uri(value)
+        elif key == "tasks" and isinstance(value, dict):
+            out[key] = {_hex(view, k): _flink_stats(v, view) for k, v in value.items()}
+        else:
+            out[key] = _flink_stats(value, view)
+    return out
+
+
+def _hex(view: JobView, key: str) -> str:
+    vertex = view.vertex_by_key(key)
+    return vertex.id if vertex is not None else key
+
+
+def _file_uri(path: Any) -> Any:
+    """Flink's pointer of a file-system checkpoint: ``file:/abs/path``."""
+    if isinstance(path, str) and path.startswith("/"):
+        return "file:" + path
+    return path
+
+
+# --- bodies -------------------------------------------------------------------------------------
+
+
+def config_body(*, history: bool = False, refresh_interval: int = 3000) -> JsonDict:
+    """``GET /config`` (the dashboard's settings)."""
+    return {
+        "refresh-interval": refresh_interval,
+        "timezone-name": "Coordinated Universal Time",
+        "timezone-offset": 0,
+        "flink-version": FLINK_VERSION,
+        "flink-revision": CKPTSIM_REVISION,
+        "features": {
+            "web-submit": False,
+            "web-cancel": not history,
+            "web-rescale": False,
+            "web-history": history,
+        },
+    }
+
+
+def _task_counts(view: JobView) -> dict[str, int]:
+    counts = dict.fromkeys(EXECUTION_STATES, 0)
+    for v in view.vertices:
+        for s in v.subtasks:
+            counts[s.state] = counts.get(s.state, 0) + 1
+    return counts
+
+
+def overview_body(views: Sequence[JobView], *, archived: Sequence[JsonDict] = ()) -> JsonDict:
+    """``GET /overview``: one task manager with a slot per subtask of the running jobs."""
+    states = [v.status for v in views] + [j.get("state", "") for j in archived]
+    slots = sum(v.parallelism for view in views if not view.is_terminal for v in view.vertices)
+    return {
+        "taskmanagers": 1 if any(not v.is_terminal for v in views) else 0,
+        "slots-total": slots,
+        "slots-available": 0,
+        "jobs-running": sum(1 for s in states if s not in TERMINAL_JOB_STATUSES),
+        "jobs-finished": states.count("FINISHED"),
+        "jobs-cancelled": states.count("CANCELED"),
+        "jobs-failed": states.count("FAILED"),
+        "flink-version": FLINK_VERSION,
+        "flink-commit": CKPTSIM_REVISION,
+    }
+
+
+def job_overview_entry(view: JobView) -> JsonDict:
+    counts = _task_counts(view)
+    last = view.status_history[-1][1] if view.status_history else 0
+    return {
+        "jid": view.job_id,
+        "name": view.name,
+        "jobType": "STREAMING",
+        "schedulerType": "Default",
+        "start-time": view.start_time,
+        "end-time": view.end_time,
+        "duration": view.duration,
+        "state": view.status,
+        "last-modification": view.epoch(last),
+        "tasks": {
+            "running": counts["RUNNING"],
+            "canceling": counts["CANCELING"],
+            "canceled": counts["CANCELED"],
+            "total": sum(counts.values()),
+            "created": counts["CREATED"],
+            "scheduled": counts["SCHEDULED"],
+            "deploying": counts["DEPLOYING"],
+            "reconciling": counts["RECONCILING"],
+            "finished": counts["FINISHED"],
+            "initializing": counts["INITIALIZING"],
+            "failed": counts["FAILED"],
+        },
+        "pending-operators": 0,
+    }
+
+
+def jobs_overview_body(views: Sequence[JobView]) -> JsonDict:
+    """``GET /jobs/overview``."""
+    return {"jobs": [job_overview_entry(v) for v in views]}
+
+
+def applications_overview_body(jobs: Sequence[JsonDict]) -> JsonDict:
+    """``GET /applications/overview`` (Flink 2.3's dashboard asks; one application per job,
+    as Flink's ``SingleJobApplication``)."""
+    return {
+        "applications": [
+            {
+                "id": j["jid"],
+                "name": f"SingleJobApplication({j['name']})",
+                "start-time": j["start-time"],
+                "end-time": j["end-time"],
+                "duration": j["duration"],
+                "status": _application_status(j["state"]),
+                "jobs": {j["state"]: 1},
+            }
+            for j in jobs
+        ]
+    }
+
+
+def application_body(view: JobView) -> JsonDict:
+    """``GET /applications/:applicationid`` (the application of one job)."""
+    entry = job_overview_entry(view)
+    latest = {status: view.epoch(t) for status, t in view.status_history}
+    return {
+        "id": view.job_id,
+        "name": f"SingleJobApplication({view.name})",
+        "status": _application_status(view.status),
+        "start-time": view.start_time,
+        "end-time": view.end_time,
+        "duration": view.duration,
+        "timestamps": {
+            s: latest.get(s, 0)
+            for s in (
+                "CREATED",
+                "FAILING",
+                "FAILED",
+                "RUNNING",
+                "CANCELED",
+                "CANCELING",
+                "FINISHED",
+            )
+        },
+        "jobs": [entry],
+    }
+
+
+def _application_status(state: str) -> str:
+    return state if state in ("FINISHED", "FAILED", "CANCELED", "RUNNING") else "RUNNING"
+
+
+def _vertex_state(vertex: VertexView) -> str:
+    """Flink's aggregate of the subtasks' states."""
+    states = [s.state for s in vertex.subtasks]
+    for state in ("FAILED", "CANCELING", "CANCELED", "RUNNING", "INITIALIZING", "DEPLOYING"):
+        if state in states:
+            return state
+    if states and all(s == "FINISHED" for s in states):
+        return "FINISHED"
+    return "CREATED" if "CREATED" in states else (states[0] if states else "CREATED")
+
+
+def _subtask_times(view: JobView, s: SubtaskView) -> tuple[int, int, int]:
+    start = int(s.metrics.get("started_at", -1))
+    end = int(s.metrics.get("ended_at", -1))
+    start_ts, end_ts = view.epoch(start), view.epoch(end)
+    duration = -1 if start < 0 else (end if end >= 0 else view.now) - start
+    return start_ts, end_ts, duration
+
+
+def _vertex_times(view: JobView, vertex: VertexView) -> tuple[int, int, int]:
+    times = [_subtask_times(view, s) for s in vertex.subtasks]
+    starts = [t[0] for t in times if t[0] >= 0]
+    start = min(starts) if starts else -1
+    ends = [t[1] for t in times]
+    end = max(ends) if ends and all(e >= 0 for e in ends) else -1
+    duration = -1 if start < 0 else (end if end >= 0 else view.epoch(view.now)) - start
+    return start, end, duration
+
+
+def _io(view: JobView, vertex: VertexView, s: SubtaskView) -> JsonDict:
+    m = s.metrics
+    return {
+        "read-bytes": _read_bytes(view, vertex, s),
+        "read-bytes-complete": True,
+        "write-bytes": int(m.get("bytes_out", 0)),
+        "write-bytes-complete": True,
+        "read-records": int(m.get("records_in", 0)) if vertex.inputs else 0,
+        "read-records-complete": True,
+        "write-records": int(m.get("records_out", 0)),
+        "write-records-complete": True,
+        "accumulated-backpressured-time": int(m.get("backpressured_ms", 0)),
+        "accumulated-idle-time": int(m.get("idle_ms", 0)),
+        "accumulated-busy-time": float(m.get("busy_ms", 0)),
+    }
+
+
+def _read_bytes(view: JobView, vertex: VertexView, s: SubtaskView) -> int:
+    """Bytes in, at the upstream vertices' average bytes per record written (a task counts
+    the buffers it writes, not those it reads)."""
+    if not vertex.inputs:
+        return 0
+    written = records = 0
+    for upstream_id, _ in vertex.inputs:
+        upstream = view.vertex(upstream_id)
+        if upstream is None:
+            continue
+        for u in upstream.subtasks:
+            written += int(u.metrics.get("bytes_out", 0))
+            records += int(u.metrics.get("records_out", 0))
+    return int(s.metrics.get("records_in", 0)) * written // records if records else 0
+
+
+def _sum_io(rows: Sequence[JsonDict]) -> JsonDict:
+    out: JsonDict = {}
+    for key in (
+        "read-bytes",
+        "write-bytes",
+        "read-records",
+        "write-records",
+        "accumulated-backpressured-time",
+        "accumulated-idle-time",
+        "accumulated-busy-time",
+    ):
+        total = sum(r[key] for r in rows)
+        out[key] = total
+        if not key.startswith("accumulated"):
+            out[f"{key}-complete"] = True
+    ordered = [
+        "read-bytes",
+        "read-bytes-complete",
+        "write-bytes",
+        "write-bytes-complete",
+        "read-records",
+        "read-records-complete",
+        "write-records",
+        "write-records-complete",
+        "accumulated-backpressured-time",
+        "accumulated-idle-time",
+        "accumulated-busy-time",
+    ]
+    result = {k: out[k] for k in ordered}
+    # Flink sums the back-pressured and idle times as longs, the busy time as a double
+    result["accumulated-busy-time"] = float(result["accumulated-busy-time"])
+    return result
+
+
+def _state_counts(states: Sequence[str]) -> dict[str, int]:
+    counts = dict.fromkeys(EXECUTION_STATES, 0)
+    for s in states:
+        counts[s] = counts.get(s, 0) + 1
+    return counts
+
+
+def job_details_body(view: JobView) -> JsonDict:
+    """``GET /jobs/:jobid``."""
+    latest: dict[str, int] = {}
+    for status, t in view.status_history:
+        latest[status] = view.epoch(t)
+    if view.status_history:
+        latest.setdefault("INITIALIZING", view.start_time)
+    vertices = []
+    all_states: list[str] = []
+    for v in view.vertices:
+        start, end, duration = _vertex_times(view, v)
+        states = [s.state for s in v.subtasks]
+        all_states += states
+        vertices.append(
+            {
+                "id": v.id,
+                "slotSharingGroupId": _slot_sharing_group(view),
+                "name": v.name,
+                "maxParallelism": v.max_parallelism,
+                "parallelism": v.parallelism,
+                "status": _vertex_state(v),
+                "start-time": start,
+                "end-time": end,
+                "duration": duration,
+                "tasks": _state_counts(states),
+                "metrics": _sum_io([_io(view, v, s) for s in v.subtasks]),
+            }
+        )
+    return {
+        "jid": view.job_id,
+        "application-id": view.job_id,
+        "name": view.name,
+        "isStoppable": False,
+        "state": view.status,
+        "job-type": "STREAMING",
+        "schedulerType": "Default",
+        "start-time": view.start_time,
+        "end-time": view.end_time,
+        "duration": view.duration,
+        "maxParallelism": -1,
+        "now": view.epoch(view.now),
+        "timestamps": {status: latest.get(status, 0) for status in JOB_STATUSES},
+        "vertices": vertices,
+        "status-counts": _state_counts(all_states),
+        "plan": _plan(view),
+        "pending-operators": 0,
+    }
+
+
+def _slot_sharing_group(view: JobView) -> str:
+    return hashlib.md5(f"slots:{view.job_id}".encode(), usedforsecurity=False).hexdigest()
+
+
+def _plan(view: JobView) -> JsonDict:
+    nodes = []
+    for v in reversed(view.vertices):  # as Flink lists them: sinks first
+        head, *chained = v.operators
+        node: JsonDict = {
+            "id": v.id,
+            "operator": "",
+            "parallelism": v.parallelism,
+            "operator_strategy": "",
+            "description": head + "<br/>" + "".join(f"+- {op}<br/>" for op in chained),
+            "optimizer_properties": {},
+        }
+        if v.inputs:
+            node["inputs"] = [
+                {"id": up, "num": n, "exchange": "pipelined_bounded", "ship_strategy": ship}
+                for n, (up, ship) in enumerate(v.inputs)
+            ]
+        nodes.append(node)
+    return {"jid": view.job_id, "name": view.name, "type": "STREAMING", "nodes": nodes}
+
+
+def job_plan_body(view: JobView) -> JsonDict:
+    """``GET /jobs/:jobid/plan``."""
+    return {"plan": _plan(view)}
+
+
+def job_config_body(view: JobView) -> JsonDict:
+    """``GET /jobs/:jobid/config``."""
+    return {
+        "jid": view.job_id,
+        "name": view.name,
+        "execution-config": {
+            "restart-strategy": view.restart_strategy,
+            "job-parallelism": view.parallelism,
+            "object-reuse-mode": False,
+            "user-config": dict(view.user_config),
+        },
+    }
+
+
+def _aggregate(values: Sequence[int | float]) -> JsonDict:
+    """Flink's ``AggregatedMetric`` over the subtasks (p25 ... p95, whole numbers)."""
+    ordered = sorted(int(v) for v in values) or [0]
+
+    def pct(p: float) -> int:
+        # Flink: the value at rank ceil(p * n) (its ``DescriptiveStatistics``' nearest rank)
+        index = max(0, min(len(ordered) - 1, -(-int(p * 100) * len(ordered) // 100) - 1))
+        return ordered[index]
+
+    return {
+        "p25": pct(0.25),
+        "min": ordered[0],
+        "avg": sum(ordered) // len(ordered),
+        "median": pct(0.5),
+        "max": ordered[-1],
+        "sum": sum(ordered),
+        "p95": pct(0.95),
+        "p75": pct(0.75),
+    }
+
+
+def _status_duration(view: JobView, s: SubtaskView) -> dict[str, int]:
+    _, _, duration = _subtask_times(view, s)
+    return {
+        "DEPLOYING": 0,
+        "RUNNING": max(duration, 0),
+        "CREATED": 0,
+        "SCHEDULED": 0,
+        "INITIALIZING": 0,
+    }
+
+
+def vertex_details_body(view: JobView, vertex: VertexView) -> JsonDict:
+    """``GET /jobs/:jobid/vertices/:vertexid``."""
+    subtasks: list[JsonDict] = []
+    for s in vertex.subtasks:
+        start, end, duration = _subtask_times(view, s)
+        subtasks.append(
+            {
+                "subtask": s.index,
+                "status": s.state,
+                "attempt": s.attempt,
+                "endpoint": "localhost:-1",
+                "start-time": start,
+                "end-time": end,
+                "duration": duration,
+                "metrics": _io(view, vertex, s),
+                "taskmanager-id": "ckptsim",
+                "status-duration": _status_duration(view, s),
+                "start_time": start,
+            }
+        )
+    metric_keys = [
+        "write-records",
+        "accumulated-backpressured-time",
+        "accumulated-idle-time",
+        "write-bytes",
+        "read-bytes",
+        "read-records",
+        "accumulated-busy-time",
+    ]
+    durations = ["CREATED", "RUNNING", "INITIALIZING", "SCHEDULED", "DEPLOYING"]
+    return {
+        "id": vertex.id,
+        "name": vertex.name,
+        "parallelism": vertex.parallelism,
+        "maxParallelism": vertex.max_parallelism,
+        "now": view.epoch(view.now),
+        "subtasks": subtasks,
+        "aggregated": {
+            "metrics": {k: _aggregate([r["metrics"][k] for r in subtasks]) for k in metric_keys},
+            "status-duration": {
+                k: _aggregate([r["status-duration"][k] for r in subtasks]) for k in durations
+            },
+        },
+    }
+
+
+def backpressure_ratio(view: JobView, s: SubtaskView) -> tuple[float, float, float]:
+    """(back-pressured, idle, busy) shares of the subtask's running time so far."""
+    m = s.metrics
+    bp, idle, busy = (
+        float(m.get("backpressured_ms", 0)),
+        float(m.get("idle_ms", 0)),
+        float(m.get("busy_ms", 0)),
+    )
+    total = bp + idle + busy
+    if total <= 0:
+        return 0.0, 0.0, 0.0
+    return round(bp / total, 3), round(idle / total, 3), round(busy / total, 3)
+
+
+def _level(ratio: float) -> str:
+    if ratio <= BACKPRESSURE_LOW:
+        return "ok"
+    return "low" if ratio <= BACKPRESSURE_HIGH else "high"
+
+
+def backpressure_body(view: JobView, vertex: VertexView) -> JsonDict:
+    """``GET /jobs/:jobid/vertices/:vertexid/backpressure``: each subtask's share of time
+    back-pressured (ckptsim measures it over the whole run, Flink over the last seconds)."""
+    subtasks = []
+    worst = 0.0
+    for s in vertex.subtasks:
+        ratio, idle, busy = backpressure_ratio(view, s)
+        worst = max(worst, ratio)
+        subtasks.append(
+            {
+                "subtask": s.index,
+                "backpressureLevel": _level(ratio),
+                "ratio": ratio,
+                "idleRatio": idle,
+                "busyRatio": busy,
+                "backpressure-level": _level(ratio),
+            }
+        )
+    return {
+        "status": "ok",
+        "backpressureLevel": _level(worst),
+        "end-timestamp": view.epoch(view.now),
+        "subtasks": subtasks,
+        "backpressure-level": _level(worst),
+    }
+
+
+def exceptions_body(view: JobView, *, max_exceptions: int | None = None) -> JsonDict:
+    """``GET /jobs/:jobid/exceptions``: newest first."""
+    entries: list[JsonDict] = [
+        {
+            "exceptionName": e.exception,
+            "stacktrace": e.stacktrace,
+            "timestamp": view.epoch(e.timestamp),
+            "failureLabels": {},
+            "taskName": e.task,
+            "endpoint": "localhost:-1" if e.task else None,
+            "taskManagerId": "ckptsim" if e.task else None,
+            "concurrentExceptions": [],
+        }
+        for e in reversed(view.exceptions)
+    ]
+    limit = len(entries) if max_exceptions is None else max_exceptions
+    return {"exceptionHistory": {"entries": entries[:limit], "truncated": len(entries) > limit}}
+
+
+def checkpoints_body(view: JobView) -> JsonDict:
+    """``GET /jobs/:jobid/checkpoints``."""
+    body: JsonDict = _flink_stats(dict(view.checkpoints), view)
+    return body
+
+
+def checkpoint_config_body(view: JobView) -> JsonDict:
+    """``GET /jobs/:jobid/checkpoints/config``."""
+    c = view.checkpoint_config
+    retention = c.externalized_retention.value
+    return {
+        "mode": c.mode.value.lower(),
+        "interval": c.interval if c.interval is not None else 0x7FFFFFFFFFFFFFFF,
+        "timeout": c.timeout,
+        "min_pause": c.min_pause,
+        "max_concurrent": c.max_concurrent,
+        "externalization": {
+            "enabled": retention != "NO_EXTERNALIZED_CHECKPOINTS",
+            "delete_on_cancellation": retention != "RETAIN_ON_CANCELLATION",
+        },
+        "state_backend": "HashMapStateBackend",
+        "checkpoint_storage": "FileSystemCheckpointStorage",
+        "unaligned_checkpoints": c.unaligned,
+        "tolerable_failed_checkpoints": c.tolerable_failures,
+        "aligned_checkpoint_timeout": c.aligned_checkpoint_timeout,
+        "checkpoints_after_tasks_finish": c.checkpoints_after_tasks_finish,
+        "state_changelog_enabled": False,
+        "changelog_periodic_materialization_interval": 600000,
+        "changelog_storage": "memory",
+    }
+
+
+def checkpoint_details_body(view: JobView, checkpoint_id: int) -> JsonDict | None:
+    """``GET /jobs/:jobid/checkpoints/details/:checkpointid`` (None: not in the history)."""
+    details = view.details.get(checkpoint_id)
+    if details is None:
+        return None
+    body: JsonDict = _flink_stats({k: v for k, v in details.items() if k != "subtasks"}, view)
+    return body
+
+
+def checkpoint_subtasks_body(
+    view: JobView, checkpoint_id: int, vertex: VertexView
+) -> JsonDict | None:
+    """``GET /jobs/:jobid/checkpoints/details/:checkpointid/subtasks/:vertexid``."""
+    details = view.details.get(checkpoint_id)
+    if details is None:
+        return None
+    subtasks = details.get("subtasks", {}).get(vertex.key)
+    if subtasks is None:
+        return None
+    body: JsonDict = _flink_stats(subtasks, view)
+    return body
+
+
+# --- operations (savepoints, checkpoints triggered through the API) -------------------------------
+
+
+def trigger_body(trigger_id: str) -> JsonDict:
+    """What ``POST /jobs/:jobid/savepoints``, ``/stop`` and ``/checkpoints`` answer (202)."""
+    return {"request-id": trigger_id}
+
+
+def operation_body(
+    *,
+    done: bool,
+    location: str | None = None,
+    checkpoint_id: int | None = None,
+    failure: str | None = None,
+) -> JsonDict:
+    """An asynchronous operation's status: ``IN_PROGRESS`` (operation null), or
+    ``COMPLETED`` with the savepoint's ``location``, the checkpoint's id (give no location)
+    or the failure cause."""
+    if not done:
+        return {"status": {"id": "IN_PROGRESS"}, "operation": None}
+    operation: JsonDict
+    if failure is not None:
+        operation = {
+            "failure-cause": {
+                "class": "org.apache.flink.runtime.checkpoint.CheckpointException",
+                "stack-trace": f"org.apache.flink.runtime.checkpoint.CheckpointException: {failure}",
+                "serialized-throwable": "",
+            }
+        }
+    elif checkpoint_id is not None and location is None:
+        operation = {"checkpointId": checkpoint_id}
+    else:
+        operation = {"location": _file_uri(location)}
+    return {"status": {"id": "COMPLETED"}, "operation": operation}
+
+
+# --- errors and routing -------------------------------------------------------------------------
+
+
+class RestError(Exception):
+    """A request Flink would refuse: ``status`` and Flink's message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+    def body(self) -> JsonDict:
+        return {"errors": [self.message]}
+
+
+_REST_EXCEPTION = "org.apache.flink.runtime.rest.handler.RestHandlerException"
+_NOT_FOUND = "org.apache.flink.runtime.rest.NotFoundException"
+_HEX32 = re.compile(r"^[0-9a-f]{32}$")
+
+
+def bad_parameter(kind: str, name: str, value: str) -> RestError:
+    return RestError(
+        400,
+        f"{_REST_EXCEPTION}: Bad request, could not parse parameters: Cannot resolve {kind} "
+        f'parameter ({name}) from value "{value}".',
+    )
+
+
+def not_found(path: str) -> RestError:
+    return RestError(404, f"Not found: {path}")
+
+
+def parse_job_id(value: str) -> str:
+    if not _HEX32.match(value):
+        raise bad_parameter("path", "jobid", value)
+    return value
+
+
+def parse_vertex_id(value: str) -> str:
+    if not _HEX32.match(value):
+        raise bad_parameter("path", "vertexid", value)
+    return value
+
+
+def parse_checkpoint_id(value: str) -> int:
+    if not value.isdigit():
+        raise bad_parameter("path", "checkpointid", value)
+    return int(value)
+
+
+def unknown_job(job_id: str) -> RestError:
+    return RestError(404, f"{_NOT_FOUND}: Job {job_id} not found")
+
+
+def unknown_vertex(vertex_id: str) -> RestError:
+    return RestError(404, f"{_NOT_FOUND}: JobVertex {vertex_id} not found")
+
+
+def unknown_checkpoint(checkpoint_id: int) -> RestError:
+    return RestError(
+        404,
+        f"{_REST_EXCEPTION}: Could not find checkpointing statistics for checkpoint "
+        f"{checkpoint_id}.",
+    )
+
+
+def unknown_operation(kind: str, trigger_id: str, job_id: str) -> RestError:
+    return RestError(
+        404,
+        f"{_REST_EXCEPTION}: There is no {kind} operation with triggerId={trigger_id} for job "
+        f"{job_id}.",
+    )
+
+
+Handler = Callable[[JobView, Mapping[str, str], Mapping[str, str]], Body]
+
+
+def _vertex_of(view: JobView, params: Mapping[str, str]) -> VertexView:
+    vertex = view.vertex(parse_vertex_id(params["vertexid"]))
+    if vertex is None:
+        raise unknown_vertex(params["vertexid"])
+    return vertex
+
+
+def _details(view: JobView, params: Mapping[str, str], _q: Mapping[str, str]) -> Body:
+    cid = parse_checkpoint_id(params["checkpointid"])
+    body = checkpoint_details_body(view, cid)
+    if body is None:
+        raise unknown_checkpoint(cid)
+    return body
+
+
+def _subtasks(view: JobView, params: Mapping[str, str], _q: Mapping[str, str]) -> Body:
+    cid = parse_checkpoint_id(params["checkpointid"])
+    vertex = _vertex_of(view, params)
+    body = checkpoint_subtasks_body(view, cid, vertex)
+    if body is None:
+        raise unknown_checkpoint(cid)
+    return body
+
+
+def _exceptions(view: JobView, _p: Mapping[str, str], query: Mapping[str, str]) -> Body:
+    raw = query.get("maxExceptions")
+    if raw is not None and not raw.isdigit():
+        raise bad_parameter("query", "maxExceptions", raw)
+    return exceptions_body(view, max_exceptions=int(raw) if raw is not None else None)
+
+
+#: per-job GET endpoints: (pattern after /jobs/:jobid, handler)
+JOB_ROUTES: tuple[tuple[re.Pattern[str], Handler], ...] = tuple(
+    (re.compile("^" + pattern + "$"), handler)
+    for pattern, handler in (
+        ("", lambda v, p, q: job_details_body(v)),
+        ("/plan", lambda v, p, q: job_plan_body(v)),
+        ("/config", lambda v, p, q: job_config_body(v)),
+        ("/exceptions", _exceptions),
+        ("/status", lambda v, p, q: {"status": v.status}),
+        ("/checkpoints", lambda v, p, q: checkpoints_body(v)),
+        ("/checkpoints/config", lambda v, p, q: checkpoint_config_body(v)),
+        ("/checkpoints/details/(?P<checkpointid>[^/]+)", _details),
+        (
+            "/checkpoints/details/(?P<checkpointid>[^/]+)/subtasks/(?P<vertexid>[^/]+)",
+            _subtasks,
+        ),
+        (
+            "/vertices/(?P<vertexid>[^/]+)",
+            lambda v, p, q: vertex_details_body(v, _vertex_of(v, p)),
+        ),
+        (
+            "/vertices/(?P<vertexid>[^/]+)/backpressure",
+            lambda v, p, q: backpressure_body(v, _vertex_of(v, p)),
+        ),
+        (
+            "/vertices/(?P<vertexid>[^/]+)/watermarks",
+            lambda v, p, q: (_vertex_of(v, p), [])[1],
+        ),
+        (
+            "/vertices/(?P<vertexid>[^/]+)/subtasks/metrics",
+            lambda v, p, q: subtask_metrics_body(v, _vertex_of(v, p), q.get("get", "")),
+        ),
+    )
+)
+
+_JOB_PATH = re.compile(r"^/jobs/(?P<jobid>[^/]+)(?P<rest>(/.*)?)$")
+
+
+def route_job(
+    views: Mapping[str, JobView], path: str, query: Mapping[str, str]
+) -> tuple[JobView, Body] | None:
+    """Answer a GET under ``/jobs/:jobid`` (None: not such a path)."""
+    match = _JOB_PATH.match(path)
+    if match is None or match.group("jobid") == "overview":
+        return None
+    rest = match.group("rest")
+    for pattern, handler in JOB_ROUTES:
+        found = pattern.match(rest)
+        if found is None:
+            continue
+        job_id = parse_job_id(match.group("jobid"))
+        view = views.get(job_id)
+        if view is None:
+            raise unknown_job(job_id)
+        return view, handler(view, found.groupdict(), query)
+    return None
+
+
+def subtask_metrics_body(view: JobView, vertex: VertexView, names: str) -> list[JsonDict]:
+    """``GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics?get=...``: the few metrics
+    Flink's dashboard asks for (per second rates over the run so far), aggregated over the
+    subtasks."""
+    values: dict[str, list[float]] = {}
+    for s in vertex.subtasks:
+        _start, _, duration = _subtask_times(view, s)
+        seconds = duration / 1000 if duration > 0 else 0.0
+        bp, idle, busy = backpressure_ratio(view, s)
+        records = float(s.metrics.get("records_in", 0)) if vertex.inputs else 0.0
+        per_second = {
+            "backPressuredTimeMsPerSecond": bp * 1000,
+            "idleTimeMsPerSecond": idle * 1000,
+            "busyTimeMsPerSecond": busy * 1000,
+            "numRecordsInPerSecond": records / seconds if seconds else 0.0,
+            "numRecordsOutPerSecond": float(s.metrics.get("records_out", 0)) / seconds
+            if seconds
+            else 0.0,
+        }
+        for name, value in per_second.items():
+            values.setdefault(name, []).append(value)
+    out = []
+    for name in [n for n in names.split(",") if n]:
+        if name not in values:
+            continue
+        vs = values[name]
+        avg = sum(vs) / len(vs)
+        out.append(
+            {
+                "id": name,
+                "min": min(vs),
+                "max": max(vs),
+                "avg": avg,
+                "sum": sum(vs),
+                "skew": (max(vs) - avg) / avg * 100 if avg else 0.0,
+            }
+        )
+    return out
+
+
+def archive(view: JobView) -> list[tuple[str, Body]]:
+    """Every path of the job with its body: what Flink's JobManager archives for its
+    HistoryServer (and a little more: back-pressure)."""
+    base = f"/jobs/{view.job_id}"
+    entries: list[tuple[str, Body]] = [
+        ("/jobs/overview", jobs_overview_body([view])),
+        (base, job_details_body(view)),
+        (f"{base}/plan", job_plan_body(view)),
+        (f"{base}/config", job_config_body(view)),
+        (f"{base}/exceptions", exceptions_body(view)),
+        (f"{base}/checkpoints", checkpoints_body(view)),
+        (f"{base}/checkpoints/config", checkpoint_config_body(view)),
+    ]
+    for cid in sorted(view.details):
+        body = checkpoint_details_body(view, cid)
+        if body is None:
+            continue
+        entries.append((f"{base}/checkpoints/details/{cid}", body))
+        for vertex in view.vertices:
+            sub = checkpoint_subtasks_body(view, cid, vertex)
+            if sub is not None:
+                entries.append((f"{base}/checkpoints/details/{cid}/subtasks/{vertex.id}", sub))
+    for vertex in view.vertices:
+        entries.append((f"{base}/vertices/{vertex.id}", vertex_details_body(view, vertex)))
+        entries.append(
+            (f"{base}/vertices/{vertex.id}/backpressure", backpressure_body(view, vertex))
+        )
+    return entries
+
+
+def archive_document(view: JobView) -> JsonDict:
+    """Flink's job-archive file: ``{"archive": [{"path": ..., "json": "<body>"}, ...]}``."""
+    return {
+        "archive": [
+            {"path": path, "json": json.dumps(body, separators=(",", ":"))}
+            for path, body in archive(view)
+        ]
+    }
+
+
+class ArchiveFormatError(ValueError):
+    """A file is not a Flink job archive; the message says what is wrong."""
+
+
+def read_archive(document: Any, *, source: str = "archive") -> dict[str, Body]:
+    """The bodies of a job archive by path (the reverse of ``archive_document``)."""
+    if not isinstance(document, dict) or not isinstance(document.get("archive"), list):
+        raise ArchiveFormatError(
+            f'{source} is not a Flink job archive: expected {{"archive": [{{"path": ..., '
+            '"json": ...}}, ...]}} (written by ckptsim run --stats, or by Flink\'s '
+            "JobManager with jobmanager.archive.fs.dir)"
+        )
+    bodies: dict[str, Body] = {}
+    for n, entry in enumerate(document["archive"]):
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            raise ArchiveFormatError(f"{source}: entry {n} has no path")
+        try:
+            bodies[entry["path"]] = json.loads(entry.get("json", ""))
+        except (TypeError, ValueError) as error:
+            raise ArchiveFormatError(
+                f"{source}: the body of {entry['path']} is not JSON: {error}"
+            ) from None
+    return bodies
+
+
+def view_of_result(
+    job: JobGraph,
+    checkpoint_config: CheckpointConfig,
+    result: JobResult,
+    *,
+    parallelism: int = 1,
+    restart_strategy: str = "",
+) -> JobView:
+    """The view of a job that ended, from its ``JobResult``."""
+    fallback = "FINISHED" if result.status.value == "FINISHED" else "CANCELED"
+    states = {
+        str(t): str(result.task_metrics.get(str(t), {}).get("state", fallback)) for t in job.tasks()
+    }
+    end = result.status_history[-1][1] if result.status_history else result.duration_ms
+    return job_view(
+        job,
+        checkpoint_config,
+        job_id=result.job_id,
+        status=result.status.value,
+        now=end,
+        epoch_ms=result.epoch_ms,
+        status_history=result.status_history,
+        task_states=states,
+        task_metrics=result.task_metrics,
+        attempt=result.restarts,
+        checkpoints=result.checkpoints,
+        details=result.checkpoint_details,
+        # the failure that ended the job is among the failures, but for one that had no
+        # restart to cause (a deployment that failed)
+        failures=result.failures or ([result.failure] if result.failure else []),
+        parallelism=parallelism,
+        restart_strategy=restart_strategy,
+    )

@@ -1,0 +1,221 @@
+"""``ckptsim run`` always comes back: a deterministic error restarts a bounded number of times
+(the summary names each cause), and a script that never ends, a leftover thread, Ctrl-C or
+SIGTERM end the run cleanly (issue #8, items 8, 9 and 13)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from actors.cli import main
+
+#: a keyed job whose key selector raises at record 3,000: every replay meets it again
+DETERMINISTIC_ERROR = """
+    def key(record):
+        if record[1] == 3_000:
+            raise KeyError("no key for record 3000")
+        return record[0]
+
+    def build(env):
+        env.enable_checkpointing("20 ms")
+        env.from_generator(lambda i: (i % 7, i), 5_000, rate=50_000).key_by(key).reduce(
+            lambda a, b: (a[0], a[1] + b[1])
+        ).collect("sums")
+"""
+
+
+def script(tmp_path: Path, body: str, name: str = "job.py") -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+def run(*argv: str) -> int:
+    # virtual seconds: without a bound, Flink's default would restart until this timeout
+    return main(["run", *argv, "--simulate", "--seed", "1", "--timeout", "3600"])
+
+
+def test_a_deterministic_error_restarts_three_times_then_fails_naming_each_cause(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(script(tmp_path, DETERMINISTIC_ERROR)) == 1
+    out, err = capsys.readouterr()
+    assert "Job 'job' FAILED" in out and "Restarts: 3\n" in out
+    for n in (1, 2, 3):
+        assert f"  restart {n} after: task " in out
+    assert out.count("KeyError: 'no key for record 3000'") >= 4
+    assert "  not restarted after: task " in out
+    assert "recovery is suppressed by fixed-delay, 3 attempt(s)" in out
+    assert "restarted at most 3 times" in err
+    assert "-D restart-strategy.type=exponential-delay" in err
+
+
+def test_flinks_unlimited_default_comes_back_with_a_restart_strategy_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = script(tmp_path, DETERMINISTIC_ERROR)
+    flink_default = ["-D", "restart-strategy.type=exponential-delay"]
+    code = main(["run", job, "--simulate", "--seed", "1", "--timeout", "120", *flink_default])
+    assert code == 1
+    out, err = capsys.readouterr()
+    assert "Job 'job' CANCELED" in out  # still restarting when the timeout cancelled it
+    restarts = int(out.split("Restarts: ")[1].split("\n")[0])
+    assert restarts > 3
+    assert "restarted at most" not in err
+
+
+def test_a_strategy_the_script_configures_is_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = DETERMINISTIC_ERROR + (
+        "        env.configure({'restart-strategy.type': 'fixed-delay',\n"
+        "                       'restart-strategy.fixed-delay.attempts': 5,\n"
+        "                       'restart-strategy.fixed-delay.delay': '10 ms'})\n"
+    )
+    assert run(script(tmp_path, body)) == 1
+    out, err = capsys.readouterr()
+    assert "Restarts: 5\n" in out and "restarted at most" not in err
+
+
+# --- scripts that never end, interrupts ----------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LOOP_AT_MODULE_LEVEL = """
+    import itertools
+    for n in itertools.count(): pass  # noqa: E701 - one line: the interrupt lands on it
+"""
+
+JOB_THEN_LOOP = """
+    from actors import StreamExecutionEnvironment
+    env = StreamExecutionEnvironment()
+    env.from_collection(range(10)).collect()
+    env.execute("first")
+    while True: pass  # noqa: E701 - one line: the interrupt lands on it
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "line"), [(LOOP_AT_MODULE_LEVEL, 3), (JOB_THEN_LOOP, 6)], ids=["loop", "job then loop"]
+)
+def test_the_timeout_stops_a_script_whose_own_code_never_ends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, line: int
+) -> None:
+    job = script(tmp_path, body)
+    assert main(["run", job, "-q", "--timeout", "0.3"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"ckptsim run: {job}:{line}: stopped after --timeout 0.3 s: the script's own code "
+        "(outside its job) was still running\n"
+    )
+
+
+def _cli(tmp_path: Path, body: str, *argv: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "actors.cli", "run", script(tmp_path, body), *argv],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
+    try:
+        out, err = process.communicate(timeout=240)  # a guard against a hang, not a measure
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        pytest.fail(f"ckptsim run never ended\nstdout: {out}\nstderr: {err}")
+    return process.returncode, out, err
+
+
+FORGOTTEN_THREAD = """
+    import threading
+    threading.Thread(target=threading.Event().wait, name="forgotten").start()
+
+    def build(env):
+        env.from_collection(range(100)).collect()
+"""
+
+
+def test_the_program_exits_after_the_job_although_the_script_left_a_thread_running(
+    tmp_path: Path,
+) -> None:
+    code, out, err = _finish(_cli(tmp_path, FORGOTTEN_THREAD, "--simulate"))
+    assert code == 0, err
+    assert "Job 'job' FINISHED" in out
+    assert err == "ckptsim: not waiting for thread(s) the script left running: 'forgotten'\n"
+
+
+SIGNALLED_LOOP = """
+    print("looping", flush=True)
+    while True:
+        pass
+"""
+
+#: a job that would run for 10,000 s; its first record says it runs
+SIGNALLED_JOB = """
+    def record(i):
+        if i == 0:
+            print("running", flush=True)
+        return i
+
+    def build(env):
+        env.enable_checkpointing("20 ms")
+        env.from_generator(record, 10**7, rate=1_000).map(lambda i: i + 1).collect()
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "ready", "sent", "code", "line"),
+    [
+        (SIGNALLED_LOOP, "looping", signal.SIGINT, 130, "interrupted (Ctrl-C)"),
+        (
+            SIGNALLED_JOB,
+            "running",
+            signal.SIGINT,
+            130,
+            "interrupted (Ctrl-C): job 'job' was cancelled",
+        ),
+        (
+            SIGNALLED_JOB,
+            "running",
+            signal.SIGTERM,
+            143,
+            "terminated (SIGTERM): job 'job' was cancelled",
+        ),
+    ],
+    ids=["ctrl-c in the script", "ctrl-c in the job", "sigterm in the job"],
+)
+def test_ctrl_c_and_sigterm_end_the_run_with_one_line_and_leave_no_checkpoint_directory(
+    tmp_path: Path, body: str, ready: str, sent: int, code: int, line: str
+) -> None:
+    process = _cli(tmp_path, body)
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == ready  # the script or its job runs now
+    process.send_signal(sent)
+    returned, out, err = _finish(process)
+    assert (returned, err) == (code, f"ckptsim run: {line}\n"), out
+    if body is SIGNALLED_JOB:
+        assert "Job 'job' CANCELED" in out
+    assert not list(tmp_path.glob("ckptsim-*")), "the temporary checkpoint directory is left"
+
+
+def test_the_failure_recovery_example_leaves_no_output_folder_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    example = str(ROOT / "examples" / "failure_recovery.py")
+    assert main(["run", example, "-p", "2", "--simulate", "--seed", "3"]) == 0
+    assert "Job 'failure_recovery' FINISHED" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []

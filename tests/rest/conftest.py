@@ -1,0 +1,85 @@
+"""Jobs for the REST tests: the same kind of job as the captured Flink 2.3.0 runs (a keyed
+running sum, parallelism 2, checkpoints), run on the deterministic simulation, with a task
+failure (an exception, a restart and a restore) and a lost acknowledgement (a checkpoint that
+expires with part of its subtasks acknowledged), as the captures have them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actors import StreamExecutionEnvironment
+from actors.faults import DropAcknowledgement, FailTask
+from actors.web import JobRegistry, WebServer
+from runtime import rest
+from runtime.job import JobResult
+
+FLINK = Path(__file__).parent / "flink"
+
+
+def flink_body(name: str) -> Any:
+    """A body a Flink 2.3.0 returned (``tests/rest/flink``)."""
+    return json.loads((FLINK / name).read_text(encoding="utf-8"))
+
+
+def keyed_sum(
+    env: StreamExecutionEnvironment, *, records: int = 6_000, rate: float | None = 30_000
+) -> None:
+    """``NumberSequenceSource -> map (i % 1000, 1) -> keyBy -> reduce -> sink``."""
+    env.set_parallelism(2)
+    env.enable_checkpointing(30)
+    env.configure(
+        {
+            "execution.checkpointing.timeout": "60 ms",
+            "execution.checkpointing.tolerable-failed-checkpoints": 100,
+            "restart-strategy.type": "fixed-delay",
+            "restart-strategy.fixed-delay.attempts": 3,
+            "restart-strategy.fixed-delay.delay": "10 ms",
+            "ckptsim.buffer.records": 100,
+            "web.checkpoints.history": 100,
+        }
+    )
+    (
+        env.from_generator(lambda i: i, records, rate=rate, name="seq")
+        .map(lambda i: (i % 1000, 1), name="Map")
+        .key_by(lambda r: r[0])
+        .reduce(lambda a, b: (a[0], a[1] + b[1]), name="Reduce")
+        .collect("sums")
+    )
+
+
+def run_simulated(registry: JobRegistry, *, seed: int = 3, **options: Any) -> JobResult:
+    env = StreamExecutionEnvironment()
+    keyed_sum(env)
+    return env.execute("keyed sum", runtime="simulation", seed=seed, observer=registry, **options)
+
+
+@pytest.fixture(scope="session")
+def finished() -> tuple[JobRegistry, rest.JobView, JobResult]:
+    """A finished simulated job that failed once (restored) and had an expired checkpoint."""
+    registry = JobRegistry()
+    result = run_simulated(
+        registry,
+        faults=[
+            FailTask(task="reduce-3#1", at_record=2_000),
+            DropAcknowledgement(task="reduce-3#0", checkpoint_id=2),
+        ],
+    )
+    assert result.succeeded, result.failure
+    (view,) = registry.finished_views()
+    return registry, view, result
+
+
+@pytest.fixture(scope="session")
+def archive_bodies(finished: tuple[JobRegistry, rest.JobView, JobResult]) -> dict[str, Any]:
+    return dict(rest.archive(finished[1]))
+
+
+@pytest.fixture
+def server(finished: tuple[JobRegistry, rest.JobView, JobResult]) -> Iterator[WebServer]:
+    with WebServer(finished[0], host="localhost", port=0) as running:
+        yield running
