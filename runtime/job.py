@@ -295,7 +295,6 @@ class JobResult:
     retained_checkpoints: list[str] = field(default_factory=list)
     failure: str | None = None
     duration_ms: int = 0
-    records_in: int = 0
     checkpoint_dir: str | None = None
     status_history: list[tuple[str, int]] = field(default_factory=list)
     #: restarts after failures (Flink's numRestarts); what went wrong, in order: the cause of

@@ -1,8 +1,8 @@
-"""Checkpoint storage as the coordinator sees it: where a checkpoint goes and how it is finalized.
+"""Checkpoint storage: where a checkpoint goes, how it is finalized, read back and discarded.
 
-The only module of ``runtime`` allowed to do file I/O (the file-system storage lives here too
-once the actor runtime writes real checkpoints). ``InMemoryCheckpointStorage`` keeps nothing on
-disk and is what the pure protocol tests use.
+The only module of ``runtime`` allowed to do file I/O. ``FileSystemCheckpointStorage`` writes
+what jobs checkpoint (``<dir>/<job id>/chk-<n>/``); ``InMemoryCheckpointStorage`` keeps nothing
+on disk and is what the pure protocol tests use.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The layering rules of DESIGN.md, enforced: imports point downward only.
+"""The layering rules (README, "Layout"), enforced: imports point downward only.
 
 - runtime/ is pure: no pykka, pyspark, structlog, threading, queue, asyncio, subprocess;
   wall time only in runtime/clock.py; file I/O modules only in runtime/storage.py.

@@ -69,12 +69,6 @@ class CompletedCheckpointStore:
             return True
         return latest_non_savepoint is not None and latest_non_savepoint is not candidate
 
-    def add_restored(self, checkpoint: CompletedCheckpoint) -> None:
-        """Put a checkpoint found on storage (recovery, savepoint restore) back in the store."""
-        self._checkpoints.append(checkpoint)
-        while len(self._checkpoints) > self.max_retained:
-            self._checkpoints.popleft()
-
     def shutdown(self, job_status: JobStatus) -> list[CompletedCheckpoint]:
         """The job ended: empty the store; returns the checkpoints to discard for this status."""
         discard = [c for c in self._checkpoints if _discard_on(c, job_status)]
