@@ -17,8 +17,8 @@ from runtime import serde
 
 DEFAULT_MAX_PARALLELISM = 128
 _MASK = 0xFFFFFFFF
-_HASH_CACHE: dict[Any, int] = {}
-_HASH_CACHE_LIMIT = 1 << 20
+#: key groups a backend remembers, by key
+_GROUP_CACHE_LIMIT = 1 << 20
 
 
 def _int32(value: int) -> int:
@@ -51,11 +51,12 @@ def murmur_hash(code: int) -> int:
 
 
 def hash_code(key: Any) -> int:
-    """A stable 32-bit hash of a key (Java ``hashCode`` for str and int)."""
-    try:
-        return _HASH_CACHE[key]
-    except (KeyError, TypeError):
-        pass
+    """A stable 32-bit hash of a key (Java ``hashCode`` for str and int).
+
+    A function of the key's type and value only: ``True`` and ``1`` are equal in Python but
+    hash differently here (as ``Boolean`` and ``Long`` do in Java), whatever was hashed before.
+    Callers that route many records cache per key themselves (the partitioner, per channel).
+    """
     if isinstance(key, str):
         h = 0
         data = key.encode("utf-16-be")
@@ -68,12 +69,6 @@ def hash_code(key: Any) -> int:
         code = _int32(key ^ (key >> 32))
     else:
         code = _int32(zlib.crc32(serde.dumps(key, where="a key").encode()))
-    try:
-        if len(_HASH_CACHE) >= _HASH_CACHE_LIMIT:
-            _HASH_CACHE.clear()
-        _HASH_CACHE[key] = code
-    except TypeError:
-        pass
     return code
 
 
@@ -157,7 +152,9 @@ class KeyedStateBackend:
         self.current_key: Any = None
         self._tables: dict[str, dict[Any, Any]] = {}
         self._kinds: dict[str, str] = {}
-        self._groups: dict[Any, int] = {}
+        #: key -> (that key object, its key group); an entry answers only for the very object
+        #: it was made for, since equal keys of different types (1, 1.0, True) hash apart
+        self._groups: dict[Any, tuple[Any, int]] = {}
 
     def table(self, name: str, kind: str = "value") -> dict[Any, Any]:
         """The raw key -> value table of a state (the fast path of built-in operators)."""
@@ -188,11 +185,13 @@ class KeyedStateBackend:
             copy_lists = self._kinds[name] == "list"
             groups: dict[int, tuple[list[Any], list[Any]]] = {}
             for key, value in table.items():
-                group = groups_of.get(key)
-                if group is None:
+                known = groups_of.get(key)
+                if known is not None and known[0] is key:
+                    group = known[1]
+                else:
                     group = key_group_for(key, self.max_parallelism)
-                    if len(groups_of) < 1 << 20:
-                        groups_of[key] = group
+                    if len(groups_of) < _GROUP_CACHE_LIMIT:
+                        groups_of[key] = (key, group)
                 columns = groups.get(group)
                 if columns is None:
                     columns = groups[group] = ([], [])
