@@ -1,7 +1,7 @@
 """Call-through actors: a Pykka actor whose inbox handles each message on the sender's thread.
 
-Built on Pykka's actor seam (``_create_actor_inbox``, ``_create_future``,
-``_start_actor_loop``), like the deterministic simulation. A lock serialises the messages, so
+Built on Pykka's actor seam (``actors.pykka_seam``: its own inbox, its loop started at
+once), like the deterministic simulation. A lock serialises the messages, so
 the actor still sees them one at a time, in the order they were put, with its usual lifecycle
 (``on_start``, ``on_stop``, ``on_failure``). It suits actors whose handlers never block and
 only ``tell`` others: the input channels, which are pure relays between two tasks. Running
@@ -10,39 +10,10 @@ them on the threads of the tasks they connect saves two thread switches per buff
 
 from __future__ import annotations
 
-import sys
 import threading
 from typing import Any
 
-import pykka
-from pykka._envelope import Envelope
-
-
-def deliver(actor: pykka.Actor, envelope: Envelope[Any]) -> None:
-    """Handle one message as Pykka's own actor loop does (reply, or failure hooks)."""
-    if actor.actor_stopped.is_set():
-        if envelope.reply_to is not None:  # as Pykka answers mail left to a stopped actor
-            envelope.reply_to.set_exception(
-                exc_info=(
-                    pykka.ActorDeadError,
-                    pykka.ActorDeadError(f"{actor.actor_ref} stopped before handling the message"),
-                    None,
-                )
-            )
-        return
-    try:
-        response = actor._handle_receive(envelope.message)
-        if envelope.reply_to is not None:
-            envelope.reply_to.set(response)
-    except Exception:
-        if envelope.reply_to is not None:
-            envelope.reply_to.set_exception()
-        else:
-            actor._handle_failure(*sys.exc_info())
-            try:
-                actor.on_failure(*sys.exc_info())
-            except Exception:
-                actor._handle_failure(*sys.exc_info())
+from actors.pykka_seam import Envelope, SeamActor, deliver, run_on_start
 
 
 class _CallThroughInbox:
@@ -73,7 +44,7 @@ class _CallThroughInbox:
         return not self.backlog
 
 
-class InlineActor(pykka.ThreadingActor):
+class InlineActor(SeamActor):
     """A ``ThreadingActor`` without a thread: messages run on the sender's thread."""
 
     _inline_busy = False
@@ -84,9 +55,9 @@ class InlineActor(pykka.ThreadingActor):
         assert isinstance(inbox, _CallThroughInbox)
         inbox.actor = self
 
-    @staticmethod
-    def _create_actor_inbox() -> Any:
+    @classmethod
+    def make_inbox(cls) -> Any:
         return _CallThroughInbox()
 
-    def _start_actor_loop(self) -> None:
-        self._actor_loop_setup()  # on_start, on the starting thread
+    def start_loop(self) -> None:
+        run_on_start(self)  # on_start, on the starting thread

@@ -2,8 +2,8 @@
 and a virtual clock, so that a seed replays a run message for message.
 
 The same actor classes run here as on threads. ``SimulationRuntime.spawn`` gives each class a
-subclass that plugs into Pykka's actor seam (``_create_actor_inbox``, ``_create_future``,
-``_start_actor_loop``): the inbox belongs to the scheduler, no thread is started, and a future
+subclass that plugs into Pykka's actor seam (``actors.pykka_seam``: inbox, futures, loop
+start): the inbox belongs to the scheduler, no thread is started, and a future
 never blocks (waiting on one runs the simulation until it is set).
 
 The scheduler repeatedly picks one actor that has mail and is not busy, by a seeded choice (or
@@ -32,11 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 import pykka
-from pykka._envelope import Envelope
-from pykka._threading import ThreadingFuture
 
 from actors.faults import FaultPlan
-from actors.inline import deliver
+from actors.pykka_seam import Envelope, SeamActor, ThreadingFuture, deliver, run_on_start, stop_now
 from runtime.clock import Clock, ManualClock
 from runtime.messages import TimerFired
 
@@ -102,22 +100,22 @@ class _SimFuture(ThreadingFuture[Any]):
         return super().get(timeout=timeout)
 
 
-class _SimulatedActor(pykka.ThreadingActor):
+class _SimulatedActor(SeamActor):
     """Mixed in before an actor class: the simulation owns its inbox and runs its messages."""
 
     _simulation: ClassVar[SimulationRuntime]
 
     @classmethod
-    def _create_actor_inbox(cls) -> Any:
+    def make_inbox(cls) -> Any:
         return _SimInbox(cls._simulation)
 
     @classmethod
-    def _create_future(cls) -> pykka.Future[Any]:
+    def make_future(cls) -> pykka.Future[Any]:
         return cls._simulation.future()
 
-    def _start_actor_loop(self) -> None:
+    def start_loop(self) -> None:
         self._simulation._register(self)
-        self._actor_loop_setup()  # on_start, at once
+        run_on_start(self)  # on_start, at once
 
 
 class SimulationRuntime:
@@ -233,7 +231,7 @@ class SimulationRuntime:
                 self._step(only_mail=True)
             for box in self._boxes:
                 if box.actor.actor_ref.is_alive():
-                    box.actor._stop()
+                    stop_now(box.actor)
         finally:
             _ACTIVE.reset(token)
         self._timers.clear()

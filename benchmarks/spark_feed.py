@@ -38,6 +38,7 @@ from actors.cli import configure_logging
 from actors.connectors import NoTransactions
 from runtime.checkpoint import TaskId
 from spark_bridge import from_spark, local_spark
+from spark_bridge._pyspark_seam import arrow_frames_of_all_partitions
 from spark_bridge.session import arrow_schema_of
 from spark_bridge.spark_feed import to_tuples
 
@@ -61,19 +62,10 @@ def table(spark: Any, rows: int) -> Any:
 def arrow_read(df: Any, *, tuples: bool) -> int:
     """Every partition's Arrow batches, streamed with prefetch (``toLocalIterator``'s path)."""
     import pyarrow as pa  # noqa: PLC0415
-    from pyspark.serializers import NoOpSerializer  # noqa: PLC0415
 
-    try:
-        from pyspark.util import _local_iterator_from_socket  # noqa: PLC0415
-    except ImportError:
-        from pyspark.rdd import _local_iterator_from_socket  # type: ignore[no-redef]  # noqa: PLC0415
-
-    sc = df.sparkSession.sparkContext
     schema = arrow_schema_of(df.schema)
-    jrdd = df._jdf.toArrowBatchRdd()
-    sock = sc._jvm.PythonRDD.toLocalIteratorAndServe(jrdd, True)
     rows = 0
-    for frame in _local_iterator_from_socket(sock, NoOpSerializer()):
+    for frame in arrow_frames_of_all_partitions(df):
         batch = pa.ipc.read_record_batch(pa.py_buffer(frame), schema)
         rows += len(to_tuples(batch)) if tuples else batch.num_rows
     return rows

@@ -22,6 +22,8 @@ from typing import Any
 
 from actors.logs import get_logger
 
+from spark_bridge._pyspark_seam import is_classic, jvm_is_running
+
 log = get_logger(__name__)
 
 #: the Java release PySpark 4 needs (3.5 runs on 8, 11 or 17)
@@ -153,12 +155,7 @@ def is_connect(obj: Any) -> bool:
     """Whether ``obj`` (a session or DataFrame) is Spark Connect's: no JVM behind it."""
     if type(obj).__module__.startswith("pyspark.sql.connect"):
         return True
-    attribute = "_jsparkSession" if _looks_like_session(obj) else "_jdf"
-    return attribute not in getattr(obj, "__dict__", {})
-
-
-def _looks_like_session(obj: Any) -> bool:
-    return any(cls.__name__ == "SparkSession" for cls in type(obj).__mro__)
+    return not is_classic(obj)
 
 
 def require_classic_session(spark: Any) -> None:
@@ -203,10 +200,10 @@ def local_spark(
     session is reused (Spark allows one per process); Java is checked before one starts."""
     require_pyspark()
     require_pyarrow()
-    from pyspark import SparkContext  # noqa: PLC0415
     from pyspark.sql import SparkSession  # noqa: PLC0415
 
-    if SparkContext._active_spark_context is None:
+    jvm_was_running = jvm_is_running()
+    if not jvm_was_running:
         ensure_java()
         # Spark's Python workers run PYSPARK_PYTHON (default: python3 on the PATH, which may
         # lack PyArrow or be another Python version): unless set, use this interpreter
@@ -220,7 +217,7 @@ def local_spark(
     }
     if master.startswith("local"):
         settings["spark.sql.shuffle.partitions"] = "2"
-    if SparkContext._active_spark_context is None:  # quiet from the JVM's start on
+    if not jvm_was_running:  # quiet from the JVM's start on
         settings["spark.driver.extraJavaOptions"] = (
             f"-Dlog4j2.configurationFile=file:{_log4j_settings(log_level)}"
         )

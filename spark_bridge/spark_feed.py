@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from actors.logs import get_logger
 from runtime.operators import OperatorContext
+from spark_bridge._pyspark_seam import arrow_batch_rdd, java_rdd, local_socket, run_partition_job
 from spark_bridge.feed import FeedChanged, PartitionFeed, SplitReader
 from spark_bridge.session import (
     CONNECT_MESSAGE,
@@ -58,22 +59,12 @@ Stabilize = Literal["persist", "local_checkpoint", "none"]
 RDD_CHUNK = 4096
 
 
-def _local_socket(sock_info: Any) -> tuple[Any, Any]:
-    """Connect to what the JVM serves (``pyspark``'s own helper, wherever this version has it)."""
-    try:
-        from pyspark.util import _create_local_socket  # noqa: PLC0415 - PySpark 4
-    except ImportError:  # PySpark 3.5
-        from pyspark.rdd import _create_local_socket  # type: ignore[no-redef]  # noqa: PLC0415
-    sockfile, sock = _create_local_socket(sock_info)
-    return sockfile, sock
-
-
 def _run_partition_job(sc: Any, jrdd: Any, partition: int, description: str) -> Any:
     """One Spark job over one partition of ``jrdd`` (a JavaRDD of byte arrays); returns the
     socket the driver JVM serves its result on."""
     sc.setJobDescription(description)
     try:
-        return sc._jvm.PythonRDD.runJob(sc._jsc.sc(), jrdd, [partition])
+        return run_partition_job(sc, jrdd, partition)
     finally:
         sc.setJobDescription(None)
 
@@ -94,8 +85,8 @@ class ArrowDataFrameFeed:
         self.sc = df.sparkSession.sparkContext
         large = df.sparkSession.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")
         self.schema = arrow_schema_of(df.schema, large_types=str(large).lower() == "true")
-        self._jrdd = df._jdf.toArrowBatchRdd().toJavaRDD()
-        self._partitions = int(self._jrdd.getNumPartitions())
+        self._arrow_rdd = arrow_batch_rdd(df)
+        self._partitions = int(self._arrow_rdd.getNumPartitions())
         self._pa = pa
         self._frames = NoOpSerializer()
 
@@ -106,9 +97,12 @@ class ArrowDataFrameFeed:
     def open(self, partition: int, offset: int) -> Iterator[Sequence[Any]]:
         pa = self._pa
         sock_info = _run_partition_job(
-            self.sc, self._jrdd, partition, f"ckptsim source {self.name!r}: partition {partition}"
+            self.sc,
+            self._arrow_rdd,
+            partition,
+            f"ckptsim source {self.name!r}: partition {partition}",
         )
-        sockfile, sock = _local_socket(sock_info)
+        sockfile, sock = local_socket(sock_info)
         skip = offset
         try:
             for frame in self._frames.load_stream(sockfile):
@@ -182,12 +176,13 @@ class RDDFeed:
             yield from rows
 
         mapped = self.rdd.mapPartitions(skip_rows, preservesPartitioning=True)
+        jrdd, deserializer = java_rdd(mapped)
         sock_info = _run_partition_job(
-            self.sc, mapped._jrdd, partition, f"ckptsim source {self.name!r}: partition {partition}"
+            self.sc, jrdd, partition, f"ckptsim source {self.name!r}: partition {partition}"
         )
-        sockfile, sock = _local_socket(sock_info)
+        sockfile, sock = local_socket(sock_info)
         try:
-            records = iter(mapped._jrdd_deserializer.load_stream(sockfile))
+            records = iter(deserializer.load_stream(sockfile))
             marker, skipped = next(records)
             assert marker == _SKIPPED, marker
             if skipped != offset:

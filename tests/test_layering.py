@@ -77,3 +77,70 @@ def test_the_checker_sees_a_forbidden_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import threading\nfrom pykka import ThreadingActor\n")
     assert {"threading", "pykka"} <= _imports(bad)
+
+
+#: Pykka's private seam (``actors/pykka_seam.py`` alone may touch it)
+PYKKA_PRIVATE = {
+    "_create_actor_inbox",
+    "_create_future",
+    "_start_actor_loop",
+    "_actor_loop_setup",
+    "_handle_receive",
+    "_handle_failure",
+}
+#: PySpark internals (``spark_bridge/_pyspark_seam.py`` alone may touch them)
+PYSPARK_PRIVATE = {
+    "_jdf",
+    "_jsc",
+    "_jvm",
+    "_jrdd",
+    "_jrdd_deserializer",
+    "_jsparkSession",
+    "_active_spark_context",
+    "_create_local_socket",
+    "_local_iterator_from_socket",
+    "toArrowBatchRdd",
+}
+
+
+def _private_uses(path: Path, names: set[str], private_modules: str) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in names:
+            found.append(f"{path.name}:{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.FunctionDef) and node.name in names:
+            found.append(f"{path.name}:{node.lineno}: def {node.name}")
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.startswith(private_modules):
+                found.append(f"{path.name}:{node.lineno}: from {node.module}")
+            found += [f"{path.name}:{node.lineno}: {a.name}" for a in node.names if a.name in names]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("names", "private_modules", "seam"),
+    [
+        (PYKKA_PRIVATE, "pykka._", "actors/pykka_seam.py"),
+        (PYSPARK_PRIVATE, "pyspark.__never__", "spark_bridge/_pyspark_seam.py"),
+    ],
+    ids=["pykka", "pyspark"],
+)
+def test_private_apis_of_pykka_and_pyspark_are_used_in_their_seam_module_only(
+    names: set[str], private_modules: str, seam: str
+) -> None:
+    offenders = [
+        use
+        for package in ("runtime", "actors", "spark_bridge", "examples", "benchmarks")
+        for path in _modules(package)
+        if path != ROOT / seam
+        for use in _private_uses(path, names, private_modules)
+    ]
+    assert offenders == []
+
+
+def test_the_private_api_check_sees_a_use(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("from pykka._envelope import Envelope\nx = df._jdf.toArrowBatchRdd()\n")
+    assert len(_private_uses(bad, PYKKA_PRIVATE, "pykka._")) == 1
+    assert len(_private_uses(bad, PYSPARK_PRIVATE, "pyspark.__never__")) == 2

@@ -1,7 +1,7 @@
 """Call-through actors (``actors.inline``) and the Pykka seam they rest on.
 
-Pykka is pinned (setup.cfg); these tests fail first if a Pykka release moves the seam
-(``_create_actor_inbox``, ``_start_actor_loop``, ``_actor_loop_setup``, ``_handle_receive``).
+Pykka is pinned (setup.cfg); ``tests/actors/test_pykka_seam.py`` fails first if a Pykka
+release moves the seam (``actors.pykka_seam``).
 """
 
 from __future__ import annotations
@@ -52,16 +52,6 @@ def started(ref: pykka.ActorRef[Recorder]) -> Recorder:
     assert Recorder.last is not None
     assert Recorder.last.actor_ref == ref
     return Recorder.last
-
-
-def test_pykka_seam_is_where_the_inline_actor_expects_it() -> None:
-    for name in (
-        "_create_actor_inbox",
-        "_start_actor_loop",
-        "_actor_loop_setup",
-        "_handle_receive",
-    ):
-        assert callable(getattr(pykka.ThreadingActor, name, None)), name
 
 
 def test_messages_run_on_the_senders_thread_in_order_and_start_is_synchronous() -> None:

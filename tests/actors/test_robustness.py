@@ -11,11 +11,11 @@ from typing import Any
 
 import pykka
 import pytest
-from pykka._envelope import Envelope
 
 from actors import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment, launcher
 from actors.cli import _CurrentStderr, main
-from actors.inline import InlineActor, deliver
+from actors.inline import InlineActor
+from actors.pykka_seam import Envelope, deliver
 from runtime.status import JobStatus
 
 

@@ -1,0 +1,115 @@
+"""PySpark internals the Spark bridge needs, in one module: the only place that touches them.
+
+Reading one partition with its own Spark job and streaming its result to the driver (what
+``DataFrame.toLocalIterator`` does for all of them) has no public PySpark API. The bridge uses:
+
+- ``SparkContext._jvm.PythonRDD.runJob(SparkContext._jsc.sc(), jrdd, [partition])``: one job
+  over one partition, whose result the driver JVM serves on a local socket;
+- ``_create_local_socket`` (``pyspark.util`` in PySpark 4, ``pyspark.rdd`` in 3.5) to read it;
+- ``DataFrame._jdf.toArrowBatchRdd()``: the JVM turns a DataFrame's partitions into Arrow;
+- ``RDD._jrdd`` and ``RDD._jrdd_deserializer``: an RDD's JVM side and how its elements are
+  pickled;
+- ``PythonRDD.toLocalIteratorAndServe`` and ``_local_iterator_from_socket``: every partition
+  streamed with prefetch, as ``toLocalIterator`` does (the benchmark's baseline read);
+- ``SparkContext._active_spark_context``: whether a JVM is up yet;
+- ``SparkSession._jsparkSession`` / ``DataFrame._jdf``: a classic session (a Spark Connect
+  one has none).
+
+Importing this module checks the installed PySpark's version (without importing PySpark) and
+fails with ``PySparkSeamError`` naming the releases it works with. Without PySpark it imports
+fine: ``session.require_pyspark`` says how to install it when the bridge is used.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Iterator
+from typing import Any
+
+#: PySpark releases these internals are known to work with: 3.5 up to (not including) 5
+OLDEST_SUPPORTED = (3, 5)
+FIRST_UNSUPPORTED = (5, 0)
+
+
+class PySparkSeamError(ImportError):
+    """The installed PySpark is a release whose internals the Spark bridge does not know."""
+
+
+def check_pyspark(version: str | None = None) -> None:
+    """Raise ``PySparkSeamError`` unless ``version`` (default: the installed PySpark's, if
+    any) is a supported release."""
+    if version is None:
+        try:
+            version = importlib.metadata.version("pyspark")
+        except importlib.metadata.PackageNotFoundError:
+            return  # no PySpark: the bridge says how to install it when it is used
+    parts = version.split(".")
+    try:
+        release = (int(parts[0]), int(parts[1]))
+    except (IndexError, ValueError):
+        release = (-1, -1)
+    if not OLDEST_SUPPORTED <= release < FIRST_UNSUPPORTED:
+        raise PySparkSeamError(
+            f"PySpark {version} is installed; the Spark bridge reads partitions through PySpark "
+            "internals (SparkContext._jvm, DataFrame._jdf.toArrowBatchRdd, RDD._jrdd, "
+            "_create_local_socket) known to work with PySpark 3.5 and 4.x: install one, "
+            "e.g. pip install 'pyspark>=3.5,<5'"
+        )
+
+
+check_pyspark()
+
+
+def is_classic(obj: Any) -> bool:
+    """Whether ``obj`` (a session or DataFrame) has a JVM behind it (classic, not Connect)."""
+    session = any(cls.__name__ == "SparkSession" for cls in type(obj).__mro__)
+    attribute = "_jsparkSession" if session else "_jdf"
+    return attribute in getattr(obj, "__dict__", {})
+
+
+def jvm_is_running() -> bool:
+    """Whether a SparkContext (and so its JVM) is up in this process."""
+    from pyspark import SparkContext  # noqa: PLC0415 - PySpark only when the bridge runs
+
+    return SparkContext._active_spark_context is not None
+
+
+def arrow_batch_rdd(df: Any) -> Any:
+    """The JavaRDD of a DataFrame's partitions as serialized Arrow record batches."""
+    return df._jdf.toArrowBatchRdd().toJavaRDD()
+
+
+def java_rdd(rdd: Any) -> tuple[Any, Any]:
+    """An RDD's JavaRDD (of pickled byte arrays) and the deserializer of its elements."""
+    return rdd._jrdd, rdd._jrdd_deserializer
+
+
+def run_partition_job(sc: Any, jrdd: Any, partition: int) -> Any:
+    """One Spark job over one partition of ``jrdd``; returns the socket the driver JVM serves
+    its result on (``PythonRDD.runJob``, as ``toLocalIterator`` uses)."""
+    return sc._jvm.PythonRDD.runJob(sc._jsc.sc(), jrdd, [partition])
+
+
+def local_socket(sock_info: Any) -> tuple[Any, Any]:
+    """Connect to what the JVM serves: ``(file, socket)``, both to be closed by the caller."""
+    try:
+        from pyspark.util import _create_local_socket  # noqa: PLC0415 - PySpark 4
+    except ImportError:  # PySpark 3.5
+        from pyspark.rdd import _create_local_socket  # type: ignore[no-redef]  # noqa: PLC0415
+    sockfile, sock = _create_local_socket(sock_info)
+    return sockfile, sock
+
+
+def arrow_frames_of_all_partitions(df: Any) -> Iterator[bytes]:
+    """Every partition's Arrow record batches (serialized), streamed to the driver with
+    prefetch, as ``DataFrame.toLocalIterator(prefetchPartitions=True)`` streams rows."""
+    from pyspark.serializers import NoOpSerializer  # noqa: PLC0415
+
+    try:
+        from pyspark.util import _local_iterator_from_socket  # noqa: PLC0415 - PySpark 4
+    except ImportError:  # PySpark 3.5
+        from pyspark.rdd import _local_iterator_from_socket  # type: ignore[no-redef]  # noqa: PLC0415
+    sc = df.sparkSession.sparkContext
+    sock = sc._jvm.PythonRDD.toLocalIteratorAndServe(df._jdf.toArrowBatchRdd(), True)
+    frames: Iterator[bytes] = _local_iterator_from_socket(sock, NoOpSerializer())
+    return frames

@@ -1,0 +1,60 @@
+"""The contract of the PySpark internals the bridge uses (``spark_bridge._pyspark_seam``): a
+PySpark release that moves one fails here first, and an unsupported release is refused at
+import with the releases that work."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from spark_bridge._pyspark_seam import (
+    PySparkSeamError,
+    arrow_batch_rdd,
+    arrow_frames_of_all_partitions,
+    check_pyspark,
+    is_classic,
+    java_rdd,
+    jvm_is_running,
+    local_socket,
+    run_partition_job,
+)
+from spark_bridge.session import arrow_schema_of
+
+
+@pytest.mark.parametrize("version", ["3.5.0", "3.5.6", "4.0.0", "4.3.0", "4.9.1.dev0"])
+def test_supported_pyspark_releases_pass(version: str) -> None:
+    check_pyspark(version)
+
+
+@pytest.mark.parametrize("version", ["3.4.4", "2.4.8", "5.0.0", "nonsense"])
+def test_other_pyspark_releases_are_refused_naming_the_ones_that_work(version: str) -> None:
+    with pytest.raises(PySparkSeamError, match=r"PySpark 3\.5 and 4\.x"):
+        check_pyspark(version)
+
+
+def test_the_installed_pyspark_passes() -> None:
+    check_pyspark()
+
+
+def test_the_internals_are_where_the_bridge_reads_them(spark: Any) -> None:
+    assert jvm_is_running()
+    assert is_classic(spark)
+    df = spark.createDataFrame([(i, f"r{i}") for i in range(6)], "id INT, name STRING")
+    assert is_classic(df)
+    assert int(arrow_batch_rdd(df.repartition(3)).getNumPartitions()) == 3
+    pa = pytest.importorskip("pyarrow")
+    schema = arrow_schema_of(df.schema)
+    batches = [
+        pa.ipc.read_record_batch(pa.py_buffer(f), schema)
+        for f in arrow_frames_of_all_partitions(df)
+    ]
+    assert sorted(i for b in batches for i in b.column(0).to_pylist()) == list(range(6))
+    rdd = spark.sparkContext.parallelize(range(10), 2)
+    jrdd, deserializer = java_rdd(rdd)
+    sockfile, sock = local_socket(run_partition_job(spark.sparkContext, jrdd, 1))
+    try:
+        assert list(deserializer.load_stream(sockfile)) == [5, 6, 7, 8, 9]
+    finally:
+        sockfile.close()
+        sock.close()
