@@ -21,7 +21,6 @@ from types import ModuleType
 from typing import Any
 
 from actors.logs import get_logger
-
 from spark_bridge._pyspark_seam import is_classic, jvm_is_running
 
 log = get_logger(__name__)
