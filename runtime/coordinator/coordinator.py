@@ -531,8 +531,14 @@ class CheckpointCoordinator:
                 self._abort(pending, CheckpointFailureReason.CHECKPOINT_EXPIRED)
         elif isinstance(key, PeriodicTrigger) and key == self._periodic_key:
             assert self.base_interval is not None
+            # fixed rate, as Flink's scheduleAtFixedRate; periods missed while the timer fired
+            # late (a paused process, a jump of virtual time) are skipped, not fired one after
+            # another at the same instant (each would only be refused as too early)
             self._next_periodic_due += self.base_interval
-            self._emit(ScheduleTimer(key=key, due=max(self._next_periodic_due, self._now)))
+            if self._next_periodic_due <= self._now:
+                missed = (self._now - self._next_periodic_due) // self.base_interval + 1
+                self._next_periodic_due += missed * self.base_interval
+            self._emit(ScheduleTimer(key=key, due=self._next_periodic_due))
             self._on_request(
                 TriggerCheckpointRequest(request_id=self.new_request_id(), periodic=True)
             )

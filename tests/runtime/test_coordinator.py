@@ -155,6 +155,19 @@ def test_periodic_trigger_runs_at_a_fixed_rate_whatever_checkpoints_take() -> No
     assert d.triggers() == [(1, 50), (2, 150), (3, 250), (4, 350)]
 
 
+def test_a_late_periodic_timer_skips_the_missed_periods_instead_of_firing_them_at_once() -> None:
+    """A trigger timer that fires long after it was due (a paused process, a jump of virtual
+    time) schedules the next one a period ahead of now, not at now again for every missed
+    period: one trigger now, then the fixed rate resumes on the original grid."""
+    d = Driver(CoordinatorConfig(interval=100, initial_delay=50, max_concurrent=100))
+    d.send(JobStatusChanged(status=JobStatus.RUNNING))
+    d.now = 100_050  # the timer due at 50 fires a thousand periods late
+    d.send(TimerFired(key=d.timers.pop_due(50)[0]))  # type: ignore[index]
+    periodic = [e for e in d.of(ScheduleTimer) if isinstance(e.key, PeriodicTrigger)]
+    assert periodic[-1].due == 100_150
+    assert [t for _, t in d.triggers()] == [100_050]
+
+
 def test_interval_below_min_pause_is_raised_to_the_min_pause() -> None:
     d = Driver(CoordinatorConfig(interval=20, min_pause=80))  # initial delay in [80, 80]
     assert d.coordinator.base_interval == 80
