@@ -195,6 +195,9 @@ class TaskStateSnapshot:
     handles: tuple[StateHandle, ...] = ()
     #: incremental (persisted this time) size; equals the full size for full snapshots
     checkpointed_size: int | None = None
+    #: FLIP-147 (Flink's ``TaskStateSnapshot.isTaskFinished``): every operator of the subtask
+    #: had ended when it took this snapshot; once the checkpoint completes the task finishes
+    task_finished: bool = False
 
     @property
     def state_size(self) -> int:

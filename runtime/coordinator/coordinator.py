@@ -69,7 +69,7 @@ from runtime.messages import (
 )
 from runtime.reasons import CheckpointDeclineReason, CheckpointFailureReason
 from runtime.stats import CheckpointStatsTracker
-from runtime.status import JobStatus
+from runtime.status import ExecutionState, JobStatus
 from runtime.storage import CheckpointStorage, InMemoryCheckpointStorage
 
 ONE_YEAR_MS = 365 * 24 * 60 * 60 * 1000
@@ -161,6 +161,9 @@ class CheckpointCoordinator:
         self._next_internal_request = -1
         self._trigger_request_queued = False  # flink-1.7 semantics only
         self._draining = False
+        #: FLIP-147: running tasks that acknowledged a completed checkpoint with every operator
+        #: ended; they finish on its notification and need no further checkpoint
+        self._finishing: set[TaskId] = set()
         self._now = 0
         self._out: list[Effect] = []
 
@@ -205,6 +208,8 @@ class CheckpointCoordinator:
                 self._on_job_status(status)
             case ExecutionStateChanged(task=task, state=state, attempt=attempt):
                 self.plan.set_state(task, state, attempt)
+                if state is not ExecutionState.RUNNING:
+                    self._finishing.discard(task)  # finished, or a new attempt
             case FailUnacknowledgedCheckpoints(task=task, attempt=attempt):
                 self._abort_where(
                     lambda p: not p.is_acknowledged_by(task, attempt),
@@ -307,6 +312,11 @@ class CheckpointCoordinator:
         plan = failure if failure is not None else self.plan.calculate()
         if isinstance(plan, CheckpointFailureReason):
             self._on_trigger_failure(request, plan)
+            return
+        if request.periodic and self._finishing.issuperset(plan.tasks_to_wait_for):
+            # every task still running ends its data with a checkpoint that completed: the
+            # job is about to finish, and a periodic checkpoint now could only be declined by
+            # tasks that are closing (Flink's final checkpoint is the job's last)
             return
         checkpoint_id = self._next_checkpoint_id
         self._next_checkpoint_id += 1
@@ -440,6 +450,12 @@ class CheckpointCoordinator:
                 if newest.props.discard_on_subsumed:
                     last_subsumed = newest.checkpoint_id
         del self.pending[checkpoint_id]
+        if not pending.props.is_savepoint or pending.props.is_synchronous:
+            self._finishing.update(
+                task
+                for task, state in completed.task_states.items()
+                if state.task_finished and self.plan.states.get(task) is ExecutionState.RUNNING
+            )
         # announced at once: the aborts below free slots that start queued checkpoints, which
         # must not appear to run alongside this one
         self._emit(CheckpointCompleted(checkpoint=completed, subsumed=subsumed_ids))

@@ -21,6 +21,7 @@ snapshot. Notifications of completion commit the sinks' transactions (``notify``
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -230,7 +231,11 @@ class SubtaskCheckpointCoordinator:
                     task=self.task,
                     attempt=self.attempt,
                     checkpoint_id=msg.checkpoint_id,
-                    state=msg.state,
+                    state=(
+                        dataclasses.replace(msg.state, task_finished=True)
+                        if pending.ended_input
+                        else msg.state
+                    ),
                     metrics=metrics,
                 )
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import runpy
 import subprocess
@@ -155,8 +156,8 @@ def test_a_bad_seed_or_runtime_is_a_clear_error() -> None:
 def test_traces_are_identical_across_processes_and_hash_seeds_with_aborted_checkpoints(
     tmp_path: Path,
 ) -> None:
-    """Two processes, two PYTHONHASHSEEDs, a short interval (checkpoints aborted while their
-    snapshots are written): still the same trace, byte for byte."""
+    """Two processes, two PYTHONHASHSEEDs, a short interval and timeout (checkpoints expire
+    while their snapshots are written): still the same trace, byte for byte."""
     script = str(ROOT / "examples" / "slow_running_sum.py")
     traces = []
     for hash_seed in ("0", "1"):
@@ -164,12 +165,38 @@ def test_traces_are_identical_across_processes_and_hash_seeds_with_aborted_check
         argv = [sys.executable, "-m", "actors.cli", "run", script, "-p", "3", "--simulate"]
         argv += ["--seed", "0", "-q", "--trace", str(trace)]
         argv += ["-D", "execution.checkpointing.interval=10ms"]
+        argv += ["-D", "execution.checkpointing.timeout=20ms"]
+        argv += ["-D", "execution.checkpointing.tolerable-failed-checkpoints=1000"]
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
         traces.append(trace.read_bytes())
     assert traces[0] == traces[1]
     assert b'"checkpoint_aborted"' in traces[0]
+
+
+@pytest.mark.parametrize("seed", ["0", "1"])
+def test_a_bounded_job_ends_with_its_final_checkpoint_and_nothing_declined_after_it(
+    tmp_path: Path, seed: str
+) -> None:
+    """FLIP-147 as Flink 2.3 runs it: the job's last checkpoint is the final one, over every
+    task. A periodic trigger queued behind it used to reach tasks that were closing: declined
+    (TASK_NOT_READY) and aborted as the job finished (seed 0 with these settings)."""
+    trace = tmp_path / "t.jsonl"
+    argv = ["run", str(ROOT / "examples" / "slow_running_sum.py"), "-p", "3", "--simulate"]
+    argv += ["--seed", seed, "-q", "--trace", str(trace)]
+    assert main([*argv, "-D", "execution.checkpointing.interval=10ms"]) == 0
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    names = [e["event"] for e in events]
+    assert "checkpoint_completed" in names
+    assert "checkpoint_declined" not in names and "checkpoint_aborted" not in names
+    last = max(e["checkpoint_id"] for e in events if e["event"] == "checkpoint_completed")
+    acks = {
+        e["task"]
+        for e in events
+        if e["event"] == "checkpoint_acknowledged" and e["checkpoint_id"] == last
+    }
+    assert len(acks) == 9, f"the final checkpoint {last} covers every task: {sorted(acks)}"
 
 
 def test_a_virtual_timeout_ends_the_job_at_its_deadline_not_at_the_next_event() -> None:

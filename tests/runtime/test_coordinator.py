@@ -43,6 +43,7 @@ from runtime.effects import (
     SendTriggerCheckpoint,
 )
 from runtime.messages import (
+    AbortPendingCheckpoints,
     AcknowledgeCheckpoint,
     CoordinatorMessage,
     DeclineCheckpoint,
@@ -166,6 +167,31 @@ def test_a_late_periodic_timer_skips_the_missed_periods_instead_of_firing_them_a
     periodic = [e for e in d.of(ScheduleTimer) if isinstance(e.key, PeriodicTrigger)]
     assert periodic[-1].due == 100_150
     assert [t for _, t in d.triggers()] == [100_050]
+
+
+def test_no_periodic_checkpoint_after_the_final_one_of_every_running_task() -> None:
+    """FLIP-147: once every running task acknowledged a completed checkpoint with all its
+    operators ended (``task_finished``), the tasks finish on its notification; a periodic
+    trigger queued behind that checkpoint is dropped instead of triggering tasks that are
+    closing (which would decline it, or see it aborted as the job finishes). A manual
+    checkpoint is still triggered."""
+    d = Driver(CoordinatorConfig(interval=10, initial_delay=10), tasks=(A, B))
+    d.send(JobStatusChanged(status=JobStatus.RUNNING))
+    d.advance_to(25)  # checkpoint 1 pending at 10; the trigger at 20 is queued behind it
+    assert d.triggers() == [(1, 10)]
+    finished = TaskStateSnapshot(task_finished=True)
+    d.send(AcknowledgeCheckpoint(task=A, checkpoint_id=1, state=finished))
+    d.send(AcknowledgeCheckpoint(task=B, checkpoint_id=1, state=finished))
+    d.advance_to(60)
+    assert d.triggers() == [(1, 10)], "no checkpoint over tasks that are finishing"
+    assert d.coordinator.stats.failed == 0
+    manual = d.request()
+    assert d.triggers()[-1][0] == 2 and d.result(manual) == "waiting"
+    d.send(ExecutionStateChanged(task=A, state=ExecutionState.CANCELING))
+    d.send(ExecutionStateChanged(task=A, state=ExecutionState.RUNNING, attempt=1))
+    d.send(AbortPendingCheckpoints(reason=R.TASK_FAILURE))
+    d.advance_to(100)
+    assert len(d.triggers()) > 2, "a restarted task is no longer finishing"
 
 
 def test_interval_below_min_pause_is_raised_to_the_min_pause() -> None:

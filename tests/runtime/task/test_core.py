@@ -24,6 +24,7 @@ from runtime.effects import (
     WriteSnapshot,
 )
 from runtime.messages import (
+    AcknowledgeCheckpoint,
     AllDataProcessed,
     CancelTask,
     DeclineCheckpoint,
@@ -133,7 +134,10 @@ def test_a_bounded_source_ends_its_data_then_its_final_checkpoint_then_its_parti
     assert sent(effects) == [barrier(7)]
     (write,) = only(effects, WriteSnapshot)
     assert write.snapshot.ended_input
-    task.send(SnapshotWritten(checkpoint_id=7, state=TaskStateSnapshot()))
+    effects = task.send(SnapshotWritten(checkpoint_id=7, state=TaskStateSnapshot()))
+    (report,) = only(effects, ReportToCoordinator)
+    assert isinstance(report.message, AcknowledgeCheckpoint)
+    assert report.message.state is not None and report.message.state.task_finished
     effects = task.send(NotifyCheckpointComplete(checkpoint_id=7))
     assert sent(effects) == [EndOfPartition()]
     assert only(effects, TaskFinished) and task.core.status is TaskStatus.FINISHED
