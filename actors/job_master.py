@@ -85,6 +85,8 @@ class CoordinatorReport:
     details: dict[int, dict[str, Any]]
     completed: list[int]
     retained: list[str]
+    #: checkpoint id -> the type it was triggered as (``CheckpointStats.triggered_type``)
+    types: dict[int, str] = dataclasses.field(default_factory=dict)
 
 
 class ReportingCoordinator(CoordinatorActor):
@@ -97,7 +99,11 @@ class ReportingCoordinator(CoordinatorActor):
                 c.external_path for c in self.core.retained_after_shutdown if c.external_path
             ]
             report = CoordinatorReport(
-                self.core.stats.to_json(), self.details(), list(self.completed_ids), retained
+                self.core.stats.to_json(),
+                self.details(),
+                list(self.completed_ids),
+                retained,
+                {s.checkpoint_id: s.triggered_type for s in self.core.stats.history},
             )
             self.job_master.tell(report)
 
@@ -621,6 +627,7 @@ class JobMaster(pykka.ThreadingActor):
             output=self.output,
             checkpoints=report.stats,
             checkpoint_details=report.details,
+            checkpoint_types=report.types,
             completed_checkpoint_ids=report.completed,
             retained_checkpoints=report.retained,
             failure=self.failure,

@@ -57,15 +57,21 @@ def summary_table(result: JobResult) -> str:
     for entry in history:
         details = result.checkpoint_details.get(int(entry["id"]), {})
         status = entry["status"]
-        kind = entry["checkpoint_type"]
-        lines.append(
-            f"{entry['id']:>4}  {status:<9} {kind:<20} {entry['end_to_end_duration']:>7}ms "
-            f"{_size(entry['state_size']):>9} {_size(entry['persisted_data']):>9} "
-            f"{_subtask_max(details, ['start_delay']):>7}ms "
-            f"{_subtask_max(details, ['alignment', 'duration']):>7}ms "
-            f"{_subtask_max(details, ['checkpoint', 'sync']):>6}ms "
-            f"{_subtask_max(details, ['checkpoint', 'async']):>7}ms"
-        )
+        kind = result.checkpoint_types.get(int(entry["id"]), entry["checkpoint_type"])
+        row = f"{entry['id']:>4}  {status:<9} {kind:<20} {entry['end_to_end_duration']:>7}ms "
+        if status != "COMPLETED":
+            # no state, no persisted data, no per-subtask figures: nothing completed
+            dash = "-"
+            row += f"{dash:>9} {dash:>9} {dash:>9} {dash:>9} {dash:>8} {dash:>9}"
+        else:
+            row += (
+                f"{_size(entry['state_size']):>9} {_size(entry['persisted_data']):>9} "
+                f"{_subtask_max(details, ['start_delay']):>7}ms "
+                f"{_subtask_max(details, ['alignment', 'duration']):>7}ms "
+                f"{_subtask_max(details, ['checkpoint', 'sync']):>6}ms "
+                f"{_subtask_max(details, ['checkpoint', 'async']):>7}ms"
+            )
+        lines.append(row.rstrip())
         if status == "FAILED":
             failures.append(f"  checkpoint {entry['id']} failed: {entry.get('failure_message')}")
     lines += failures

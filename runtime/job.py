@@ -290,6 +290,10 @@ class JobResult:
     output: dict[str, list[Any]] = field(default_factory=dict)
     checkpoints: dict[str, Any] = field(default_factory=dict)
     checkpoint_details: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: checkpoint id -> its type as triggered (``UNALIGNED_CHECKPOINT`` for an unaligned one
+    #: that failed before any acknowledgement, which Flink's REST statistics type
+    #: ``CHECKPOINT``)
+    checkpoint_types: dict[int, str] = field(default_factory=dict)
     completed_checkpoint_ids: list[int] = field(default_factory=list)
     #: checkpoint directories that outlive the job (externalized retention)
     retained_checkpoints: list[str] = field(default_factory=list)

@@ -130,6 +130,9 @@ class CheckpointStats:
     failure_reason: str | None = None
     external_path: str | None = None
     discarded: bool = False
+    #: triggered with unaligned barriers (ckptsim's own: Flink's REST types a checkpoint by
+    #: what its acknowledgements report, so one that failed before any is ``CHECKPOINT``)
+    triggered_unaligned: bool = False
 
     @property
     def is_savepoint(self) -> bool:
@@ -186,6 +189,14 @@ class CheckpointStats:
         if self.snapshot_type.is_savepoint:
             return "SYNC_SAVEPOINT" if self.snapshot_type.is_synchronous else "SAVEPOINT"
         return "UNALIGNED_CHECKPOINT" if self.is_unaligned else "CHECKPOINT"
+
+    @property
+    def triggered_type(self) -> str:
+        """The type the checkpoint was triggered as (an unaligned one that fell back to
+        aligned barriers after the aligned-checkpoint timeout is typed by its acks)."""
+        if self.triggered_unaligned and not self.all_subtasks():
+            return "UNALIGNED_CHECKPOINT"
+        return self.checkpoint_type
 
     def to_json(self, *, with_tasks: bool) -> JsonDict:
         class_name = {
@@ -341,12 +352,15 @@ class CheckpointStatsTracker:
         trigger_timestamp: int,
         snapshot_type: SnapshotType,
         num_subtasks: Mapping[str, int],
+        *,
+        unaligned: bool = False,
     ) -> None:
         stats = CheckpointStats(
             checkpoint_id=checkpoint_id,
             trigger_timestamp=trigger_timestamp,
             snapshot_type=snapshot_type,
             num_subtasks=dict(num_subtasks),
+            triggered_unaligned=unaligned,
         )
         self._by_id[checkpoint_id] = stats
         if self._history.maxlen and len(self._history) == self._history.maxlen:

@@ -355,7 +355,13 @@ class CheckpointCoordinator:
         subtasks: dict[str, int] = {}
         for task in plan.tasks_to_wait_for:
             subtasks[task.vertex] = subtasks.get(task.vertex, 0) + 1
-        self.stats.report_pending(checkpoint_id, self._now, request.props.snapshot_type, subtasks)
+        self.stats.report_pending(
+            checkpoint_id,
+            self._now,
+            request.props.snapshot_type,
+            subtasks,
+            unaligned=options.is_unaligned,
+        )
         self.pending[checkpoint_id] = pending
         self._emit(
             ScheduleTimer(

@@ -1,0 +1,50 @@
+"""The checkpoint summary table a finished job prints (``actors.report``)."""
+
+from __future__ import annotations
+
+from actors.report import summary_table
+from runtime.checkpoint import CheckpointMetrics, SnapshotType, TaskId, TaskStateSnapshot
+from runtime.job import JobResult
+from runtime.stats import CheckpointStatsTracker
+from runtime.status import JobStatus
+
+
+def _result(tracker: CheckpointStatsTracker) -> JobResult:
+    return JobResult(
+        job_id="0" * 32,
+        name="job",
+        status=JobStatus.FINISHED,
+        checkpoints=tracker.to_json(),
+        checkpoint_types={s.checkpoint_id: s.triggered_type for s in tracker.history},
+    )
+
+
+def _rows(table: str) -> dict[str, list[str]]:
+    rows = {}
+    for line in table.splitlines():
+        words = line.split()
+        if words and words[0].isdigit():
+            rows[words[0]] = words
+    return rows
+
+
+def test_a_failed_row_shows_dashes_and_the_type_it_was_triggered_as() -> None:
+    """A failed checkpoint has no state, persisted data or subtask figures: ``-``, not
+    ``0ms 0 B``. An unaligned one that failed before any acknowledgement is typed
+    ``UNALIGNED_CHECKPOINT`` (Flink's REST body says ``CHECKPOINT``: it types by the acks)."""
+    tracker = CheckpointStatsTracker()
+    task = TaskId("map", 0)
+    tracker.report_pending(1, 0, SnapshotType.CHECKPOINT, {"map": 1}, unaligned=True)
+    metrics = CheckpointMetrics(unaligned_checkpoint=True, sync_duration_ms=3)
+    tracker.report_subtask(1, task, 7, TaskStateSnapshot(), metrics)
+    tracker.report_completed(1, None)
+    tracker.report_pending(2, 10, SnapshotType.CHECKPOINT, {"map": 1}, unaligned=True)
+    tracker.report_failed(2, 25, "Checkpoint expired before completing.", "CHECKPOINT_EXPIRED")
+    result = _result(tracker)
+    assert result.checkpoints["history"][0]["checkpoint_type"] == "CHECKPOINT"  # as Flink
+    rows = _rows(summary_table(result))
+    assert rows["1"][1:3] == ["COMPLETED", "UNALIGNED_CHECKPOINT"]
+    assert "-" not in rows["1"]
+    assert rows["2"][1:4] == ["FAILED", "UNALIGNED_CHECKPOINT", "15ms"]
+    assert rows["2"][4:] == ["-"] * 6
+    assert "checkpoint 2 failed: Checkpoint expired before completing." in summary_table(result)
