@@ -26,12 +26,16 @@ import sys
 import threading
 from collections.abc import Iterator, MutableMapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import structlog
 from structlog.testing import capture_logs
 
 from actors.webcli import add_commands, add_run_options
+
+if TYPE_CHECKING:
+    from actors.launcher import JobObserver
+    from runtime.job import JobResult
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -198,7 +202,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(
                 f"ckptsim run: {flag} {start_from}: not a usable checkpoint or savepoint: "
                 f"{error}. Give the chk-N or savepoint-... directory (or its _metadata file) "
-                "that a previous run reported.",
+                "that a previous run printed as 'Retained checkpoint: ...' or 'Savepoint: ...'.",
                 file=sys.stderr,
             )
             return EXIT_USAGE
@@ -231,6 +235,9 @@ def _run_with_outputs(
         print("\r" + report.progress_line(snapshot).ljust(100), end="", file=sys.stderr, flush=True)
 
     options: dict[str, object] = {"timeout": timeout, **outputs.options}
+    if not args.quiet:  # Flink's CLI names each job it submits; so does ckptsim, first
+        stream = sys.stderr if args.stats == "-" else sys.stdout
+        options["observer"] = _Announcer(options.get("observer"), stream)  # type: ignore[arg-type]
     if args.simulate:
         options["runtime"] = "simulation"
     if args.seed is not None:
@@ -274,6 +281,24 @@ def _run_with_outputs(
         )
     outputs.serve()  # --web: until Ctrl-C
     return EXIT_OK if result.succeeded else EXIT_FAILED
+
+
+class _Announcer:
+    """Prints ``Job has been submitted with JobID ...`` as a job starts (as ``flink run``
+    does), then passes the news on to the observer the other outputs (``--web``) need."""
+
+    def __init__(self, inner: JobObserver | None, stream: IO[str]) -> None:
+        self.inner = inner
+        self.stream = stream
+
+    def job_started(self, **kw: Any) -> None:
+        print(f"Job has been submitted with JobID {kw['job_id']}", file=self.stream, flush=True)
+        if self.inner is not None:
+            self.inner.job_started(**kw)
+
+    def job_ended(self, job_id: str, result: JobResult) -> None:
+        if self.inner is not None:
+            self.inner.job_ended(job_id, result)
 
 
 def cmd_conformance(args: argparse.Namespace) -> int:
@@ -469,7 +494,8 @@ def build_parser() -> argparse.ArgumentParser:
     start.add_argument(
         "--from-checkpoint",
         metavar="PATH",
-        help="start from this retained checkpoint (sets execution.state-recovery.path)",
+        help="start from this retained checkpoint, a chk-N directory a run printed as "
+        "'Retained checkpoint: ...' (sets execution.state-recovery.path)",
     )
     run.add_argument(
         "--allow-non-restored-state",

@@ -46,6 +46,7 @@ def summary_table(result: JobResult) -> str:
         lines.append(f"Restarts: {result.restarts}")
         lines += _failure_lines(result)
     lines += [f"Savepoint: {path}" for path in result.savepoints if path]
+    lines += [f"Retained checkpoint: {path}" for path in result.retained_checkpoints]
     if not history:
         return "\n".join(lines)
     header = (

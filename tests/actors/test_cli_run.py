@@ -278,3 +278,31 @@ def test_starting_from_a_path_that_is_not_a_checkpoint_is_a_usage_error(
 def test_from_savepoint_and_from_checkpoint_exclude_each_other(tmp_path: Path) -> None:
     code = main(["run", script(tmp_path, GOOD), "--from-savepoint", "a", "--from-checkpoint", "b"])
     assert code == 2
+
+
+def test_run_names_the_job_id_first_and_every_retained_checkpoint_at_the_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As ``flink run`` prints ``Job has been submitted with JobID ...``; and at the end the
+    path of each checkpoint the job left behind, which ``--from-checkpoint`` takes."""
+    slow = """
+        def build(env):
+            env.enable_checkpointing(10)
+            env.from_generator(lambda i: (i % 5, 1), 10_000_000, rate=10_000) \\
+               .key_by(lambda r: r[0]).reduce(lambda a, b: (a[0], a[1] + b[1])).collect("s")
+    """
+    argv = ["run", script(tmp_path, slow), "--simulate", "--seed", "3", "--timeout", "0.2"]
+    argv += ["-D", f"execution.checkpointing.dir={tmp_path / 'chk'}"]
+    argv += [
+        "-D",
+        "execution.checkpointing.externalized-checkpoint-retention=RETAIN_ON_CANCELLATION",
+    ]
+    assert main(argv) == 1  # cancelled at the timeout
+    out = capsys.readouterr().out.splitlines()
+    assert re.fullmatch(r"Job has been submitted with JobID [0-9a-f]{32}", out[0])
+    retained = [line.split(": ", 1)[1] for line in out if line.startswith("Retained checkpoint: ")]
+    assert len(retained) == 1 and Path(retained[0], "_metadata").is_file()
+    assert (
+        main([*argv[:2], "--simulate", "--timeout", "0.1", "--from-checkpoint", retained[0]]) == 1
+    )
+    assert "restored 1" in capsys.readouterr().out
