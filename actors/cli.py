@@ -272,6 +272,9 @@ def _run_with_outputs(
     outputs.finish()  # the archive (--stats), the timeline
     if not args.quiet:  # on stderr when the archive goes to stdout
         print(report.summary_table(result), file=sys.stderr if args.stats == "-" else sys.stdout)
+    cause = result.root_cause
+    if not result.succeeded and cause is not None:  # the user's own frames, once
+        print(f"ckptsim run: {cause.describe()}\n{cause.traceback}".rstrip(), file=sys.stderr)
     if result.restarts and not result.succeeded and result.name in session.bounded:
         print(
             f"ckptsim run: the job restarted at most {BOUNDED_RESTARTS[_ATTEMPTS]} times, the "

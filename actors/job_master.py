@@ -46,6 +46,7 @@ from actors.stream_task import StreamTask
 from runtime.checkpoint import SavepointRequest, SnapshotType, TaskId
 from runtime.coordinator import CheckpointCoordinator
 from runtime.descriptors import SinkDescriptor, SinkKind
+from runtime.failure import TaskFailure
 from runtime.job import (
     ExecutionPlan,
     JobResult,
@@ -143,6 +144,8 @@ class JobMaster(pykka.ThreadingActor):
         self.output: dict[str, list[Any]] = {name: [] for name in self._collect_sinks()}
         self.failure: str | None = None
         self.failures: list[str] = []
+        #: the user-code failure behind each entry of ``failures`` (None for another cause)
+        self.failure_causes: list[TaskFailure | None] = []
         self.savepoints: list[str] = []
         self.started_at = 0
         self.attempt = 0
@@ -209,7 +212,7 @@ class JobMaster(pykka.ThreadingActor):
                 if attempt == self.attempt:  # an earlier deployment's news is stale
                     if message.metrics is not None:
                         self.task_metrics[task] = {**message.metrics, "state": state.value}
-                    self._task_state(task, state, text, now)
+                    self._task_state(task, state, text, now, message.failure)
             case SinkResults(
                 sink=sink, task=task, records=records, txn=txn, attempt=attempt, buffers=buffers
             ):
@@ -377,7 +380,14 @@ class JobMaster(pykka.ThreadingActor):
         elif status.is_globally_terminal:  # it ended before a coordinator existed
             self._complete(_empty_report())
 
-    def _task_state(self, task: TaskId, state: ExecutionState, text: str | None, now: int) -> None:
+    def _task_state(
+        self,
+        task: TaskId,
+        state: ExecutionState,
+        text: str | None,
+        now: int,
+        cause: TaskFailure | None = None,
+    ) -> None:
         self.task_states.set(task, state)
         self.log.info("task_state_changed", task=str(task), state=state.value, message=text)
         if self.coordinator is not None:
@@ -393,7 +403,7 @@ class JobMaster(pykka.ThreadingActor):
                 self.coordinator.tell(
                     FailUnacknowledgedCheckpoints(task=task, attempt=self.attempt, cause=text)
                 )
-            self._on_failure(f"task {task} failed: {text}", now)
+            self._on_failure(f"task {task} failed: {text}", now, cause)
         elif current is JobStatus.RUNNING and self.task_states.all_in(ExecutionState.FINISHED):
             self.status.transition(JobStatus.FINISHED, now)
         elif current is JobStatus.RESTARTING and all_down:
@@ -403,12 +413,13 @@ class JobMaster(pykka.ThreadingActor):
 
     # --- failure and recovery ---------------------------------------------------------------------
 
-    def _on_failure(self, cause: str, now: int) -> None:
+    def _on_failure(self, cause: str, now: int, user: TaskFailure | None = None) -> None:
         """A task failed, or the failure manager gave up on checkpoints: restart every task
         from the latest completed checkpoint if the restart strategy allows, else fail."""
         if self.status.status is not JobStatus.RUNNING:
             return  # restarting already, or ending
         self.failures.append(cause)
+        self.failure_causes.append(user)
         self.restart.notify_failure(now)
         if not self.restart.can_restart:
             self._give_up(f"{cause}; recovery is suppressed by {self.restart.describe()}", now)
@@ -581,6 +592,7 @@ class JobMaster(pykka.ThreadingActor):
             "savepoint_failed", reason=reason, stop=self.savepoint_requests[index].stop
         )
         self.failures.append(f"savepoint failed: {reason}")
+        self.failure_causes.append(None)
 
     def _savepoint_outcome(self, rid: int, path: str | None, failure: str | None, now: int) -> None:
         index = rid - SAVEPOINT_REQUEST_BASE
@@ -590,6 +602,7 @@ class JobMaster(pykka.ThreadingActor):
         if path is None:
             self.log.warning("savepoint_failed", reason=failure, stop=request.stop)
             self.failures.append(f"savepoint failed: {failure}")
+            self.failure_causes.append(None)
             return
         self.savepoints.append(path)
         self.log.info("savepoint_completed", path=path, stop=request.stop)
@@ -636,6 +649,7 @@ class JobMaster(pykka.ThreadingActor):
             status_history=[(s.value, t) for s, t in self.status.history],
             restarts=self.attempt,
             failures=list(self.failures),
+            failure_causes=list(self.failure_causes),
             savepoints=list(self.savepoints),
             task_metrics={str(task): m for task, m in self.task_metrics.items()},
             epoch_ms=self.runtime.epoch_ms,
@@ -663,6 +677,7 @@ class JobMaster(pykka.ThreadingActor):
             "coordinator": self.coordinator,
             "failure": self.failure,
             "failures": list(self.failures),
+            "failure_causes": list(self.failure_causes),
             "savepoints": list(self.savepoints),
         }
 

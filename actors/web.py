@@ -163,6 +163,7 @@ class LiveJob:
             checkpoints=checkpoints,
             details=details,
             failures=info["failures"],
+            failure_causes=info["failure_causes"],
             parallelism=self.parallelism,
             restart_strategy=self.restart_strategy,
         )

@@ -11,6 +11,7 @@ from runtime.checkpoint import TaskId
 from runtime.config import CheckpointConfig, Configuration
 from runtime.coordinator import CheckpointPlanCalculator, CoordinatorConfig
 from runtime.descriptors import KEYED
+from runtime.failure import TaskFailure
 from runtime.graph import ChannelSpec, JobGraph, JobVertex
 from runtime.partition import Partitioner
 from runtime.status import ExecutionState, JobStatus
@@ -305,6 +306,10 @@ class JobResult:
     #: each restart (and of the final failure) and each failed savepoint
     restarts: int = 0
     failures: list[str] = field(default_factory=list)
+    #: the failure in user code behind each entry of ``failures`` (same order; None where the
+    #: cause was not user code: an injected fault, a checkpoint verdict, a failed savepoint):
+    #: the failing operator, its task and the user's traceback
+    failure_causes: list[TaskFailure | None] = field(default_factory=list)
     #: the paths of the savepoints taken (a failed one is not listed; its reason is in
     #: ``failures``)
     savepoints: list[str] = field(default_factory=list)
@@ -312,6 +317,14 @@ class JobResult:
     task_metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: epoch milliseconds at the job clock's 0 (timestamps above are on the job clock)
     epoch_ms: int = 0
+
+    @property
+    def root_cause(self) -> TaskFailure | None:
+        """The user-code failure behind the latest failure, if that was one (Flink's root
+        exception): what failed the job, or caused its latest restart."""
+        if self.failure_causes and self.failures:
+            return self.failure_causes[-1]
+        return None
 
     @property
     def succeeded(self) -> bool:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.config import CheckpointConfig
+from runtime.failure import TaskFailure
 from runtime.graph import JobGraph, JobVertex
 from runtime.job import JobResult
 from runtime.partition import Partitioner
@@ -114,6 +115,8 @@ class ExceptionView:
     exception: str
     stacktrace: str
     task: str | None = None
+    #: Flink's failure labels (from its failure enrichers): here the failing operator
+    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -201,6 +204,7 @@ def job_view(
     checkpoints: Mapping[str, Any],
     details: Mapping[int, Mapping[str, Any]],
     failures: Sequence[str] = (),
+    failure_causes: Sequence[TaskFailure | None] = (),
     parallelism: int = 1,
     restart_strategy: str = "",
 ) -> JobView:
@@ -244,7 +248,7 @@ def job_view(
         checkpoint_config=checkpoint_config,
         checkpoints=checkpoints,
         details=details,
-        exceptions=exceptions_from(failures, status_history, job, ids),
+        exceptions=exceptions_from(failures, status_history, job, ids, failure_causes),
         parallelism=parallelism,
         restart_strategy=restart_strategy,
     )
@@ -261,17 +265,22 @@ def exceptions_from(
     status_history: Sequence[tuple[str, int]],
     job: JobGraph,
     ids: Mapping[str, str],
+    causes: Sequence[TaskFailure | None] = (),
 ) -> tuple[ExceptionView, ...]:
     """The exception history from ``JobResult.failures`` (in order), each timed by the
-    RESTARTING or FAILING transition it caused.
-
-    Hook: tasks will report failures with the failing operator and the user's traceback
-    (the task side's structured failure); this is the one place to read them from. Until
-    then a failure's text (``task reduce-2#0 failed: ValueError: ...``) is parsed here.
+    RESTARTING or FAILING transition it caused. A failure in user code (``causes``, same
+    order as ``failures``) gives its exception's name, the user's traceback as the stack
+    trace and the failing operator as a failure label; another failure's text
+    (``task reduce-2#0 failed: injected fault ...``) is parsed.
     """
     times = [t for s, t in status_history if s in ("RESTARTING", "FAILING")]
     out: list[ExceptionView] = []
-    for n, text in enumerate(f for f in failures if not f.startswith("savepoint failed")):
+    numbered = [
+        (text, causes[i] if i < len(causes) else None)
+        for i, text in enumerate(failures)
+        if not text.startswith("savepoint failed")
+    ]
+    for n, (text, cause) in enumerate(numbered):
         when = times[n] if n < len(times) else (status_history[-1][1] if status_history else 0)
         task_name = None
         body = text
@@ -284,6 +293,17 @@ def exceptions_from(
                 vertex = None
             if vertex is not None:
                 task_name = _task_name(vertex, int(match.group("subtask")))
+        if cause is not None:
+            out.append(
+                ExceptionView(
+                    timestamp=when,
+                    exception=cause.exception,
+                    stacktrace=cause.traceback or f"{cause.exception}: {cause.message}",
+                    task=task_name,
+                    labels={"operator": cause.operator},
+                )
+            )
+            continue
         name = _EXCEPTION_NAME.match(body)
         out.append(
             ExceptionView(
@@ -793,7 +813,7 @@ def exceptions_body(view: JobView, *, max_exceptions: int | None = None) -> Json
             "exceptionName": e.exception,
             "stacktrace": e.stacktrace,
             "timestamp": view.epoch(e.timestamp),
-            "failureLabels": {},
+            "failureLabels": dict(e.labels),
             "taskName": e.task,
             "endpoint": "localhost:-1" if e.task else None,
             "taskManagerId": "ckptsim" if e.task else None,
@@ -1197,6 +1217,7 @@ def view_of_result(
         # the failure that ended the job is among the failures, but for one that had no
         # restart to cause (a deployment that failed)
         failures=result.failures or ([result.failure] if result.failure else []),
+        failure_causes=result.failure_causes,
         parallelism=parallelism,
         restart_strategy=restart_strategy,
     )

@@ -150,10 +150,20 @@ def test_bad_command_line_settings_exit_2(
     assert "no such script" in capsys.readouterr().err
 
 
-def test_a_failed_job_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_failed_job_exits_1_with_the_failing_operator_and_the_users_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     body = "def build(env):\n    env.from_collection([1, 2, 0]).map(lambda x: 1 / x).collect()\n"
-    assert main(["run", script(tmp_path, body)]) == 1
-    assert "FAILED" in capsys.readouterr().out
+    assert main(["run", script(tmp_path, body), "--simulate"]) == 1
+    captured = capsys.readouterr()
+    assert "FAILED" in captured.out
+    lines = [line for line in captured.err.splitlines() if not line.startswith("{")]
+    start = lines.index(
+        "ckptsim run: map 'Map' (map-2) (in source-1#0) raised ZeroDivisionError: division by zero"
+    )
+    assert lines[start + 1] == "Traceback (most recent call last):"
+    assert lines[start + 2] == f'  File "{tmp_path / "job.py"}", line 2, in <lambda>'
+    assert lines[start + 5] == "ZeroDivisionError: division by zero", "the user's frames only"
 
 
 def test_progress_reports_records_checkpoints_and_the_back_pressured_tasks() -> None:

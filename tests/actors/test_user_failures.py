@@ -4,6 +4,8 @@ mistaken for one. On the deterministic simulation (no threads, no wall clock).""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from actors import StreamExecutionEnvironment
 from actors.job_master import JobMaster
 from actors.protocol import TaskStateUpdate
+from runtime.rest import read_archive
 from runtime.status import JobStatus
 from tests.conftest import protocol_events
 
@@ -138,3 +141,37 @@ def test_the_jobmaster_hears_the_failure_with_operator_and_traceback(
         "seven is not allowed",
     )
     assert "fails_on_seven" in update.failure.traceback
+
+
+def test_the_result_and_the_rest_exceptions_carry_the_users_traceback_and_operator(
+    tmp_path: Path,
+) -> None:
+    """``JobResult.root_cause`` is the structured failure (operator, task, trimmed traceback);
+    ``/jobs/:id/exceptions`` (here from the job's archive) gives the exception's name, the
+    user's traceback as the stack trace, the task it ran in and the operator as a failure
+    label."""
+    env = StreamExecutionEnvironment(parallelism=1)
+    env.configure({"jobmanager.archive.fs.dir": str(tmp_path)})
+    env.from_collection(list(range(20))).map(fails_on_seven, name="Check").collect("out")
+    result, _ = run(env)
+    cause = result.root_cause
+    assert cause is not None and cause.operator == "map 'Check' (map-2)"
+    assert cause.task == "source-1#0" and cause.exception == "ValueError"
+    assert cause.traceback.startswith("Traceback (most recent call last):")
+    assert 'raise ValueError("seven is not allowed")' in cause.traceback
+    (archive,) = tmp_path.glob(f"*/applications/*/jobs/{result.job_id}")
+    bodies = read_archive(json.loads(archive.read_text()))
+    body = bodies[f"/jobs/{result.job_id}/exceptions"]
+    assert isinstance(body, dict)
+    (entry,) = body["exceptionHistory"]["entries"]
+    assert entry["exceptionName"] == "ValueError"
+    assert entry["stacktrace"] == cause.traceback
+    assert entry["failureLabels"] == {"operator": "map 'Check' (map-2)"}
+    assert entry["taskName"].endswith("(1/1)")
+
+
+def test_a_successful_job_has_no_root_cause() -> None:
+    env = StreamExecutionEnvironment(parallelism=1)
+    env.from_collection(list(range(5))).collect("out")
+    result, _ = run(env)
+    assert result.succeeded and result.root_cause is None and result.failure_causes == []
