@@ -127,7 +127,13 @@ class CoordinatorActor(pykka.ThreadingActor):
         self.request_futures[request_id] = future
 
     def summary(self) -> dict[str, Any]:
-        return {"stats": self.core.stats.to_json(), "completed": list(self.completed_ids)}
+        due = self.core.next_periodic_trigger
+        now = self.runtime.clock.now()
+        return {
+            "stats": self.core.stats.to_json(),
+            "completed": list(self.completed_ids),
+            "next_trigger_in_ms": None if due is None else max(due - now, 0),
+        }
 
     def details(self) -> dict[int, dict[str, Any]]:
         stats = self.core.stats

@@ -382,12 +382,18 @@ class _ProgressReporter:
             return None
         futures = {task: ref.proxy().progress() for task, ref in info["tasks"].items()}
         tasks = {task: future.get(timeout=wait) for task, future in futures.items()}
-        stats = info["coordinator"].proxy().summary().get(timeout=wait)["stats"]
+        summary = info["coordinator"].proxy().summary().get(timeout=wait)
         return {
             "status": info["status"],
             "records": sum(t["records_in"] for task, t in tasks.items() if task in info["sources"]),
             "backpressured": sorted(str(task) for task, t in tasks.items() if t["backpressured"]),
-            "counts": stats["counts"],
+            "counts": summary["stats"]["counts"],
+            # FLIP-147: tasks whose data ended, waiting for a checkpoint to complete
+            "waiting_for_final_checkpoint": sum(
+                1 for t in tasks.values() if t["status"] == "DATA_ENDED"
+            ),
+            "tasks": len(tasks),
+            "next_trigger_in_ms": summary["next_trigger_in_ms"],
         }
 
     def stop(self) -> None:

@@ -103,8 +103,20 @@ def progress_line(snapshot: dict[str, Any]) -> str:
     counts = snapshot.get("counts", {})
     pressure = snapshot.get("backpressured", [])
     bp = f"back-pressured: {', '.join(pressure)}" if pressure else "no back-pressure"
-    return (
+    line = (
         f"{snapshot.get('status', '?')}: {snapshot.get('records', 0):,} records read, "
         f"checkpoints {counts.get('completed', 0)} completed / {counts.get('failed', 0)} failed / "
         f"{counts.get('in_progress', 0)} in progress, {bp}"
     )
+    waiting = snapshot.get("waiting_for_final_checkpoint", 0)
+    if waiting:
+        line += (
+            f"; {waiting} of {snapshot.get('tasks', waiting)} tasks wait for their final checkpoint"
+        )
+        if counts.get("in_progress", 0):
+            line += " (one is in progress)"
+        elif snapshot.get("next_trigger_in_ms") is not None:
+            line += f" (next trigger in {snapshot['next_trigger_in_ms']} ms)"
+        else:
+            line += " (no checkpoint is scheduled: periodic checkpointing is off)"
+    return line

@@ -170,6 +170,13 @@ class CheckpointCoordinator:
     # --- views ------------------------------------------------------------------------------
 
     @property
+    def next_periodic_trigger(self) -> int | None:
+        """When the periodic trigger fires next (job clock), or None when it is not scheduled."""
+        if not self.periodic_scheduling or self._periodic_key is None:
+            return None
+        return self._next_periodic_due
+
+    @property
     def is_periodic_checkpointing_configured(self) -> bool:
         return self.base_interval is not None
 

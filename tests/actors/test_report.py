@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actors.report import summary_table
+from actors.report import progress_line, summary_table
 from runtime.checkpoint import CheckpointMetrics, SnapshotType, TaskId, TaskStateSnapshot
 from runtime.job import JobResult
 from runtime.stats import CheckpointStatsTracker
@@ -48,3 +48,17 @@ def test_a_failed_row_shows_dashes_and_the_type_it_was_triggered_as() -> None:
     assert rows["2"][1:4] == ["FAILED", "UNALIGNED_CHECKPOINT", "15ms"]
     assert rows["2"][4:] == ["-"] * 6
     assert "checkpoint 2 failed: Checkpoint expired before completing." in summary_table(result)
+
+
+def test_the_progress_line_says_what_a_finishing_job_waits_for() -> None:
+    """While tasks whose data ended wait for their final checkpoint, the line says so, and
+    when the next trigger is due (or that one is in progress), instead of looking hung."""
+    running = {"status": "RUNNING", "records": 1200, "counts": {"completed": 0}}
+    assert progress_line(running).endswith("0 in progress, no back-pressure")
+    waiting = {**running, "waiting_for_final_checkpoint": 3, "tasks": 4}
+    line = progress_line({**waiting, "next_trigger_in_ms": 8000})
+    assert line.endswith("; 3 of 4 tasks wait for their final checkpoint (next trigger in 8000 ms)")
+    line = progress_line({**waiting, "counts": {"in_progress": 1}, "next_trigger_in_ms": 10})
+    assert line.endswith("final checkpoint (one is in progress)")
+    line = progress_line({**waiting, "next_trigger_in_ms": None})
+    assert line.endswith("(no checkpoint is scheduled: periodic checkpointing is off)")
