@@ -450,10 +450,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ckptsim", description="Apache Flink's checkpointing protocol, executable in Python."
     )
-    parser.add_argument("--log-format", choices=("auto", "console", "json"), default="auto")
-    parser.add_argument(
-        "--log-level", choices=("debug", "info", "warning", "error"), default="warning"
-    )
+    parser.add_argument("--version", action="version", version=f"ckptsim {_version()}")
+    _logging_options(parser, default=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = sub.add_parser("run", help="run a topology script on actors")
     run.add_argument("script", metavar="SCRIPT")
@@ -532,7 +530,33 @@ def build_parser() -> argparse.ArgumentParser:
     config = sub.add_parser("config", help="list supported configuration keys")
     config.set_defaults(func=cmd_config)
     add_commands(sub)  # serve, timeline, list, cancel, savepoint, stop
+    for command in sub.choices.values():  # `ckptsim run --log-level info SCRIPT` too
+        _logging_options(command, default=False)
     return parser
+
+
+def _logging_options(parser: argparse.ArgumentParser, *, default: bool) -> None:
+    """--log-format and --log-level, before the command (with the defaults) or after it
+    (given there, they win)."""
+    parser.add_argument(
+        "--log-format",
+        choices=("auto", "console", "json"),
+        default="auto" if default else argparse.SUPPRESS,
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="warning" if default else argparse.SUPPRESS,
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ckptsim")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "(not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

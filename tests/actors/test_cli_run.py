@@ -6,6 +6,7 @@ import json
 import re
 import runpy
 import textwrap
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -190,12 +191,17 @@ def test_progress_reports_records_checkpoints_and_the_back_pressured_tasks() -> 
     ), line
 
 
+@pytest.mark.parametrize("where", ["before run", "after run"])
 def test_json_logs_go_to_stderr_one_object_per_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
 ) -> None:
-    code = main(
-        ["--log-format", "json", "--log-level", "info", "run", "-q", script(tmp_path, GOOD)]
-    )
+    """The logging options are taken before the command or after it."""
+    logging_options = ["--log-format", "json", "--log-level", "info"]
+    job = ["-q", script(tmp_path, GOOD)]
+    if where == "before run":
+        code = main([*logging_options, "run", *job])
+    else:
+        code = main(["run", *logging_options, *job])
     assert code == 0
     captured = capsys.readouterr()
     lines = [json.loads(line) for line in captured.err.splitlines() if line.strip()]
@@ -316,3 +322,8 @@ def test_run_names_the_job_id_first_and_every_retained_checkpoint_at_the_end(
         main([*argv[:2], "--simulate", "--timeout", "0.1", "--from-checkpoint", retained[0]]) == 1
     )
     assert "restored 1" in capsys.readouterr().out
+
+
+def test_version_names_the_installed_release(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"ckptsim {version('ckptsim')}\n"
