@@ -38,7 +38,7 @@ USERS = 40
 
 FAULTS = [
     # task names as in traces: "<vertex>#<subtask>"
-    "fail-task:task=reduce-2#1,at-record=3000",
+    "fail-task:task=reduce-2#0,at-record=3000",
     "crash-task:task=source-1#0,at-record=5000",
 ]
 
