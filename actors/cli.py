@@ -364,12 +364,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    from runtime.config import OPTIONS
+    from runtime.config import OPTIONS, format_duration
 
     for opt in OPTIONS:
-        default = "(none)" if opt.default is None else opt.default
+        default: object = "(none)" if opt.default is None else opt.default
+        if opt.kind == "duration" and isinstance(opt.default, int):
+            default = format_duration(opt.default)
+        elif isinstance(opt.default, bool):
+            default = str(opt.default).lower()  # as Flink writes it
+        keys = opt.deprecated_keys
         deprecated = (
-            f"  [deprecated: {', '.join(opt.deprecated_keys)}]" if opt.deprecated_keys else ""
+            f"  [also read from the deprecated key{'s' if len(keys) > 1 else ''} {', '.join(keys)}]"
+            if keys
+            else ""
         )
         inert = f"  [no effect in ckptsim: {opt.inert}]" if opt.inert else ""
         print(f"{opt.key} = {default}{deprecated}{inert}\n    {opt.description}")

@@ -82,6 +82,18 @@ def parse_duration(value: object) -> int:
     return millis
 
 
+_UNITS = (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1_000), ("ms", 1))
+
+
+def format_duration(millis: int) -> str:
+    """As Flink writes a duration (``TimeUtils.formatWithHighestUnit``): in the largest unit
+    that divides it, ``600000`` -> ``10 min``, ``1500`` -> ``1500 ms``, ``0`` -> ``0 ms``."""
+    for unit, size in _UNITS:
+        if millis and millis % size == 0:
+            return f"{millis // size} {unit}"
+    return f"{millis} ms"
+
+
 def _duration_ms(value: object) -> int:
     if isinstance(value, bool):
         raise ValueError("expected a duration, not a boolean")
@@ -430,7 +442,6 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "Drop the in-flight data of this checkpoint on restore.",
         deprecated=(_CP + "recover-without-channel-state.checkpoint-id",),
         minimum=-1,
-        inert="jobs do not restore yet",
     ),
     _opt(
         "web.checkpoints.history",
@@ -799,6 +810,8 @@ class CheckpointConfig:
     history_size: int = 10
     trigger_semantics: str = "current"
     legacy_alignment: bool = False
+    #: execution.state-recovery.without-channel-state.checkpoint-id (-1: none)
+    recover_without_channel_state: int = -1
 
     @property
     def is_checkpointing_enabled(self) -> bool:
@@ -832,6 +845,9 @@ class CheckpointConfig:
             if conf["ckptsim.checkpointing.trigger-semantics"] == "FLINK_1_7"
             else "current",
             legacy_alignment=conf["ckptsim.checkpointing.alignment"] == "LEGACY_BUFFERED",
+            recover_without_channel_state=conf[
+                "execution.state-recovery.without-channel-state.checkpoint-id"
+            ],
         )
         config.check()
         return config

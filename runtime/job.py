@@ -53,7 +53,12 @@ def restore_plan(
                 f"and has {parallelism} now: only keyed state can be redistributed; keep its "
                 "parallelism"
             )
+    # Flink's execution.state-recovery.without-channel-state.checkpoint-id: restore this
+    # checkpoint's operator state only, without its in-flight data (records are lost)
+    channel_state = checkpoint.checkpoint_id != plan.checkpoint.recover_without_channel_state
     for task, state in checkpoint.tasks.items():
+        if not channel_state:
+            break
         if (state.input_channels or state.output_channels) and task not in plan.tasks:
             raise RestoreError(
                 f"{checkpoint.path} holds in-flight data of task {task}, which this job does not "
@@ -74,8 +79,8 @@ def restore_plan(
         restores[task] = TaskRestore(
             checkpoint_id=checkpoint.checkpoint_id,
             operator_states=operator_states,
-            input_channels=old.input_channels if old else {},
-            output_channels=old.output_channels if old else {},
+            input_channels=old.input_channels if old and channel_state else {},
+            output_channels=old.output_channels if old and channel_state else {},
             ended_input=old.ended_input if old else False,
             finished=task in checkpoint.finished_tasks,
         )

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from actors.cli import main
+from runtime.config import format_duration
 
 
 def test_demo_walks_through_an_aligned_and_an_unaligned_checkpoint(
@@ -21,19 +22,35 @@ def test_demo_walks_through_an_aligned_and_an_unaligned_checkpoint(
     assert "in-flight data persisted as channel state: ['a', 'b', 'c', 'd', 'e']" in out
 
 
-def test_config_lists_flink_keys_with_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+def test_config_lists_flink_keys_with_defaults_as_flink_writes_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main(["config"]) == 0
     out = capsys.readouterr().out
-    assert "execution.checkpointing.timeout = 600000" in out
+    assert "execution.checkpointing.timeout = 10 min\n" in out
+    assert "execution.checkpointing.min-pause = 0 ms\n" in out
     assert (
-        "execution.checkpointing.num-retained = 1  [deprecated: state.checkpoints.num-retained]"
-        in out
+        "execution.checkpointing.num-retained = 1  [also read from the deprecated key "
+        "state.checkpoints.num-retained]" in out
     )
     assert (
-        "execution.checkpointing.incremental = False  [deprecated: state.backend.incremental]"
-        "  [no effect in ckptsim: snapshots are always full]" in out
+        "execution.checkpointing.incremental = false  [also read from the deprecated key "
+        "state.backend.incremental]  [no effect in ckptsim: snapshots are always full]" in out
     )
     assert "execution.checkpointing.interval = (none)\n" in out  # effective keys carry no note
+    assert "without-channel-state.checkpoint-id = -1  [also read from the deprecated key " in out
+
+
+def test_durations_are_written_in_the_largest_unit_that_divides_them() -> None:
+    assert [format_duration(ms) for ms in (0, 1, 1500, 60_000, 90_000, 7_200_000, 86_400_000)] == [
+        "0 ms",
+        "1 ms",
+        "1500 ms",
+        "1 min",
+        "90 s",
+        "2 h",
+        "1 d",
+    ]
 
 
 @pytest.mark.parametrize(
