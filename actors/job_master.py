@@ -653,6 +653,7 @@ class JobMaster(pykka.ThreadingActor):
             savepoints=list(self.savepoints),
             task_metrics={str(task): m for task, m in self.task_metrics.items()},
             epoch_ms=self.runtime.epoch_ms,
+            virtual_time=self.runtime.deterministic,
         )
 
     def _set_result(self, result: JobResult) -> None:

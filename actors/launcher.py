@@ -84,6 +84,14 @@ def execute(
             f"got {timeout!r}"
         )
     plan = plan_execution(job, conf)
+    unwritten = job.unwritten_streams()
+    if unwritten:  # Flink runs such a job too, and says nothing; its output is lost
+        log.warning(
+            "stream_without_sink",
+            job=job.name,
+            operators=unwritten,
+            hint="their records go nowhere: add a sink (collect(), print(), sink_to_file(...))",
+        )
     if seed is None:
         seed = conf["ckptsim.seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:

@@ -36,6 +36,7 @@ def summary_table(result: JobResult) -> str:
     counts = result.checkpoints.get("counts", {})
     lines = [
         f"Job {result.name!r} {result.status.value} in {result.duration_ms} ms"
+        + (" of virtual time" if result.virtual_time else "")
         + (f": {result.failure}" if result.failure else ""),
         "Checkpoints: {completed} completed, {failed} failed, {in_progress} in progress (total {total}){restored}".format(
             restored=f", restored {counts['restored']}" if counts.get("restored") else "",

@@ -194,6 +194,15 @@ class JobGraph:
     def tasks(self) -> list[TaskId]:
         return [TaskId(v.vertex_id, i) for v in self.vertices for i in range(v.parallelism)]
 
+    def unwritten_streams(self) -> list[str]:
+        """The operators whose output goes nowhere: last in their chain, with no outgoing
+        edge and not a sink (records computed, then dropped)."""
+        return [
+            v.operators[-1].name
+            for v in self.vertices
+            if not self.outputs(v) and not v.operators[-1].is_sink
+        ]
+
     def source_tasks(self) -> list[TaskId]:
         return [
             TaskId(v.vertex_id, i)

@@ -322,6 +322,8 @@ class JobResult:
     task_metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: epoch milliseconds at the job clock's 0 (timestamps above are on the job clock)
     epoch_ms: int = 0
+    #: the job clock was the simulation's virtual one (durations are virtual milliseconds)
+    virtual_time: bool = False
 
     @property
     def root_cause(self) -> TaskFailure | None:

@@ -62,3 +62,10 @@ def test_the_progress_line_says_what_a_finishing_job_waits_for() -> None:
     assert line.endswith("final checkpoint (one is in progress)")
     line = progress_line({**waiting, "next_trigger_in_ms": None})
     assert line.endswith("(no checkpoint is scheduled: periodic checkpointing is off)")
+
+
+def test_a_simulated_jobs_duration_is_labelled_virtual() -> None:
+    result = _result(CheckpointStatsTracker())
+    assert summary_table(result).splitlines()[0] == "Job 'job' FINISHED in 0 ms"
+    result.virtual_time = True
+    assert summary_table(result).splitlines()[0] == "Job 'job' FINISHED in 0 ms of virtual time"

@@ -175,3 +175,17 @@ def test_a_successful_job_has_no_root_cause() -> None:
     env.from_collection(list(range(5))).collect("out")
     result, _ = run(env)
     assert result.succeeded and result.root_cause is None and result.failure_causes == []
+
+
+def test_a_stream_that_reaches_no_sink_is_warned_about() -> None:
+    """Flink runs a job whose last operator writes nowhere and says nothing; ckptsim warns,
+    naming the operator (its records are computed, then dropped)."""
+    env = StreamExecutionEnvironment(parallelism=1)
+    source = env.from_collection([1, 2, 3])
+    source.map(lambda x: x, name="Dropped")
+    source.collect("kept")
+    with protocol_events() as logs:
+        result = env.execute("no sink", runtime="simulation", seed=1)
+    assert result.succeeded
+    (warning,) = [e for e in logs if e["event"] == "stream_without_sink"]
+    assert warning["operators"] == ["Dropped"] and warning["log_level"] == "warning"
