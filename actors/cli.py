@@ -230,9 +230,7 @@ def _run_with_outputs(
     from runtime.restart import BOUNDED_RESTARTS
 
     interactive = sys.stderr.isatty() and not args.quiet
-
-    def show(snapshot: dict[str, object]) -> None:
-        print("\r" + report.progress_line(snapshot).ljust(100), end="", file=sys.stderr, flush=True)
+    display = report.ProgressDisplay() if interactive and not args.simulate else None
 
     options: dict[str, object] = {"timeout": timeout, **outputs.options}
     if not args.quiet:  # Flink's CLI names each job it submits; so does ckptsim, first
@@ -242,11 +240,11 @@ def _run_with_outputs(
         options["runtime"] = "simulation"
     if args.seed is not None:
         options["seed"] = args.seed
-    if interactive and not args.simulate:
-        options["progress"] = show
+    if display is not None:
+        options["progress"] = display.show
     session = Session(settings=settings, options=options, bounded_restarts=True)
     try:
-        with _sigterm_interrupts():
+        with _sigterm_interrupts(), display or contextlib.nullcontext():
             result = run_script(args.script, session, timeout=timeout)
     except ScriptError as error:
         print(f"ckptsim run: {error}", file=sys.stderr)
@@ -266,9 +264,6 @@ def _run_with_outputs(
     except JobCancellationTimeout as error:
         print(f"ckptsim run: {error}", file=sys.stderr)
         return EXIT_FAILED
-    finally:
-        if interactive:
-            print(file=sys.stderr)
     outputs.finish()  # the archive (--stats), the timeline
     if not args.quiet:  # on stderr when the archive goes to stdout
         print(report.summary_table(result), file=sys.stderr if args.stats == "-" else sys.stdout)

@@ -394,7 +394,7 @@ class _ProgressReporter:
         return {
             "status": info["status"],
             "records": sum(t["records_in"] for task, t in tasks.items() if task in info["sources"]),
-            "backpressured": sorted(str(task) for task, t in tasks.items() if t["backpressured"]),
+            "backpressured": sorted({str(task) for task, t in tasks.items() if t["backpressured"]}),
             "counts": summary["stats"]["counts"],
             # FLIP-147: tasks whose data ended, waiting for a checkpoint to complete
             "waiting_for_final_checkpoint": sum(

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from types import TracebackType
 from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
 
 from runtime.job import JobResult
 
@@ -121,3 +126,34 @@ def progress_line(snapshot: dict[str, Any]) -> str:
         else:
             line += " (no checkpoint is scheduled: periodic checkpointing is off)"
     return line
+
+
+class ProgressDisplay:
+    """The live progress line on a terminal (stderr): rewritten in place, cut to the
+    terminal's width, gone when the job ends; whatever else is written to stderr meanwhile (a
+    warning, the failover of a task) is printed above it, not onto it."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self._live = Live(
+            console=console or Console(stderr=True),
+            transient=True,
+            auto_refresh=False,
+            redirect_stdout=False,
+            redirect_stderr=True,
+        )
+
+    def show(self, snapshot: dict[str, Any]) -> None:
+        line = Text(progress_line(snapshot), no_wrap=True, overflow="ellipsis")
+        self._live.update(line, refresh=True)
+
+    def __enter__(self) -> ProgressDisplay:
+        self._live.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._live.stop()

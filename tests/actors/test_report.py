@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from actors.report import progress_line, summary_table
+import io
+import re
+import sys
+
+from rich.console import Console
+
+from actors.report import ProgressDisplay, progress_line, summary_table
 from runtime.checkpoint import CheckpointMetrics, SnapshotType, TaskId, TaskStateSnapshot
 from runtime.job import JobResult
 from runtime.stats import CheckpointStatsTracker
@@ -69,3 +75,25 @@ def test_a_simulated_jobs_duration_is_labelled_virtual() -> None:
     assert summary_table(result).splitlines()[0] == "Job 'job' FINISHED in 0 ms"
     result.virtual_time = True
     assert summary_table(result).splitlines()[0] == "Job 'job' FINISHED in 0 ms of virtual time"
+
+
+def test_the_live_progress_line_fits_the_terminal_and_lets_other_output_pass_above_it() -> None:
+    """Rewritten in place and cut to the terminal's width (no leftovers of a longer line);
+    a warning written to stderr meanwhile lands on its own line, not on the progress line."""
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=60, color_system=None)
+    pressured = [f"source-1#{i}" for i in range(8)]
+    snapshot = {"status": "RUNNING", "records": 5, "counts": {}, "backpressured": pressured}
+    with ProgressDisplay(console) as display:
+        display.show(snapshot)
+        print("a warning", file=sys.stderr)
+        display.show({**snapshot, "records": 6})
+    lines = [line for line in _visible(screen.getvalue()).split("\n") if line.strip()]
+    assert "a warning" in lines
+    progress = [line for line in lines if line.startswith("RUNNING")]
+    assert progress and all(len(line) <= 60 and line.endswith("…") for line in progress)
+
+
+def _visible(raw: str) -> str:
+    """The text of terminal output without its control sequences (cursor moves, erases)."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "\n", raw)
