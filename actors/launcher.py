@@ -384,7 +384,9 @@ class _ProgressReporter:
                 self.callback(snapshot)
 
     def _snapshot(self) -> dict[str, Any] | None:
-        wait = self.interval
+        # a busy machine may take longer than the interval to answer: wait for the answer
+        # (at least a second) rather than skip the report
+        wait = max(self.interval, 1.0)
         info: dict[str, Any] | None = self.master.ask(QueryProgress(), block=True, timeout=wait)
         if not info:
             return None

@@ -173,7 +173,7 @@ def test_progress_reports_records_checkpoints_and_the_back_pressured_tasks() -> 
     snapshots: list[dict[str, Any]] = []
     env = StreamExecutionEnvironment(parallelism=2)
     example["build"](env)
-    result = env.execute("slow", timeout=120, progress=snapshots.append, progress_interval=0.005)
+    result = env.execute("slow", timeout=120, progress=snapshots.append, progress_interval=0.002)
     assert result.succeeded
     assert snapshots, "no progress reported"
     assert all(s["status"] == "RUNNING" for s in snapshots)

@@ -294,7 +294,7 @@ def test_cancelled_job_keeps_its_retained_checkpoints_as_verified_files(tmp_path
     env.from_generator(record, 10**9, rate=20_000).key_by(lambda kv: kv[0]).reduce(
         lambda a, b: (a[0], a[1] + b[1])
     ).collect()
-    result = env.execute("cancelled", timeout=0.5)
+    result = env.execute("cancelled", runtime="simulation", seed=1, timeout=0.5)  # virtual s
     assert result.status is JobStatus.CANCELED
     kept = sorted(p for p in (tmp_path / result.job_id).iterdir() if p.name.startswith("chk-"))
     assert 1 <= len(kept) <= 2, [p.name for p in kept]
@@ -400,7 +400,7 @@ def test_an_ignored_flink_setting_is_warned_about_and_create_subdir_is_honoured(
     )
     env.from_generator(record, 10**9, rate=20_000).key_by(lambda kv: kv[0]).sum(1).collect()
     with protocol_events() as logs:
-        result = env.execute("flat layout", timeout=0.3)
+        result = env.execute("flat layout", runtime="simulation", seed=1, timeout=0.3)
     (warning,) = _events(logs, "setting_has_no_effect")
     assert warning["key"] == "execution.checkpointing.incremental"
     assert warning["log_level"] == "warning"
