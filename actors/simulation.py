@@ -36,7 +36,7 @@ import pykka
 from actors.faults import FaultPlan
 from actors.pykka_seam import Envelope, SeamActor, ThreadingFuture, deliver, run_on_start, stop_now
 from runtime.clock import Clock, ManualClock
-from runtime.messages import TimerFired
+from runtime.messages import CancelTask, TimerFired
 
 A = TypeVar("A", bound=pykka.Actor)
 
@@ -70,6 +70,63 @@ class _Mailbox:
     busy_until: int = 0  # virtual microseconds
 
 
+class _ReadySet:
+    """The mailboxes that may run now, as a set of their indices with the k-th smallest in
+    O(log n) (a Fenwick tree): the scheduler draws among them in index order, as it did by
+    sorting them every step, without touching every mailbox of a large job each step."""
+
+    def __init__(self) -> None:
+        self._tree = [0] * 65
+        self._member = bytearray(64)
+        self.count = 0
+
+    def _grow(self, index: int) -> None:
+        size = len(self._member)
+        while size <= index:
+            size *= 2
+        members = [i for i in range(len(self._member)) if self._member[i]]
+        self._tree = [0] * (size + 1)
+        self._member = bytearray(size)
+        self.count = 0
+        for i in members:
+            self.add(i)
+
+    def __contains__(self, index: int) -> bool:
+        return index < len(self._member) and bool(self._member[index])
+
+    def _update(self, index: int, delta: int) -> None:
+        i, tree = index + 1, self._tree
+        while i < len(tree):
+            tree[i] += delta
+            i += i & -i
+
+    def add(self, index: int) -> None:
+        if index >= len(self._member):
+            self._grow(index)
+        if not self._member[index]:
+            self._member[index] = 1
+            self.count += 1
+            self._update(index, 1)
+
+    def discard(self, index: int) -> None:
+        if index in self:
+            self._member[index] = 0
+            self.count -= 1
+            self._update(index, -1)
+
+    def kth(self, k: int) -> int:
+        """The index of the k-th member (0-based) in ascending order."""
+        tree, pos, remaining = self._tree, 0, k + 1
+        step = 1 << (len(tree) - 1).bit_length()
+        while step:
+            nxt = pos + step
+            if nxt < len(tree) and tree[nxt] < remaining:
+                pos = nxt
+                remaining -= tree[nxt]
+            step >>= 1
+        return pos  # tree position pos + 1 holds index pos
+
+
 class _SimInbox:
     def __init__(self, simulation: SimulationRuntime) -> None:
         self.simulation = simulation
@@ -79,8 +136,13 @@ class _SimInbox:
         box = self.box
         if box is None:
             raise RuntimeError("a simulated actor got mail before it started")
-        box.queue.append(envelope)
-        self.simulation._with_mail[box.index] = box
+        if isinstance(envelope.message, CancelTask):
+            # Flink cancels a task from outside its mailbox (an interrupt of its thread): the
+            # cancellation does not wait behind the buffers queued for it
+            box.queue.appendleft(envelope)
+        else:
+            box.queue.append(envelope)
+        self.simulation._has_mail(box)
 
     def get(self) -> Envelope[Any]:
         raise RuntimeError("a simulated inbox is read by the scheduler, not by a loop")
@@ -157,6 +219,10 @@ class SimulationRuntime:
         self._rng = random.Random(seed)
         self._boxes: list[_Mailbox] = []
         self._with_mail: dict[int, _Mailbox] = {}
+        #: mailboxes with mail: those not busy (may run now), and the busy ones by the end of
+        #: their busy period (entries of a box that since ran or emptied are skipped)
+        self._ready = _ReadySet()
+        self._busy: list[tuple[int, int]] = []
         #: asynchronous checkpoint parts: (when it may run, order, work); each is a candidate
         self._async: list[tuple[int, int, Callable[[], None]]] = []
         self._async_seq = itertools.count()
@@ -272,23 +338,57 @@ class SimulationRuntime:
         finally:
             _ACTIVE.reset(token)
 
+    def _has_mail(self, box: _Mailbox) -> None:
+        """``box`` got mail: it may run now, or once its busy period ends."""
+        if box.index in self._with_mail:
+            return
+        self._with_mail[box.index] = box
+        if box is self._current:
+            return  # it is running: placed when it is done (``_step``)
+        self._place(box)
+
+    def _place(self, box: _Mailbox) -> None:
+        if box.busy_until <= self.now_us:
+            self._ready.add(box.index)
+        else:
+            heapq.heappush(self._busy, (box.busy_until, box.index))
+
+    def _promote(self) -> None:
+        """Busy mailboxes whose busy period ended by now may run."""
+        busy, now = self._busy, self.now_us
+        while busy and busy[0][0] <= now:
+            until, index = heapq.heappop(busy)
+            box = self._with_mail.get(index)
+            if box is not None and box.busy_until == until:
+                self._ready.add(index)
+
+    def _next_busy_end(self) -> int | None:
+        busy = self._busy
+        while busy:
+            until, index = busy[0]
+            box = self._with_mail.get(index)
+            if box is not None and box.busy_until == until and index not in self._ready:
+                return until
+            heapq.heappop(busy)  # stale: the box ran or emptied since
+        return None
+
     def _runnable(self) -> bool:
+        self._promote()
         now = self.now_us
-        return any(b.busy_until <= now for b in self._with_mail.values()) or any(
-            ready <= now for ready, _, _ in self._async
-        )
+        return self._ready.count > 0 or any(ready <= now for ready, _, _ in self._async)
 
     def _step(self, *, only_mail: bool = False) -> bool:
+        self._promote()
         now = self.now_us
-        candidates = sorted(
-            (b for b in self._with_mail.values() if b.busy_until <= now), key=lambda b: b.index
-        )
+        ready = self._ready
         parts = sorted(a for a in self._async if a[0] <= now)
-        count = len(candidates) + len(parts)
+        count = ready.count + len(parts)
         if count == 0:
             if only_mail:
-                waits = [b.busy_until for b in self._with_mail.values()]
-                waits += [ready for ready, _, _ in self._async]
+                waits = [ready for ready, _, _ in self._async]
+                busy_end = self._next_busy_end()
+                if busy_end is not None:
+                    waits.append(busy_end)
                 if waits:  # busy actors, parts not ready: let their time pass
                     self._set_time(max(now, min(waits)))
                     return True
@@ -296,12 +396,13 @@ class SimulationRuntime:
             return self._advance()
         choice = self._choose(count)
         self.steps += 1
-        if choice >= len(candidates):
-            part = parts[choice - len(candidates)]
+        if choice >= ready.count:
+            part = parts[choice - ready.count]
             self._async.remove(part)
             part[2]()
             return True
-        box = candidates[choice]
+        box = self._boxes[ready.kth(choice)]
+        ready.discard(box.index)
         envelope = box.queue.popleft()
         if not box.queue:
             del self._with_mail[box.index]
@@ -311,6 +412,8 @@ class SimulationRuntime:
         finally:
             self._current = None
         box.busy_until = now + self.message_cost_us + self._charged_us
+        if box.index in self._with_mail:  # mail left, or sent to itself meanwhile
+            self._place(box)
         return True
 
     def _choose(self, count: int) -> int:
@@ -324,8 +427,10 @@ class SimulationRuntime:
 
     def _advance(self) -> bool:
         """Move the clock to the next event: a timer, or the end of a busy period."""
-        upcoming = [b.busy_until for b in self._with_mail.values()]
-        upcoming += [ready for ready, _, _ in self._async]
+        upcoming = [ready for ready, _, _ in self._async]
+        busy_end = self._next_busy_end()
+        if busy_end is not None:
+            upcoming.append(busy_end)
         if self._timers:
             upcoming.append(self._timers[0][0])
         if not upcoming:

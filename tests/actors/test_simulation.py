@@ -13,10 +13,12 @@ from typing import Any
 
 import pykka
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from actors import StreamExecutionEnvironment
 from actors.cli import main
-from actors.simulation import SimulationRuntime, SimulationStalled
+from actors.simulation import SimulationRuntime, SimulationStalled, _ReadySet
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import JobStatus
 from tests.actors.test_jobs import MODES, expected_sums, final, running_sum_job
@@ -238,3 +240,22 @@ def test_asynchronous_parts_take_virtual_time_and_can_outlast_the_checkpoint_tim
     assert not result.completed_checkpoint_ids
     reasons = {h.get("failure_message") for h in result.checkpoints["history"]}
     assert any(r == CheckpointFailureReason.CHECKPOINT_EXPIRED.message for r in reasons), reasons
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 300)), max_size=200))
+def test_the_ready_set_draws_the_kth_smallest_index_as_sorting_would(
+    operations: list[tuple[bool, int]],
+) -> None:
+    """The scheduler's set of runnable mailboxes answers "the k-th in index order" as sorting
+    them every step did (so schedules are the same), through adds, discards and growth."""
+    ready, model = _ReadySet(), set[int]()
+    for add, index in operations:
+        if add:
+            ready.add(index)
+            model.add(index)
+        else:
+            ready.discard(index)
+            model.discard(index)
+        assert ready.count == len(model)
+        assert [ready.kth(k) for k in range(len(model))] == sorted(model)
+        assert all((i in ready) == (i in model) for i in (index, index + 1))
