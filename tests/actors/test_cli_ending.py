@@ -201,13 +201,18 @@ def test_ctrl_c_and_sigterm_end_the_run_with_one_line_and_leave_no_checkpoint_di
     tmp_path: Path, body: str, ready: str, sent: int, code: int, line: str
 ) -> None:
     process = _cli(tmp_path, body)
-    assert process.stdout is not None
-    first = process.stdout.readline().strip()
-    if first.startswith("Job has been submitted with JobID "):
+    try:
+        assert process.stdout is not None
         first = process.stdout.readline().strip()
-    assert first == ready  # the script or its job runs now
-    process.send_signal(sent)
-    returned, out, err = _finish(process)
+        if first.startswith("Job has been submitted with JobID "):
+            first = process.stdout.readline().strip()
+        assert first == ready  # the script or its job runs now
+        process.send_signal(sent)
+        returned, out, err = _finish(process)
+    finally:
+        if process.poll() is None:  # a failed assertion must not leave it running
+            process.kill()
+            process.wait()
     assert (returned, err) == (code, f"ckptsim run: {line}\n"), out
     if body is SIGNALLED_JOB:
         assert "Job 'job' CANCELED" in out
