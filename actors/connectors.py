@@ -15,11 +15,12 @@ buffers and publishes them to the job's result on commit.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from pathlib import Path
 from typing import IO, Any, Protocol, assert_never
+
+import msgspec
 
 from runtime.checkpoint import TaskId
 from runtime.descriptors import SinkDescriptor, SinkKind
@@ -75,12 +76,19 @@ class PrintConnector(NoTransactions):
         return None
 
 
-def _lines(records: Any, fmt: str) -> str:
-    """``json``: one plain JSON document per record, as any reader expects (tuples become
-    arrays; values JSON has no type for are written as their ``str``)."""
+#: JSON lines, a whole buffer per call (msgspec: tens of times faster than ``json.dumps`` per
+#: record); a value JSON has no type for is written as its ``str``
+_JSON = msgspec.json.Encoder(enc_hook=str)
+
+
+def _lines(records: Any, fmt: str) -> bytes:
+    """A buffer's lines, UTF-8. ``json``: one compact JSON document per record, as any reader
+    expects (tuples become arrays); ``text``: each record's ``str``."""
     if fmt == "json":
-        return "".join(json.dumps(r, default=str) + "\n" for r in records)
-    return "".join(f"{r}\n" for r in records)
+        return _JSON.encode_lines(records)
+    if not records:
+        return b""
+    return ("\n".join(map(str, records)) + "\n").encode()
 
 
 class FileConnector(NoTransactions):
@@ -92,7 +100,7 @@ class FileConnector(NoTransactions):
         suffix = "jsonl" if fmt == "json" else "txt"
         self.path = directory / f"part-{task.vertex}-{task.subtask}.{suffix}"
         self.fmt = fmt
-        self.file = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self.file = open(self.path, "wb")  # noqa: SIM115 - closed in close()
 
     def write(self, records: Any) -> None:
         self.file.write(_lines(records, self.fmt))
@@ -198,13 +206,13 @@ class TransactionalFileConnector(StagedFiles):
     def __init__(self, path: str, task: TaskId, fmt: str, attempt: int) -> None:
         super().__init__(Path(path), task, "jsonl" if fmt == "json" else "txt", attempt)
         self.fmt = fmt
-        self.file: IO[str] | None = None
+        self.file: IO[bytes] | None = None
 
     def write(self, records: Any) -> None:
         if self.file is None:
             # "w": an in-progress file left here was never pre-committed (an earlier run that
             # stopped, or one with the same attempt number): its records are replayed
-            self.file = open(self.in_progress, "w", encoding="utf-8")  # noqa: SIM115
+            self.file = open(self.in_progress, "wb")  # noqa: SIM115
         self.file.write(_lines(records, self.fmt))
 
     def _close_writer(self) -> bool:
