@@ -152,7 +152,13 @@ class JobMaster(pykka.ThreadingActor):
         self._restart_delay = 0
         self._stopping = False
         self._result_set = False
-        self._committed: set[tuple[str, TaskId, int | str]] = set()
+        #: collect sinks' transactions, by sink then (writer subtask, checkpoint id or "end"):
+        #: pre-committed (waiting for their commit) and committed (the job's output, in
+        #: commit order); a restore from checkpoint n drops those after n (replayed)
+        self._precommitted: dict[str, dict[tuple[str, int | str], tuple[Sequence[Any], ...]]] = {}
+        self._committed: dict[str, dict[tuple[str, int | str], tuple[Sequence[Any], ...]]] = {}
+        #: attempt -> the checkpoint it restored (0: none)
+        self._restore_points: dict[int, int] = {}
         self._source_records: dict[TaskId, int] = {}
         self._requested: set[int] = set()
         #: the tasks' IO metrics as they last reported them (the REST API's vertex metrics)
@@ -192,6 +198,7 @@ class JobMaster(pykka.ThreadingActor):
         the job's collected records go with the result, not with a later full GC pass."""
         self.status.listeners.clear()
         self.output = {}
+        self._committed, self._precommitted = {}, {}
 
     def on_receive(self, message: Any) -> Any:
         now = self.runtime.clock.now()
@@ -213,20 +220,8 @@ class JobMaster(pykka.ThreadingActor):
                     if message.metrics is not None:
                         self.task_metrics[task] = {**message.metrics, "state": state.value}
                     self._task_state(task, state, text, now, message.failure)
-            case SinkResults(
-                sink=sink, task=task, records=records, txn=txn, attempt=attempt, buffers=buffers
-            ):
-                if txn is not None:  # a committed transaction counts once (2PC commits repeat)
-                    key = (sink, task, txn)
-                    if key in self._committed:
-                        return None
-                    self._committed.add(key)
-                elif attempt != self.attempt:
-                    return None
-                output = self.output.setdefault(sink, [])
-                output.extend(records)
-                for buffer in buffers:
-                    output.extend(buffer)
+            case SinkResults():
+                self._sink_results(message)
             case CheckpointFailure(message=text, reason=reason):
                 self._on_failure(f"{text} (last failure: {reason.name})", now)
             case CancelJob():
@@ -380,6 +375,79 @@ class JobMaster(pykka.ThreadingActor):
         elif status.is_globally_terminal:  # it ended before a coordinator existed
             self._complete(_empty_report())
 
+    def _sink_results(self, message: SinkResults) -> None:
+        """A collect sink's records: a transaction pre-committed or committed (each counts
+        once, however often a commit repeats), or, without checkpointing, all of them."""
+        sink, txn = message.sink, message.txn
+        if txn is None:
+            if message.attempt == self.attempt:
+                output = self.output.setdefault(sink, [])
+                output.extend(message.records)
+                for buffer in message.buffers:
+                    output.extend(buffer)
+            return
+        if not self._survives_restores(message.attempt, txn):
+            return  # late news of an attempt whose transaction a restore since dropped
+        key = (message.writer or str(message.task), txn)
+        if message.precommit:
+            self._precommitted.setdefault(sink, {})[key] = message.buffers
+            return
+        committed = self._committed.setdefault(sink, {})
+        if key in committed:
+            return
+        staged = self._precommitted.get(sink, {}).pop(key, ())
+        records = (*message.records, *(r for b in message.buffers for r in b))
+        committed[key] = (records,) if records else staged
+
+    def _survives_restores(self, attempt: int, txn: int | str) -> bool:
+        """A transaction of ``attempt`` still counts: every restore since restored a
+        checkpoint at least as new as it (messages of an old attempt may arrive late)."""
+        since = [n for later, n in self._restore_points.items() if later > attempt]
+        return not since or (isinstance(txn, int) and txn <= min(since))
+
+    def _retract_after(self, checkpoint_id: int, finished: frozenset[TaskId]) -> None:
+        """The job restores checkpoint ``checkpoint_id`` (0: none): what collect sinks
+        committed or pre-committed for later checkpoints (or at an end without a final
+        checkpoint) is replayed, so it leaves the output; tasks that had finished before that
+        checkpoint are not restarted, and keep theirs."""
+        kept = {str(t) for t in finished}
+
+        def later(key: tuple[str, int | str]) -> bool:
+            writer, txn = key
+            return writer not in kept and (not isinstance(txn, int) or txn > checkpoint_id)
+
+        for sink, txns in [*self._committed.items(), *self._precommitted.items()]:
+            dropped = [key for key in txns if later(key)]
+            for key in dropped:
+                del txns[key]
+            if dropped and txns is self._committed.get(sink):
+                self.log.info(
+                    "collected_output_retracted",
+                    sink=sink,
+                    after_checkpoint=checkpoint_id,
+                    transactions=len(dropped),
+                )
+
+    def _collected(self, last_completed: int) -> dict[str, list[Any]]:
+        """``JobResult.output``: each collect sink's records, its committed transactions in
+        commit order after what it published without checkpointing. A transaction
+        pre-committed for a checkpoint that completed is committed by that completion, even if
+        the job ended before its sink heard of it (a job resumed from that checkpoint does not
+        publish it again)."""
+        for sink, staged in self._precommitted.items():
+            committed = self._committed.setdefault(sink, {})
+            for key, buffers in staged.items():
+                txn = key[1]
+                if isinstance(txn, int) and txn <= last_completed and key not in committed:
+                    committed[key] = buffers
+        output = {name: list(records) for name, records in self.output.items()}
+        for sink, txns in self._committed.items():
+            records = output.setdefault(sink, [])
+            for buffers in txns.values():
+                for buffer in buffers:
+                    records.extend(buffer)
+        return output
+
     def _task_state(
         self,
         task: TaskId,
@@ -446,6 +514,7 @@ class JobMaster(pykka.ThreadingActor):
     def _restart_from(self, retained: tuple[tuple[int, str, bool], ...], now: int) -> None:
         restores: dict[TaskId, TaskRestore] = {}
         restored: RestoredFromCheckpoint | None = None
+        finished: frozenset[TaskId] = frozenset()
         unusable: list[str] = []
         candidates = list(retained)
         initial = self.restored_from
@@ -474,6 +543,7 @@ class JobMaster(pykka.ThreadingActor):
             restored = RestoredFromCheckpoint(
                 checkpoint_id=checkpoint_id, external_path=path, is_savepoint=is_savepoint
             )
+            finished = loaded.finished_tasks
             break
         if restored is None and unusable:
             self._give_up(
@@ -483,6 +553,9 @@ class JobMaster(pykka.ThreadingActor):
             )
             return
         self.attempt += 1
+        restore_point = restored.checkpoint_id if restored is not None else 0
+        self._restore_points[self.attempt] = restore_point
+        self._retract_after(restore_point, finished)
         self.plan = dataclasses.replace(
             self.plan,
             tasks={
@@ -637,7 +710,7 @@ class JobMaster(pykka.ThreadingActor):
             job_id=self.job_id,
             name=self.plan.job.name,
             status=status,
-            output=self.output,
+            output=self._collected(max(report.completed, default=0)),
             checkpoints=report.stats,
             checkpoint_details=report.details,
             checkpoint_types=report.types,

@@ -88,6 +88,10 @@ class SinkResults:
     attempt: int = 0
     txn: int | str | None = None
     buffers: tuple[Sequence[Any], ...] = ()
+    #: pre-committed transaction ``txn``: held until a commit of it (no buffers) arrives
+    precommit: bool = False
+    #: the subtask that wrote transaction ``txn`` (a restored one; None: ``task``)
+    writer: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -40,6 +40,7 @@ from runtime.effects import (
     CancelTimer,
     CheckpointTakenOnTask,
     ConvertToPriorityEvent,
+    PrecommitCollected,
     PublishCollected,
     ReportToCoordinator,
     RequestDefaultAction,
@@ -273,7 +274,7 @@ class StreamTask(pykka.ThreadingActor):
                             connector.close(finished=False)
                         except Exception as error:
                             self.log.warning("sink_close_failed", sink=sink, error=repr(error))
-            case PublishCollected(name=name, txn=txn, buffers=buffers):
+            case PrecommitCollected(name=name, txn=txn, buffers=buffers):
                 self.job_master.tell(
                     SinkResults(
                         sink=name,
@@ -282,6 +283,19 @@ class StreamTask(pykka.ThreadingActor):
                         attempt=self.spec.attempt,
                         txn=txn,
                         buffers=buffers,
+                        precommit=True,
+                    )
+                )
+            case PublishCollected(name=name, txn=txn, buffers=buffers, writer=writer):
+                self.job_master.tell(
+                    SinkResults(
+                        sink=name,
+                        task=self.spec.task,
+                        records=[],
+                        attempt=self.spec.attempt,
+                        txn=txn,
+                        buffers=buffers,
+                        writer=writer,
                     )
                 )
             case CheckpointTakenOnTask(checkpoint_id=cid) as taken:

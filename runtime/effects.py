@@ -288,13 +288,28 @@ class SinkClose:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PrecommitCollected:
+    """A collect sink's pre-committed transaction ``txn`` (the checkpoint id): its buffers wait
+    at the JobMaster, as Flink's two-phase commit leaves a pre-committed transaction in the
+    external system and only its handle in the checkpoint, until ``PublishCollected`` commits
+    it (or a restore to an earlier checkpoint drops it)."""
+
+    name: str
+    txn: int
+    buffers: tuple[Sequence[Any], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PublishCollected:
     """A collect sink's committed transaction ``txn`` (or, without checkpointing, everything it
-    collected: ``txn`` None): its buffers join ``JobResult.output[name]``."""
+    collected: ``txn`` None): its buffers join ``JobResult.output[name]``. No buffers: commit
+    the pre-committed transaction ``txn`` of ``writer`` (the subtask that wrote it, as a
+    restored state names it; None: this one)."""
 
     name: str
     txn: int | str | None
     buffers: tuple[Sequence[Any], ...]
+    writer: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -381,6 +396,7 @@ TaskEffect = (
     | SinkCommit
     | SinkRecover
     | SinkClose
+    | PrecommitCollected
     | PublishCollected
     | TaskFinished
     | TaskStopped

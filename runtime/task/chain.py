@@ -44,7 +44,7 @@ from runtime.operators import (
 from runtime.task.sinks import SinkOperator
 
 
-def make_operator(node: StreamNode, *, checkpointing: bool) -> Operator:
+def make_operator(node: StreamNode, *, checkpointing: bool, task: str = "") -> Operator:
     """The runtime operator of one declared operator, for one subtask."""
     match node.operator:
         case SourceDescriptor(reader=reader):
@@ -64,17 +64,21 @@ def make_operator(node: StreamNode, *, checkpointing: bool) -> Operator:
                 function = copy.deepcopy(function)  # each subtask its own
             return ProcessOperator(node.uid, node.name, key_selector, function)
         case SinkDescriptor():
-            return SinkOperator(node.uid, node.name, node.operator, checkpointing=checkpointing)
+            return SinkOperator(
+                node.uid, node.name, node.operator, checkpointing=checkpointing, writer=task
+            )
         case _:
             assert_never(node.operator)
 
 
 class OperatorChain:
-    def __init__(self, nodes: Sequence[StreamNode], *, checkpointing: bool = False) -> None:
+    def __init__(
+        self, nodes: Sequence[StreamNode], *, checkpointing: bool = False, task: str = ""
+    ) -> None:
         if not nodes:
             raise ValueError("a chain has at least one operator")
         self.nodes = list(nodes)
-        self.operators = [make_operator(n, checkpointing=checkpointing) for n in nodes]
+        self.operators = [make_operator(n, checkpointing=checkpointing, task=task) for n in nodes]
         self.labels = [n.label for n in nodes]
         self._costs = [n.cost if n.cost != (0.0, 0.0) else None for n in nodes]
         self._keyed = [isinstance(op, KeyedOperator) for op in self.operators]

@@ -92,7 +92,9 @@ class StreamTaskCore:
         self.spec = spec
         self.task = spec.task
         self.status = TaskStatus.CREATED
-        self.chain = OperatorChain(spec.operators, checkpointing=spec.checkpointing)
+        self.chain = OperatorChain(
+            spec.operators, checkpointing=spec.checkpointing, task=str(spec.task)
+        )
         self.is_source = self.chain.source is not None
         self.writer: RecordWriter | None = None
         if spec.outputs:

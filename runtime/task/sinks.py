@@ -7,16 +7,18 @@ With checkpointing (two-phase commit) a sink keeps one transaction per checkpoin
 - ``write``: records go into the open transaction (``SinkWrite`` to the connector; a collect
   sink stages the buffers themselves, by reference, no copy per record);
 - the snapshot of checkpoint *n* (``prepareCommit``): the open transaction, if anything was
-  written into it, becomes pending transaction *n* (``SinkPreCommit``); the ids of the pending
-  transactions are the sink's state in the snapshot (a collect sink's state also holds their
-  records, so that a restore can publish them);
+  written into it, becomes pending transaction *n* (``SinkPreCommit``; a collect sink hands
+  its buffers to the JobMaster, ``PrecommitCollected``, which holds them as the external
+  system holds a pre-committed transaction); the ids of the pending transactions (and, for a
+  collect sink, the subtask that wrote them) are the sink's state in the snapshot;
 - notify-checkpoint-complete *n* (``Committer.commit``): every pending transaction up to *n*
-  is committed (``SinkCommit``; a collect sink publishes the staged buffers of each,
-  ``PublishCollected``); an aborted checkpoint's transaction stays pending and is committed
-  with a later one;
+  is committed (``SinkCommit``; a collect sink's ``PublishCollected`` commits it at the
+  JobMaster); an aborted checkpoint's transaction stays pending and is committed with a
+  later one;
 - a restore commits the restored pending transactions (commits are idempotent) and discards
-  whatever else was staged (``SinkRecover``; a collect sink publishes them again, and the job
-  keeps each transaction once).
+  whatever else was staged (``SinkRecover``; a collect sink commits them at the JobMaster,
+  which keeps each transaction once and, on a restore from checkpoint *n*, drops what was
+  committed or pre-committed for later checkpoints: it is replayed).
 
 Without checkpointing (and for the print sink) records are written directly; a collect sink
 publishes everything when the task ends.
@@ -29,6 +31,7 @@ from typing import Any
 
 from runtime.descriptors import SinkDescriptor, SinkKind
 from runtime.effects import (
+    PrecommitCollected,
     PublishCollected,
     SinkClose,
     SinkCommit,
@@ -42,9 +45,17 @@ from runtime.operators import Operator
 
 class SinkOperator(Operator):
     def __init__(
-        self, uid: str, name: str, descriptor: SinkDescriptor, *, checkpointing: bool
+        self,
+        uid: str,
+        name: str,
+        descriptor: SinkDescriptor,
+        *,
+        checkpointing: bool,
+        writer: str = "",
     ) -> None:
         super().__init__(uid, name)
+        #: the subtask this sink runs in (a collect sink's transactions are named by it)
+        self.writer = writer
         self.descriptor = descriptor
         self.collect = descriptor.sink is SinkKind.COLLECT
         self.transactional = checkpointing and descriptor.sink.transactional
@@ -52,7 +63,8 @@ class SinkOperator(Operator):
         #: anything was written into it
         self._staged: list[Sequence[Any]] = []
         self._written = False
-        #: pre-committed transactions by checkpoint id (a collect sink's staged buffers)
+        #: pre-committed transactions by checkpoint id (buffers: a collect sink's, held at the
+        #: JobMaster until committed; kept here only for a commit at the end of input)
         self.pending: dict[int, list[Sequence[Any]]] = {}
         self.effects: list[TaskEffect] = []
 
@@ -74,17 +86,18 @@ class SinkOperator(Operator):
                 self.effects.append(SinkPreCommit(sink=self.uid, checkpoint_id=checkpoint_id))
             return None
         if self._staged or self._written:
+            if self.collect:
+                self.effects.append(
+                    PrecommitCollected(
+                        name=self.name, txn=checkpoint_id, buffers=tuple(self._staged)
+                    )
+                )
+            else:
+                self.effects.append(SinkPreCommit(sink=self.uid, checkpoint_id=checkpoint_id))
             self.pending[checkpoint_id] = self._staged
             self._staged, self._written = [], False
-            if not self.collect:
-                self.effects.append(SinkPreCommit(sink=self.uid, checkpoint_id=checkpoint_id))
         if self.collect:
-            return {
-                "pending": [
-                    [k, [r for buffer in buffers for r in buffer]]
-                    for k, buffers in sorted(self.pending.items())
-                ]
-            }
+            return {"writer": self.writer, "pending": sorted(self.pending)}
         return {"pending": sorted(self.pending)}
 
     # --- Committer ------------------------------------------------------------------------------
@@ -93,10 +106,11 @@ class SinkOperator(Operator):
         ids = sorted(k for k in self.pending if k <= checkpoint_id)
         if not ids:
             return
-        buffers = [self.pending.pop(k) for k in ids]
+        for k in ids:
+            del self.pending[k]
         if self.collect:
-            for k, staged in zip(ids, buffers, strict=True):
-                self.effects.append(PublishCollected(name=self.name, txn=k, buffers=tuple(staged)))
+            for k in ids:  # pre-committed at the JobMaster: commit it there
+                self.effects.append(PublishCollected(name=self.name, txn=k, buffers=()))
         else:
             self.effects.append(SinkCommit(sink=self.uid, checkpoint_ids=tuple(ids)))
 
@@ -105,10 +119,16 @@ class SinkOperator(Operator):
             return
         if self.collect:
             for state in states:
-                for k, records in (state or {}).get("pending", []):
-                    self.effects.append(
-                        PublishCollected(name=self.name, txn=int(k), buffers=(list(records),))
-                    )
+                writer = (state or {}).get("writer")
+                for entry in (state or {}).get("pending", []):
+                    if writer is None:  # an older checkpoint held the records themselves
+                        k, records = entry
+                        effect = PublishCollected(name=self.name, txn=int(k), buffers=(records,))
+                    else:
+                        effect = PublishCollected(
+                            name=self.name, txn=int(entry), buffers=(), writer=str(writer)
+                        )
+                    self.effects.append(effect)
         else:
             self.effects.append(SinkRecover(sink=self.uid, states=tuple(states)))
 
@@ -128,10 +148,8 @@ class SinkOperator(Operator):
                     PublishCollected(name=self.name, txn=None, buffers=tuple(self._staged))
                 )
         elif commit:
-            for k in sorted(self.pending):
-                self.effects.append(
-                    PublishCollected(name=self.name, txn=k, buffers=tuple(self.pending[k]))
-                )
+            for k in sorted(self.pending):  # pre-committed at the JobMaster
+                self.effects.append(PublishCollected(name=self.name, txn=k, buffers=()))
             if self._staged:
                 self.effects.append(
                     PublishCollected(name=self.name, txn="end", buffers=tuple(self._staged))

@@ -8,6 +8,7 @@ from runtime.checkpoint import StateHandle, TaskId, TaskStateSnapshot
 from runtime.effects import (
     AlignmentCompleted,
     CheckpointTakenOnTask,
+    PrecommitCollected,
     PublishCollected,
     ReportToCoordinator,
     SendToOutput,
@@ -147,7 +148,7 @@ def test_older_checkpoints_are_ignored_and_one_notified_aborted_is_not_taken() -
 
 
 def test_a_completed_checkpoint_commits_the_sinks_transaction() -> None:
-    chain = OperatorChain([collect()], checkpointing=True)
+    chain = OperatorChain([collect()], checkpointing=True, task="t#0")
     chain.open(
         OperatorContext(
             subtask=0, parallelism=1, max_parallelism=128, key_groups=key_group_range(0, 1, 128)
@@ -163,7 +164,8 @@ def test_a_completed_checkpoint_commits_the_sinks_transaction() -> None:
         barrier(1), start_delay_ms=0, alignment_ms=0, processed_bytes=0, ended_input=True
     )
     (write,) = only(effects, WriteSnapshot)
-    assert write.snapshot.operator_states["sink-out"] == {"pending": [[1, records]]}
+    assert write.snapshot.operator_states["sink-out"] == {"writer": "t#0", "pending": [1]}
     assert write.snapshot.ended_input
+    assert [e.txn for e in only(effects, PrecommitCollected)] == [1]
     coord.notify_complete(1)
     assert [e.txn for e in only(chain.take_effects(), PublishCollected)] == [1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from runtime.descriptors import SinkDescriptor, SinkKind
 from runtime.effects import (
+    PrecommitCollected,
     PublishCollected,
     SinkClose,
     SinkCommit,
@@ -19,7 +20,11 @@ from tests.runtime.task.helpers import only
 
 def collect(*, checkpointing: bool = True) -> SinkOperator:
     return SinkOperator(
-        "sink-out", "out", SinkDescriptor(sink=SinkKind.COLLECT), checkpointing=checkpointing
+        "sink-out",
+        "out",
+        SinkDescriptor(sink=SinkKind.COLLECT),
+        checkpointing=checkpointing,
+        writer="reduce-2#1",
     )
 
 
@@ -28,18 +33,32 @@ def files(*, checkpointing: bool = True) -> SinkOperator:
     return SinkOperator("sink-f", "f", descriptor, checkpointing=checkpointing)
 
 
-def test_a_collect_sink_stages_buffers_by_reference_and_publishes_them_on_commit() -> None:
+def test_a_collect_sink_precommits_its_buffers_by_reference_and_commits_by_id() -> None:
+    """The snapshot hands the staged buffers (the very objects: no copy per record) to the
+    JobMaster as pre-committed transaction 5; the checkpoint's state names the transaction and
+    its writer only; the completion commits it by id."""
     sink = collect()
     first, second = [1, 2], [3]
     sink.process_batch(first)
     sink.process_batch(second)
     state = sink.snapshot_state(5)
-    assert state == {"pending": [[5, [1, 2, 3]]]}
-    assert sink.take_effects() == []
+    assert state == {"writer": "reduce-2#1", "pending": [5]}
+    (precommit,) = sink.take_effects()
+    assert isinstance(precommit, PrecommitCollected) and precommit.txn == 5
+    assert precommit.buffers[0] is first and precommit.buffers[1] is second, "no copy per record"
     sink.notify_checkpoint_complete(5)
-    (published,) = sink.take_effects()
-    assert isinstance(published, PublishCollected) and published.txn == 5
-    assert published.buffers[0] is first and published.buffers[1] is second, "no copy per record"
+    assert sink.take_effects() == [PublishCollected(name="out", txn=5, buffers=())]
+
+
+def test_a_restored_collect_sink_commits_the_restored_transactions_of_their_writer() -> None:
+    sink = collect()
+    sink.restore_state([{"writer": "reduce-2#0", "pending": [3, 4]}, None])
+    assert sink.take_effects() == [
+        PublishCollected(name="out", txn=3, buffers=(), writer="reduce-2#0"),
+        PublishCollected(name="out", txn=4, buffers=(), writer="reduce-2#0"),
+    ]
+    sink.restore_state([{"pending": [[2, [7, 8]]]}])  # a checkpoint of an older ckptsim
+    assert sink.take_effects() == [PublishCollected(name="out", txn=2, buffers=([7, 8],))]
 
 
 def test_an_empty_transaction_is_not_pending_and_an_aborted_one_commits_with_a_later_one() -> None:
@@ -103,7 +122,7 @@ def test_at_the_end_without_a_final_checkpoint_what_is_left_is_committed() -> No
     sink.close(commit=True, keep_collected=True)
     published = only(sink.take_effects(), PublishCollected)
     assert [(e.txn, [list(b) for b in e.buffers]) for e in published] == [
-        (1, [[1]]),
+        (1, []),  # pre-committed at the JobMaster already
         ("end", [[2]]),
     ]
     sink = files()
