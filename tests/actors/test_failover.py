@@ -10,6 +10,7 @@ that is missing, repeated or out of range.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -1100,6 +1101,10 @@ def test_a_fault_strikes_in_threaded_runs_too_and_is_traced() -> None:
 # --- collect sinks: each record once, whatever checkpoint a restore goes back to --------------
 
 
+def _tagged(name: str, i: int) -> tuple[str, int]:
+    return (name, i)
+
+
 def _two_pipelines(fault: FailTask | None) -> JobResult:
     """Pipeline a (3,000 records) finishes first; b (6,000) runs on. Without checkpoints after
     tasks finish, every checkpoint fails once a has finished, so a failure of b restores a
@@ -1116,7 +1121,7 @@ def _two_pipelines(fault: FailTask | None) -> JobResult:
     )
     for name, n in (("a", 3_000), ("b", 6_000)):
         (
-            env.from_generator(lambda i, name=name: (name, i), n, rate=20_000)
+            env.from_generator(functools.partial(_tagged, name), n, rate=20_000)
             .key_by(lambda r: r[0])
             .reduce(lambda x, y: (x[0], x[1] + y[1]))
             .collect(name)
