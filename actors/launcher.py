@@ -23,6 +23,7 @@ from actors.protocol import CancelJob, Deploy, FailJob, QueryProgress
 from actors.simulation import SimulationRuntime
 from runtime.checkpoint import SavepointRequest
 from runtime.config import Configuration
+from runtime.descriptors import SinkDescriptor, SinkKind
 from runtime.graph import JobGraph
 from runtime.job import ExecutionPlan, JobResult, plan_execution, restore_plan
 from runtime.messages import RestoredFromCheckpoint
@@ -84,6 +85,8 @@ def execute(
             f"got {timeout!r}"
         )
     plan = plan_execution(job, conf)
+    if conf["execution.state-recovery.path"] is None:
+        _check_output_folders(job)
     unwritten = job.unwritten_streams()
     if unwritten:  # Flink runs such a job too, and says nothing; its output is lost
         log.warning(
@@ -138,6 +141,25 @@ def execute(
 
     archive_job(job, conf, result, restart_strategy=setup.restart.describe())
     return result
+
+
+def _check_output_folders(job: JobGraph) -> None:
+    """A job that starts afresh writes its file sinks into new or empty folders: the files in
+    a folder are one job's output (a second run's would mix with the first's). A job resumed
+    from a checkpoint or savepoint continues the output already there."""
+    for vertex in job.vertices:
+        for node in vertex.operators:
+            sink = node.operator
+            if not isinstance(sink, SinkDescriptor) or sink.sink is not SinkKind.FILE:
+                continue
+            assert sink.path is not None
+            path = Path(sink.path)
+            if path.exists() and (not path.is_dir() or any(path.iterdir())):
+                raise FileExistsError(
+                    f"sink {node.name!r}: {path} exists and is not an empty folder; its files "
+                    "are an earlier run's output. Give sink_to_file a new or empty folder, or "
+                    "resume that run with --from-checkpoint / --from-savepoint to continue it"
+                )
 
 
 class JobObserver(Protocol):
