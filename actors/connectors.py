@@ -182,6 +182,19 @@ class StagedFiles:
             self._commit(k)
         return sorted(keep), self._discard_staged(but=self.in_progress)
 
+    def retract_after(self, checkpoint_id: int) -> list[str]:
+        """After a restore of checkpoint ``checkpoint_id``: delete this subtask's part files
+        committed for later checkpoints (or at an end without a final checkpoint), whose
+        records the replay writes again; returns their names."""
+        prefix, suffix = f"{self.stem}-", f".{self.suffix}"
+        retracted = []
+        for part in self.directory.glob(f"{self.stem}-*{suffix}"):
+            tail = part.name[len(prefix) : -len(suffix)]
+            if tail == "end" or (tail.isdigit() and int(tail) > checkpoint_id):
+                part.unlink(missing_ok=True)
+                retracted.append(part.name)
+        return sorted(retracted)
+
     def _discard_staged(self, but: Path | None = None) -> list[str]:
         discarded = []
         for leftover in self.staging.glob(f"{self.stem}[-.]*"):

@@ -262,8 +262,8 @@ class StreamTask(pykka.ThreadingActor):
                 self._connector_call(sink, lambda c: c.pre_commit(cid))
             case SinkCommit(sink=sink, checkpoint_ids=ids):
                 self._connector_call(sink, lambda c: [c.commit(k) for k in ids])
-            case SinkRecover(sink=sink, states=states):
-                self._connector_call(sink, lambda c: c.restore(list(states)))
+            case SinkRecover(sink=sink, states=states, checkpoint_id=restored):
+                self._connector_call(sink, lambda c: _restore(c, list(states), restored))
             case SinkClose(sink=sink, finished=finished):
                 connector = self.connectors.pop(sink, None)
                 if connector is not None:
@@ -443,3 +443,15 @@ class StreamTask(pykka.ThreadingActor):
                 metrics=self.io.snapshot(now),
             )
         )
+
+
+def _restore(connector: Connector, states: list[Any], checkpoint_id: int) -> None:
+    """A sink connector restored from checkpoint ``checkpoint_id``: it commits the restored
+    transactions; one that can (``retract_after``, the file sinks) also retracts what it
+    committed after that checkpoint."""
+    connector.restore(states)
+    retract = getattr(connector, "retract_after", None)
+    if retract is not None:
+        retracted = retract(checkpoint_id)
+        if retracted:
+            log.info("sink_output_retracted", after_checkpoint=checkpoint_id, files=retracted)

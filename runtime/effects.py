@@ -271,11 +271,14 @@ class SinkCommit:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SinkRecover:
-    """After a restore: commit the restored pending transactions (``states``, one per subtask
-    that ran the sink: ``{"pending": [ids]}``) and discard whatever else was staged."""
+    """After a restore of checkpoint ``checkpoint_id``: commit the restored pending
+    transactions (``states``, one per subtask that ran the sink: ``{"pending": [ids]}``),
+    discard whatever else was staged, and retract what was committed after that checkpoint
+    (the replay writes it again)."""
 
     sink: str
     states: tuple[Any, ...]
+    checkpoint_id: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -90,9 +90,16 @@ class OperatorChain:
 
     # --- lifecycle ------------------------------------------------------------------------------
 
-    def open(self, ctx: OperatorContext, states: dict[str, list[Any]] | None) -> None:
+    def open(
+        self,
+        ctx: OperatorContext,
+        states: dict[str, list[Any]] | None,
+        *,
+        restored_checkpoint: int = 0,
+    ) -> None:
         """Open every operator (user code: a process function's ``open``, the source's reader
-        factory), then restore the state of a restore (``states`` by operator uid)."""
+        factory), then restore the state of a restore (``states`` by operator uid) of
+        checkpoint ``restored_checkpoint``."""
         for index, op in enumerate(self.operators):
             try:
                 op.open(ctx)
@@ -107,8 +114,10 @@ class OperatorChain:
                     op.restore_state(list(mine))
                 except Exception as error:
                     raise UserCodeError(self.labels[index]) from error
-            elif mine or isinstance(op, SinkOperator):
-                op.restore_state(list(mine or ()))
+            elif isinstance(op, SinkOperator):
+                op.restore_sink(list(mine or ()), restored_checkpoint)
+            elif mine:
+                op.restore_state(list(mine))
 
     # --- records --------------------------------------------------------------------------------
 

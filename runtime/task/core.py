@@ -282,7 +282,11 @@ class StreamTaskCore:
             buffer_records=spec.network.max_records,
         )
         restore = spec.restore
-        self.chain.open(ctx, restore.operator_states if restore is not None else None)
+        self.chain.open(
+            ctx,
+            restore.operator_states if restore is not None else None,
+            restored_checkpoint=restore.checkpoint_id if restore is not None else 0,
+        )
         if restore is not None:
             self.checkpoints.restored(restore.checkpoint_id)
             self._emit(

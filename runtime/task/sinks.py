@@ -115,6 +115,11 @@ class SinkOperator(Operator):
             self.effects.append(SinkCommit(sink=self.uid, checkpoint_ids=tuple(ids)))
 
     def restore_state(self, states: list[Any]) -> None:
+        self.restore_sink(states, 0)
+
+    def restore_sink(self, states: list[Any], checkpoint_id: int) -> None:
+        """Restore from checkpoint ``checkpoint_id``: commit the restored pending transactions;
+        a file sink also retracts what it committed after that checkpoint (replayed)."""
         if not self.transactional:
             return
         if self.collect:
@@ -130,7 +135,9 @@ class SinkOperator(Operator):
                         )
                     self.effects.append(effect)
         else:
-            self.effects.append(SinkRecover(sink=self.uid, states=tuple(states)))
+            self.effects.append(
+                SinkRecover(sink=self.uid, states=tuple(states), checkpoint_id=checkpoint_id)
+            )
 
     # --- the end --------------------------------------------------------------------------------
 

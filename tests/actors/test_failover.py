@@ -1142,3 +1142,64 @@ def test_a_finished_pipeline_that_runs_again_after_a_restore_commits_each_record
     for name in ("a", "b"):
         assert Counter(result.collected(name)) == Counter(expected.collected(name)), name
         assert len(result.collected(name)) == len(set(result.collected(name)))
+
+
+def test_falling_back_past_a_damaged_checkpoint_retracts_the_part_files_committed_after(
+    tmp_path: Path,
+) -> None:
+    """The file sink committed part files for the newest checkpoint; that checkpoint is
+    damaged, so the restore takes the one before, and each subtask deletes its part files of
+    later checkpoints before the replay writes their records again: the folder holds exactly
+    the failure-free output (it held them twice)."""
+    out, root = tmp_path / "out", tmp_path / "chk"
+    seen = [0]
+
+    def sabotage(r: Record) -> Record:
+        seen[0] += 1
+        if seen[0] == 1_700:
+            delete_a_state_file(completed_checkpoints(root)[-1])
+            raise RuntimeError("user code fails right after the checkpoint was damaged")
+        return r
+
+    def build(env: StreamExecutionEnvironment) -> None:
+        counting(env, out=out, before_keying=sabotage)
+        env.configure(
+            {"execution.checkpointing.dir": str(root), "execution.checkpointing.num-retained": 2}
+        )
+
+    result, sim = simulate(build=build)
+    assert result.status is JobStatus.FINISHED and result.restarts == 1
+    (unusable,) = events(sim, "checkpoint_unusable")
+    assert restored_from(sim) == [unusable["checkpoint_id"] - 1]
+    retracted = events(sim, "sink_output_retracted")
+    assert retracted and all(
+        e["after_checkpoint"] == unusable["checkpoint_id"] - 1 for e in retracted
+    )
+    assert observe(read_part_files(out)) == failure_free()
+
+
+def test_resuming_from_an_older_retained_checkpoint_rewrites_the_later_part_files(
+    tmp_path: Path,
+) -> None:
+    """A cancelled run kept its checkpoints; resuming from one that is not the latest, each
+    sink subtask retracts the part files committed after it (the resumed run's new
+    checkpoint ids start right after it, and overwrote them: 1,185 duplicates in one run), so
+    the folder ends with exactly the failure-free output."""
+    out, root = tmp_path / "out", tmp_path / "chk"
+    retain = {
+        "execution.checkpointing.dir": str(root),
+        "execution.checkpointing.num-retained": 3,
+        "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+    }
+    env = StreamExecutionEnvironment()
+    counting(env, out=out)
+    env.configure(retain)
+    first = env.execute("first", runtime="simulation", seed=1, timeout=0.05)
+    assert first.status is JobStatus.CANCELED and len(first.retained_checkpoints) >= 2
+    oldest = sorted(first.retained_checkpoints, key=lambda p: int(p.rsplit("-", 1)[1]))[0]
+    env = StreamExecutionEnvironment()
+    counting(env, out=out)
+    env.configure({**retain, "execution.state-recovery.path": oldest})
+    second = env.execute("resumed", runtime="simulation", seed=2)
+    assert second.status is JobStatus.FINISHED
+    assert observe(read_part_files(out)) == failure_free()
