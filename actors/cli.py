@@ -230,7 +230,7 @@ def _run_with_outputs(
     from runtime.restart import BOUNDED_RESTARTS
 
     interactive = sys.stderr.isatty() and not args.quiet
-    display = report.ProgressDisplay() if interactive and not args.simulate else None
+    display = report.ProgressDisplay() if interactive else None
 
     options: dict[str, object] = {"timeout": timeout, **outputs.options}
     if not args.quiet:  # Flink's CLI names each job it submits; so does ckptsim, first

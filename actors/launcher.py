@@ -269,7 +269,10 @@ def _run(
             master.tell(Deploy())
             if isinstance(rt, ThreadedRuntime):
                 rt.on_fatal(partial(_fail_job, master))
-            if progress and rt.name == "threaded":
+            if progress and isinstance(rt, SimulationRuntime):
+                rt.progress_interval = progress_interval
+                rt.on_progress = _simulated_progress(rt, master, progress)
+            elif progress and rt.name == "threaded":
                 reporter = _ProgressReporter(master, progress, progress_interval)
             try:
                 result: JobResult = rt.wait(future, timeout)
@@ -415,19 +418,44 @@ class _ProgressReporter:
         futures = {task: ref.proxy().progress() for task, ref in info["tasks"].items()}
         tasks = {task: future.get(timeout=wait) for task, future in futures.items()}
         summary = info["coordinator"].proxy().summary().get(timeout=wait)
-        return {
-            "status": info["status"],
-            "records": sum(t["records_in"] for task, t in tasks.items() if task in info["sources"]),
-            "backpressured": sorted({str(task) for task, t in tasks.items() if t["backpressured"]}),
-            "counts": summary["stats"]["counts"],
-            # FLIP-147: tasks whose data ended, waiting for a checkpoint to complete
-            "waiting_for_final_checkpoint": sum(
-                1 for t in tasks.values() if t["status"] == "DATA_ENDED"
-            ),
-            "tasks": len(tasks),
-            "next_trigger_in_ms": summary["next_trigger_in_ms"],
-        }
+        return _snapshot_of(info, tasks, summary)
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=2)
+
+
+def _simulated_progress(
+    rt: SimulationRuntime, master: pykka.ActorRef[Any], callback: Progress
+) -> Callable[[], None]:
+    """The progress line of a simulated job: its actors read between two steps (no
+    messages: the schedule stays the seed's), with the virtual time."""
+
+    def report() -> None:
+        info = rt.inspect(master, lambda actor: actor.on_receive(QueryProgress()))
+        if not info:
+            return
+        tasks = {
+            t: rt.inspect(ref, lambda actor: actor.progress()) for t, ref in info["tasks"].items()
+        }
+        summary = rt.inspect(info["coordinator"], lambda actor: actor.summary())
+        callback({**_snapshot_of(info, tasks, summary), "virtual_ms": rt.now_us // 1000})
+
+    return report
+
+
+def _snapshot_of(
+    info: dict[str, Any], tasks: dict[Any, dict[str, Any]], summary: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "status": info["status"],
+        "records": sum(t["records_in"] for task, t in tasks.items() if task in info["sources"]),
+        "backpressured": sorted({str(task) for task, t in tasks.items() if t["backpressured"]}),
+        "counts": summary["stats"]["counts"],
+        # FLIP-147: tasks whose data ended, waiting for a checkpoint to complete
+        "waiting_for_final_checkpoint": sum(
+            1 for t in tasks.values() if t["status"] == "DATA_ENDED"
+        ),
+        "tasks": len(tasks),
+        "next_trigger_in_ms": summary["next_trigger_in_ms"],
+    }

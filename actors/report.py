@@ -109,8 +109,10 @@ def progress_line(snapshot: dict[str, Any]) -> str:
     counts = snapshot.get("counts", {})
     pressure = snapshot.get("backpressured", [])
     bp = f"back-pressured: {', '.join(pressure)}" if pressure else "no back-pressure"
+    virtual = snapshot.get("virtual_ms")
+    when = f" at {virtual:,} ms of virtual time" if virtual is not None else ""
     line = (
-        f"{snapshot.get('status', '?')}: {snapshot.get('records', 0):,} records read, "
+        f"{snapshot.get('status', '?')}{when}: {snapshot.get('records', 0):,} records read, "
         f"checkpoints {counts.get('completed', 0)} completed / {counts.get('failed', 0)} failed / "
         f"{counts.get('in_progress', 0)} in progress, {bp}"
     )

@@ -26,6 +26,7 @@ import contextvars
 import heapq
 import itertools
 import random
+import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from runtime.clock import Clock, ManualClock
 from runtime.messages import CancelTask, TimerFired
 
 A = TypeVar("A", bound=pykka.Actor)
+T = TypeVar("T")
 
 _ACTIVE: contextvars.ContextVar[SimulationRuntime | None] = contextvars.ContextVar(
     "ckptsim_simulation", default=None
@@ -234,6 +236,11 @@ class SimulationRuntime:
         self._current: _Mailbox | None = None
         self._deadline: int | None = None
         self._charged_us = 0
+        self._by_urn: dict[str, pykka.Actor] = {}
+        #: called every ``progress_interval`` wall seconds while the job runs (read-only)
+        self.on_progress: Callable[[], None] | None = None
+        self.progress_interval = 0.5
+        self._next_progress = 0.0
 
     # --- the ActorRuntime interface ----------------------------------------------------------------
 
@@ -326,6 +333,8 @@ class SimulationRuntime:
         token = _ACTIVE.set(self)
         try:
             while not done():
+                if self.on_progress is not None and self.steps % 512 == 0:
+                    self._maybe_report_progress()
                 if deadline is not None and self.now_us >= deadline and not self._runnable():
                     raise pykka.Timeout(f"{timeout} seconds of virtual time")
                 if self.max_steps is not None and self.steps >= self.max_steps:
@@ -457,6 +466,24 @@ class SimulationRuntime:
         box = _Mailbox(len(self._boxes), actor, type(actor).__name__.removeprefix("Simulated"))
         inbox.box = box
         self._boxes.append(box)
+        self._by_urn[actor.actor_urn] = actor
+
+    def inspect(self, ref: pykka.ActorRef[Any], look: Callable[[Any], T]) -> T:
+        """Read an actor's state between two steps, on this thread: no message, so the
+        schedule is not touched (the progress line of a simulated run)."""
+        if self._current is not None:
+            raise RuntimeError("an actor cannot inspect another inside the simulation")
+        return look(self._by_urn[ref.actor_urn])
+
+    def _maybe_report_progress(self) -> None:
+        """Every ``progress_interval`` seconds of wall time (read only here: the schedule does
+        not depend on it), call ``on_progress``."""
+        now = time.monotonic()
+        if now < self._next_progress:
+            return
+        self._next_progress = now + self.progress_interval
+        assert self.on_progress is not None
+        self.on_progress()
 
     def describe(self) -> str:
         waiting = [f"{b.name}#{b.index}: {len(b.queue)} mails" for b in self._with_mail.values()]

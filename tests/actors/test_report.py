@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import io
 import re
+import runpy
 import sys
+from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
+from actors import StreamExecutionEnvironment
 from actors.report import ProgressDisplay, progress_line, summary_table
 from runtime.checkpoint import CheckpointMetrics, SnapshotType, TaskId, TaskStateSnapshot
 from runtime.job import JobResult
 from runtime.stats import CheckpointStatsTracker
 from runtime.status import JobStatus
+from tests.conftest import protocol_events
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _result(tracker: CheckpointStatsTracker) -> JobResult:
@@ -97,3 +104,32 @@ def test_the_live_progress_line_fits_the_terminal_and_lets_other_output_pass_abo
 def _visible(raw: str) -> str:
     """The text of terminal output without its control sequences (cursor moves, erases)."""
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "\n", raw)
+
+
+def test_a_simulated_jobs_progress_is_reported_at_its_virtual_time_without_changing_it(
+    tmp_path: Path,
+) -> None:
+    """The progress line of a simulated job reads its actors between two steps: reports come
+    (here every step's check, interval 0) with the virtual time, and the trace is the seed's,
+    byte for byte, with or without them."""
+    traces, reports = [], []
+    for watch in (False, True):
+        env = StreamExecutionEnvironment(parallelism=2)
+        example = runpy.run_path(str(ROOT / "examples" / "slow_running_sum.py"))
+        example["build"](env)
+        snapshots: list[dict[str, Any]] = []
+        options: dict[str, Any] = (
+            {"progress": snapshots.append, "progress_interval": 0} if watch else {}
+        )
+        with protocol_events() as logs:
+            result = env.execute("watched", runtime="simulation", seed=4, **options)
+        assert result.succeeded
+        traces.append([{k: v for k, v in e.items() if k != "job"} for e in logs])
+        reports.append(snapshots)
+    assert traces[0] == traces[1]
+    assert reports[1] and all(s["status"] == "RUNNING" for s in reports[1])
+    virtual = [s["virtual_ms"] for s in reports[1]]
+    assert virtual == sorted(virtual) and virtual[-1] > 0
+    assert progress_line(reports[1][-1]).startswith(
+        f"RUNNING at {virtual[-1]:,} ms of virtual time: "
+    )
