@@ -62,6 +62,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/unaligned.py
 	$(BIN)/python benchmarks/simulation.py
 	$(BIN)/python benchmarks/spark_feed.py
+	$(BIN)/python benchmarks/spark_main_job.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
