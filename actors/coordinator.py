@@ -11,7 +11,7 @@ import itertools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 import pykka
 
@@ -20,6 +20,7 @@ from actors.faults import DelayAcknowledgement
 from actors.logs import get_logger
 from actors.protocol import (
     CheckpointFailure,
+    CoordinatorCrashed,
     ListRetainedCheckpoints,
     RequestOutcome,
     RetainedCheckpoints,
@@ -32,8 +33,8 @@ from runtime.effects import (
     CheckpointAborted,
     CheckpointCompleted,
     CheckpointTriggered,
+    CoordinatorEffect,
     DiscardState,
-    Effect,
     FailJob,
     RequestCompleted,
     RequestDeclined,
@@ -86,13 +87,20 @@ class CoordinatorActor(pykka.ThreadingActor):
         self.job_master = job_master
         self.job_id = job_id
         self.tasks: dict[TaskId, pykka.ActorRef[Any]] = {}
-        self.request_futures: dict[int, pykka.Future[Any]] = {}
         self.completed_ids: list[int] = []
         self._delayed: dict[int, _Late] = {}
         self._tokens = itertools.count()
 
     def on_start(self) -> None:
         self.log = log.bind(role="checkpoint_coordinator", job=self.job_id)
+
+    def on_failure(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
+        """Crashed: the JobMaster fails the job with the cause (it would otherwise wait for
+        this actor's checkpoints and final statistics forever)."""
+        name = getattr(exception_type, "__name__", "error")
+        self.job_master.tell(
+            CoordinatorCrashed(cause=f"checkpoint coordinator crashed: {name}: {exception_value}")
+        )
 
     def on_receive(self, message: Any) -> None:
         if isinstance(message, WireCoordinator):
@@ -110,7 +118,7 @@ class CoordinatorActor(pykka.ThreadingActor):
             message = self._delayed.pop(message.key.token)
         elif isinstance(message, AcknowledgeCheckpoint) and self.runtime.faults:
             fault = self.runtime.faults.acknowledgement(str(message.task), message.checkpoint_id)
-            if fault is not None and not isinstance(message, _Late):
+            if fault is not None:  # a redelivered acknowledgement arrives as _Late, above
                 self.log.info("fault_injected", fault=repr(fault))
                 if isinstance(fault, DelayAcknowledgement):
                     token = next(self._tokens)
@@ -121,10 +129,6 @@ class CoordinatorActor(pykka.ThreadingActor):
         if isinstance(message, _Late):
             message = message.message
         self._apply(self.core.handle(message, self.runtime.clock.now()))
-
-    def watch_request(self, request_id: int, future: pykka.Future[Any]) -> None:
-        """Complete ``future`` with the request's outcome (for savepoints asked from outside)."""
-        self.request_futures[request_id] = future
 
     def summary(self) -> dict[str, Any]:
         due = self.core.next_periodic_trigger
@@ -172,7 +176,7 @@ class CoordinatorActor(pykka.ThreadingActor):
 
         self.runtime.run_async(run)
 
-    def _apply(self, effects: list[Effect]) -> None:
+    def _apply(self, effects: list[CoordinatorEffect]) -> None:
         for effect in effects:
             match effect:
                 case SendTriggerCheckpoint(
@@ -231,10 +235,7 @@ class CoordinatorActor(pykka.ThreadingActor):
                     )
                     self.job_master.tell(CheckpointFailure(message=text, reason=reason))
                 case RequestCompleted(request_id=rid, checkpoint=checkpoint):
-                    future = self.request_futures.pop(rid, None)
-                    if future is not None:
-                        future.set(checkpoint)
-                    elif rid > 0:  # asked for by the JobMaster (a savepoint)
+                    if rid > 0:  # asked for by the JobMaster (a savepoint)
                         self.job_master.tell(
                             RequestOutcome(
                                 rid, checkpoint.external_path, None, checkpoint.checkpoint_id
@@ -244,10 +245,7 @@ class CoordinatorActor(pykka.ThreadingActor):
                     RequestFailed(request_id=rid, reason=reason)
                     | RequestDeclined(request_id=rid, reason=reason)
                 ):
-                    future = self.request_futures.pop(rid, None)
-                    if future is not None:
-                        future.set(reason)
-                    elif rid > 0:
+                    if rid > 0:  # asked for by the JobMaster (a savepoint)
                         self.job_master.tell(RequestOutcome(rid, None, reason.name))
-                case _:
-                    self.log.debug("effect_ignored", effect=type(effect).__name__)
+                case _ as unreachable:
+                    assert_never(unreachable)

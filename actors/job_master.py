@@ -24,6 +24,7 @@ from actors.logs import get_logger
 from actors.protocol import (
     CancelJob,
     CheckpointFailure,
+    CoordinatorCrashed,
     Deploy,
     FailJob,
     JobTimer,
@@ -222,6 +223,12 @@ class JobMaster(pykka.ThreadingActor):
                     self._task_state(task, state, text, now, message.failure)
             case SinkResults():
                 self._sink_results(message)
+            case CoordinatorCrashed(cause=cause):
+                self.log.error("checkpoint_coordinator_crashed", cause=cause)
+                self.coordinator = None  # no statistics will come from it
+                self.failures.append(cause)
+                self.failure_causes.append(None)
+                self._give_up(cause, now)
             case CheckpointFailure(message=text, reason=reason):
                 self._on_failure(f"{text} (last failure: {reason.name})", now)
             case CancelJob():

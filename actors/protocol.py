@@ -95,6 +95,14 @@ class SinkResults:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CoordinatorCrashed:
+    """The checkpoint coordinator's actor crashed (a bug of ckptsim, not of the job): the
+    job fails with this cause instead of waiting for checkpoints that never come."""
+
+    cause: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CheckpointFailure:
     """The coordinator's failure manager asks to fail the job."""
 

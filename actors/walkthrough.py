@@ -18,7 +18,7 @@ from runtime.effects import (
     AbortCheckpointOnBarrier,
     AllBarriersReceived,
     CheckpointCompleted,
-    Effect,
+    CoordinatorEffect,
     ResumeConsumption,
     ScheduleTimer,
     SendNotifyCheckpointComplete,
@@ -56,7 +56,7 @@ def _one_checkpoint(unaligned: bool, write: Callable[[str], None]) -> None:
     def log(who: str, text: str) -> None:
         write(f"  t={now:>4} ms  {who:<12} {text}")
 
-    def coordinator_effects(effects: list[Effect]) -> list[SendTriggerCheckpoint]:
+    def coordinator_effects(effects: list[CoordinatorEffect]) -> list[SendTriggerCheckpoint]:
         triggers = []
         for e in effects:
             if isinstance(e, SendTriggerCheckpoint):
@@ -128,23 +128,23 @@ def _one_checkpoint(unaligned: bool, write: Callable[[str], None]) -> None:
             log(str(SINK), f"processed {list(polled.records)} from channel {channel}")
         elif isinstance(polled, CheckpointBarrier):
             log(str(SINK), f"barrier {polled.checkpoint_id} from channel {channel}")
-        for effect in result.effects:
-            if isinstance(effect, TriggerCheckpointOnBarrier):
-                kind = "UNALIGNED" if effect.barrier.is_unaligned else "aligned"
-                when = "first barrier" if effect.barrier.is_unaligned else "last barrier"
+        for gate_effect in result.effects:
+            if isinstance(gate_effect, TriggerCheckpointOnBarrier):
+                kind = "UNALIGNED" if gate_effect.barrier.is_unaligned else "aligned"
+                when = "first barrier" if gate_effect.barrier.is_unaligned else "last barrier"
                 log(
                     str(SINK),
-                    f"{when}: snapshot of checkpoint {effect.barrier.checkpoint_id} ({kind}), start delay {effect.start_delay_ms} ms",
+                    f"{when}: snapshot of checkpoint {gate_effect.barrier.checkpoint_id} ({kind}), start delay {gate_effect.start_delay_ms} ms",
                 )
-                sink_ack = effect
-            elif isinstance(effect, AllBarriersReceived):
+                sink_ack = gate_effect
+            elif isinstance(gate_effect, AllBarriersReceived):
                 log(
                     str(SINK),
-                    f"alignment of {effect.checkpoint_id} done in {effect.alignment_duration_ms} ms",
+                    f"alignment of {gate_effect.checkpoint_id} done in {gate_effect.alignment_duration_ms} ms",
                 )
-                sink_ack = effect
-            elif isinstance(effect, AbortCheckpointOnBarrier):
-                log(str(SINK), f"abort {effect.checkpoint_id}: {effect.reason.name}")
+                sink_ack = gate_effect
+            elif isinstance(gate_effect, AbortCheckpointOnBarrier):
+                log(str(SINK), f"abort {gate_effect.checkpoint_id}: {gate_effect.reason.name}")
         if isinstance(polled, CheckpointBarrier) and gate.blocked():
             log(str(SINK), f"blocked until the other barriers arrive: channels {gate.blocked()}")
         if any(isinstance(e, ResumeConsumption) for e in result.effects):

@@ -414,7 +414,8 @@ TaskEffect = (
     | CancelTimer
 )
 
-Effect = (
+#: what the checkpoint coordinator's core asks its shell to do
+CoordinatorEffect = (
     ScheduleTimer
     | CancelTimer
     | SendTriggerCheckpoint
@@ -428,6 +429,6 @@ Effect = (
     | CheckpointCompleted
     | CheckpointAborted
     | FailJob
-    | GateEffect
-    | TaskEffect
 )
+
+Effect = CoordinatorEffect | GateEffect | TaskEffect

@@ -43,8 +43,8 @@ from runtime.effects import (
     CheckpointAborted,
     CheckpointCompleted,
     CheckpointTriggered,
+    CoordinatorEffect,
     DiscardState,
-    Effect,
     FailJob,
     RequestCompleted,
     RequestDeclined,
@@ -165,7 +165,7 @@ class CheckpointCoordinator:
         #: ended; they finish on its notification and need no further checkpoint
         self._finishing: set[TaskId] = set()
         self._now = 0
-        self._out: list[Effect] = []
+        self._out: list[CoordinatorEffect] = []
 
     # --- views ------------------------------------------------------------------------------
 
@@ -198,9 +198,9 @@ class CheckpointCoordinator:
 
     # --- entry point --------------------------------------------------------------------------
 
-    def handle(self, msg: CoordinatorMessage, now: int) -> list[Effect]:
+    def handle(self, msg: CoordinatorMessage, now: int) -> list[CoordinatorEffect]:
         self._now = now
-        out: list[Effect] = []
+        out: list[CoordinatorEffect] = []
         self._out = out
         match msg:
             case TriggerCheckpointRequest():
@@ -233,7 +233,7 @@ class CheckpointCoordinator:
                 self._shutdown(job_status)
         return out
 
-    def _emit(self, effect: Effect) -> None:
+    def _emit(self, effect: CoordinatorEffect) -> None:
         self._out.append(effect)
 
     def restore_id_counter(self, next_checkpoint_id: int) -> None:

@@ -16,6 +16,8 @@ from actors import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironm
 from actors.cli import _CurrentStderr, main
 from actors.inline import InlineActor
 from actors.pykka_seam import Envelope, deliver
+from runtime.coordinator import CheckpointCoordinator
+from runtime.messages import AcknowledgeCheckpoint
 from runtime.status import JobStatus
 
 
@@ -158,3 +160,30 @@ def test_a_command_line_setting_overrides_the_scripts_under_either_spelling(
     )
     assert main(["run", script(tmp_path, body), "-D", "state.checkpoints.num-retained=2"]) == 0
     assert "FINISHED" in capsys.readouterr().out
+
+
+def test_a_crash_of_the_checkpoint_coordinator_fails_the_job_with_its_cause(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bug in the coordinator's core (here: it raises on the first acknowledgement) is not
+    a task failure to restart from; the job fails naming it, instead of waiting for
+    checkpoints and statistics that never come."""
+    handle = CheckpointCoordinator.handle
+
+    def buggy(self: CheckpointCoordinator, msg: object, now: int) -> Any:
+        if isinstance(msg, AcknowledgeCheckpoint):
+            raise RuntimeError("a bug in the coordinator")
+        return handle(self, msg, now)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(CheckpointCoordinator, "handle", buggy)
+    env = StreamExecutionEnvironment(parallelism=2)
+    env.enable_checkpointing(10)
+    env.from_generator(lambda i: (i % 5, 1), 50_000, rate=100_000).key_by(lambda r: r[0]).sum(
+        1
+    ).collect()
+    result = env.execute("coordinator bug", runtime="simulation", seed=1, timeout=60)
+    assert result.status is JobStatus.FAILED
+    assert (
+        result.failure == "checkpoint coordinator crashed: RuntimeError: a bug in the coordinator"
+    )
+    assert pykka.ActorRegistry.get_all() == []

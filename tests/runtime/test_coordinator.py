@@ -31,8 +31,8 @@ from runtime.coordinator import (
 )
 from runtime.effects import (
     CheckpointCompleted,
+    CoordinatorEffect,
     DiscardState,
-    Effect,
     FailJob,
     RequestCompleted,
     RequestDeclined,
@@ -57,7 +57,7 @@ from runtime.messages import (
 from runtime.reasons import CheckpointFailureReason as R
 from runtime.status import ExecutionState, JobStatus
 
-E = TypeVar("E", bound=Effect)
+E = TypeVar("E", bound=CoordinatorEffect)
 A, B, C = TaskId("A"), TaskId("B"), TaskId("C")
 
 
@@ -74,10 +74,10 @@ class Driver:
         self.coordinator = CheckpointCoordinator(config, plan, **kw)  # type: ignore[arg-type]
         self.now = 0
         self.timers = TimerQueue()
-        self.effects: list[Effect] = []
+        self.effects: list[CoordinatorEffect] = []
         self.requests = 0
 
-    def send(self, msg: CoordinatorMessage) -> list[Effect]:
+    def send(self, msg: CoordinatorMessage) -> list[CoordinatorEffect]:
         out = self.coordinator.handle(msg, self.now)
         for effect in out:
             if isinstance(effect, ScheduleTimer):
@@ -98,7 +98,9 @@ class Driver:
         )
         return self.requests
 
-    def ack(self, task: TaskId, checkpoint_id: int, handle: str | None = None) -> list[Effect]:
+    def ack(
+        self, task: TaskId, checkpoint_id: int, handle: str | None = None
+    ) -> list[CoordinatorEffect]:
         state = TaskStateSnapshot(handles=(StateHandle(key=handle, size=1),)) if handle else None
         return self.send(AcknowledgeCheckpoint(task=task, checkpoint_id=checkpoint_id, state=state))
 
