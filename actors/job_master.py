@@ -45,6 +45,7 @@ from actors.protocol import (
 )
 from actors.stream_task import StreamTask
 from runtime.checkpoint import SavepointRequest, SnapshotType, TaskId
+from runtime.collected import CollectedOutput
 from runtime.coordinator import CheckpointCoordinator
 from runtime.descriptors import SinkDescriptor, SinkKind
 from runtime.failure import TaskFailure
@@ -142,7 +143,8 @@ class JobMaster(pykka.ThreadingActor):
         self.tasks: dict[TaskId, pykka.ActorRef[Any]] = {}
         self.channels: list[pykka.ActorRef[Any]] = []
         self.coordinator: pykka.ActorRef[Any] | None = None
-        self.output: dict[str, list[Any]] = {name: [] for name in self._collect_sinks()}
+        #: what collect sinks return, per transaction
+        self.collected = CollectedOutput(self._collect_sinks())
         self.failure: str | None = None
         self.failures: list[str] = []
         #: the user-code failure behind each entry of ``failures`` (None for another cause)
@@ -153,13 +155,6 @@ class JobMaster(pykka.ThreadingActor):
         self._restart_delay = 0
         self._stopping = False
         self._result_set = False
-        #: collect sinks' transactions, by sink then (writer subtask, checkpoint id or "end"):
-        #: pre-committed (waiting for their commit) and committed (the job's output, in
-        #: commit order); a restore from checkpoint n drops those after n (replayed)
-        self._precommitted: dict[str, dict[tuple[str, int | str], tuple[Sequence[Any], ...]]] = {}
-        self._committed: dict[str, dict[tuple[str, int | str], tuple[Sequence[Any], ...]]] = {}
-        #: attempt -> the checkpoint it restored (0: none)
-        self._restore_points: dict[int, int] = {}
         self._source_records: dict[TaskId, int] = {}
         self._requested: set[int] = set()
         #: the tasks' IO metrics as they last reported them (the REST API's vertex metrics)
@@ -198,8 +193,7 @@ class JobMaster(pykka.ThreadingActor):
         """Break the actor's reference cycle (its status listener is its own method), so that
         the job's collected records go with the result, not with a later full GC pass."""
         self.status.listeners.clear()
-        self.output = {}
-        self._committed, self._precommitted = {}, {}
+        self.collected = CollectedOutput()
 
     def on_receive(self, message: Any) -> Any:
         now = self.runtime.clock.now()
@@ -383,77 +377,16 @@ class JobMaster(pykka.ThreadingActor):
             self._complete(_empty_report())
 
     def _sink_results(self, message: SinkResults) -> None:
-        """A collect sink's records: a transaction pre-committed or committed (each counts
-        once, however often a commit repeats), or, without checkpointing, all of them."""
-        sink, txn = message.sink, message.txn
-        if txn is None:
-            if message.attempt == self.attempt:
-                output = self.output.setdefault(sink, [])
-                output.extend(message.records)
-                for buffer in message.buffers:
-                    output.extend(buffer)
+        """A collect sink's records (``runtime.collected``)."""
+        buffers = (message.records, *message.buffers) if message.records else message.buffers
+        if message.txn is None:
+            self.collected.publish(message.sink, buffers, attempt=message.attempt)
             return
-        if not self._survives_restores(message.attempt, txn):
-            return  # late news of an attempt whose transaction a restore since dropped
-        key = (message.writer or str(message.task), txn)
+        txn = (message.writer or str(message.task), message.txn)
         if message.precommit:
-            self._precommitted.setdefault(sink, {})[key] = message.buffers
-            return
-        committed = self._committed.setdefault(sink, {})
-        if key in committed:
-            return
-        staged = self._precommitted.get(sink, {}).pop(key, ())
-        records = (*message.records, *(r for b in message.buffers for r in b))
-        committed[key] = (records,) if records else staged
-
-    def _survives_restores(self, attempt: int, txn: int | str) -> bool:
-        """A transaction of ``attempt`` still counts: every restore since restored a
-        checkpoint at least as new as it (messages of an old attempt may arrive late)."""
-        since = [n for later, n in self._restore_points.items() if later > attempt]
-        return not since or (isinstance(txn, int) and txn <= min(since))
-
-    def _retract_after(self, checkpoint_id: int, finished: frozenset[TaskId]) -> None:
-        """The job restores checkpoint ``checkpoint_id`` (0: none): what collect sinks
-        committed or pre-committed for later checkpoints (or at an end without a final
-        checkpoint) is replayed, so it leaves the output; tasks that had finished before that
-        checkpoint are not restarted, and keep theirs."""
-        kept = {str(t) for t in finished}
-
-        def later(key: tuple[str, int | str]) -> bool:
-            writer, txn = key
-            return writer not in kept and (not isinstance(txn, int) or txn > checkpoint_id)
-
-        for sink, txns in [*self._committed.items(), *self._precommitted.items()]:
-            dropped = [key for key in txns if later(key)]
-            for key in dropped:
-                del txns[key]
-            if dropped and txns is self._committed.get(sink):
-                self.log.info(
-                    "collected_output_retracted",
-                    sink=sink,
-                    after_checkpoint=checkpoint_id,
-                    transactions=len(dropped),
-                )
-
-    def _collected(self, last_completed: int) -> dict[str, list[Any]]:
-        """``JobResult.output``: each collect sink's records, its committed transactions in
-        commit order after what it published without checkpointing. A transaction
-        pre-committed for a checkpoint that completed is committed by that completion, even if
-        the job ended before its sink heard of it (a job resumed from that checkpoint does not
-        publish it again)."""
-        for sink, staged in self._precommitted.items():
-            committed = self._committed.setdefault(sink, {})
-            for key, buffers in staged.items():
-                txn = key[1]
-                if isinstance(txn, int) and txn <= last_completed and key not in committed:
-                    committed[key] = buffers
-        output = {name: list(records) for name, records in self.output.items()}
-        for sink, txns in self._committed.items():
-            records = output.setdefault(sink, [])
-            for buffers in txns.values():
-                for buffer in buffers:
-                    records.extend(buffer)
-        return output
+            self.collected.precommit(message.sink, txn, buffers, attempt=message.attempt)
+        else:
+            self.collected.commit(message.sink, txn, buffers, attempt=message.attempt)
 
     def _task_state(
         self,
@@ -561,8 +494,14 @@ class JobMaster(pykka.ThreadingActor):
             return
         self.attempt += 1
         restore_point = restored.checkpoint_id if restored is not None else 0
-        self._restore_points[self.attempt] = restore_point
-        self._retract_after(restore_point, finished)
+        dropped = self.collected.restored(self.attempt, restore_point, {str(t) for t in finished})
+        for sink, transactions in dropped.items():
+            self.log.info(
+                "collected_output_retracted",
+                sink=sink,
+                after_checkpoint=restore_point,
+                transactions=transactions,
+            )
         self.plan = dataclasses.replace(
             self.plan,
             tasks={
@@ -717,7 +656,7 @@ class JobMaster(pykka.ThreadingActor):
             job_id=self.job_id,
             name=self.plan.job.name,
             status=status,
-            output=self._collected(max(report.completed, default=0)),
+            output=self.collected.result(max(report.completed, default=0)),
             checkpoints=report.stats,
             checkpoint_details=report.details,
             checkpoint_types=report.types,

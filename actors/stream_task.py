@@ -14,6 +14,7 @@ state of its own.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from functools import partial
 from typing import Any, assert_never
 
@@ -275,29 +276,9 @@ class StreamTask(pykka.ThreadingActor):
                         except Exception as error:
                             self.log.warning("sink_close_failed", sink=sink, error=repr(error))
             case PrecommitCollected(name=name, txn=txn, buffers=buffers):
-                self.job_master.tell(
-                    SinkResults(
-                        sink=name,
-                        task=self.spec.task,
-                        records=[],
-                        attempt=self.spec.attempt,
-                        txn=txn,
-                        buffers=buffers,
-                        precommit=True,
-                    )
-                )
+                self._collected(name, txn, buffers, precommit=True)
             case PublishCollected(name=name, txn=txn, buffers=buffers, writer=writer):
-                self.job_master.tell(
-                    SinkResults(
-                        sink=name,
-                        task=self.spec.task,
-                        records=[],
-                        attempt=self.spec.attempt,
-                        txn=txn,
-                        buffers=buffers,
-                        writer=writer,
-                    )
-                )
+                self._collected(name, txn, buffers, writer=writer)
             case CheckpointTakenOnTask(checkpoint_id=cid) as taken:
                 fault = self.runtime.faults.fails_checkpoint(str(self.spec.task), cid)
                 if fault is not None:  # the synchronous part fails: the task fails
@@ -352,6 +333,29 @@ class StreamTask(pykka.ThreadingActor):
             case _:
                 assert_never(effect)
         return True
+
+    def _collected(
+        self,
+        name: str,
+        txn: int | str | None,
+        buffers: tuple[Sequence[Any], ...],
+        *,
+        precommit: bool = False,
+        writer: str | None = None,
+    ) -> None:
+        """A collect sink's transaction (pre-committed or committed) to the JobMaster."""
+        self.job_master.tell(
+            SinkResults(
+                sink=name,
+                task=self.spec.task,
+                records=[],
+                attempt=self.spec.attempt,
+                txn=txn,
+                buffers=buffers,
+                precommit=precommit,
+                writer=writer,
+            )
+        )
 
     def _connector_call(self, sink: str, call: Any, connector: Connector | None = None) -> None:
         """User code (a sink's connector): an exception fails the task, naming the sink."""
