@@ -42,7 +42,7 @@ from runtime.operators import (
     OperatorContext,
     SourceReader,
 )
-from runtime.partition import KeySelector, Partitioner
+from runtime.partition import HashingKeySelector, KeyHash, KeySelector, Partitioner
 
 if TYPE_CHECKING:
     from runtime.job import JobResult
@@ -279,10 +279,13 @@ class DataStream:
     def flat_map(self, fn: Callable[[Any], Iterable[Any]], *, name: str = "FlatMap") -> DataStream:
         return self._then(FlatMapDescriptor(fn=_callable(fn, "flat_map")), name)
 
-    def key_by(self, key_selector: KeySelector) -> KeyedStream:
-        return KeyedStream(
-            self.env, self.nodes, Partitioner.HASH, _callable(key_selector, "key_by"), True
-        )
+    def key_by(self, key_selector: KeySelector, *, key_hash: KeyHash | None = None) -> KeyedStream:
+        """Partition by key. ``key_hash`` (key -> 32-bit int) replaces ckptsim's hash of a key
+        (Java's ``hashCode`` for str and int) for routing and key groups alike."""
+        selector: KeySelector = _callable(key_selector, "key_by")
+        if key_hash is not None:
+            selector = HashingKeySelector(selector, _callable(key_hash, "key_by key_hash"))
+        return KeyedStream(self.env, self.nodes, Partitioner.HASH, selector, True)
 
     def rebalance(self) -> DataStream:
         return DataStream(self.env, self.nodes, Partitioner.REBALANCE, None, True)

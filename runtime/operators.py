@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from runtime.partition import key_hash_of, plain_selector
 from runtime.state import KeyedStateBackend, ListState, ValueState
 
 UserFn = Callable[..., Any]
@@ -131,11 +132,11 @@ class KeyedOperator(Operator):
     def open(self, ctx: OperatorContext) -> None:
         """Fresh state for this subtask; ``restore_state`` (after ``open``) fills it."""
         super().open(ctx)
-        self.backend = KeyedStateBackend(ctx.max_parallelism)
+        self.backend = KeyedStateBackend(ctx.max_parallelism, key_hash_of(self.key_selector))
 
     def keys_of(self, records: Sequence[Any]) -> list[Any]:
         """The key of every record (the ``key_by`` selector, user code)."""
-        key_of = self.key_selector
+        key_of = plain_selector(self.key_selector)
         return [key_of(r) for r in records]
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:

@@ -17,6 +17,34 @@ from typing import Any
 from runtime.state import DEFAULT_MAX_PARALLELISM, hash_code, murmur_hash
 
 KeySelector = Callable[[Any], Any]
+#: a key's 32-bit hash code (Java's ``hashCode`` of the key as Flink sees it)
+KeyHash = Callable[[Any], int]
+
+
+class HashingKeySelector:
+    """A key selector whose keys hash with their own function instead of ckptsim's
+    ``hash_code`` (PyFlink hashes a key as the Java object it becomes: a pickled byte array in
+    a ``Row`` unless ``key_type`` is given). The partitioner routes by it and the keyed state
+    backend groups by it, so a key's key group is the same on both sides of a ``key_by``."""
+
+    __slots__ = ("fn", "key_hash")
+
+    def __init__(self, fn: KeySelector, key_hash: KeyHash) -> None:
+        self.fn = fn
+        self.key_hash = key_hash
+
+    def __call__(self, record: Any) -> Any:
+        return self.fn(record)
+
+
+def key_hash_of(selector: KeySelector | None) -> KeyHash:
+    """The hash function keys of ``selector`` are grouped by."""
+    return selector.key_hash if isinstance(selector, HashingKeySelector) else hash_code
+
+
+def plain_selector(selector: KeySelector) -> KeySelector:
+    """The user's function itself (one call less per record on the routing path)."""
+    return selector.fn if isinstance(selector, HashingKeySelector) else selector
 
 
 class Partitioner(enum.Enum):
@@ -61,7 +89,8 @@ class ChannelSelector:
             raise ValueError("forward partitioning connects exactly one channel")
         self.partitioner = partitioner
         self.num_channels = num_channels
-        self.key_selector = key_selector
+        self.key_selector = plain_selector(key_selector) if key_selector is not None else None
+        self._key_hash = key_hash_of(key_selector)
         self.max_parallelism = max_parallelism
         self._next = start % num_channels if num_channels else 0
         self._channel_of_key: dict[Any, int] = {}
@@ -110,5 +139,5 @@ class ChannelSelector:
         return [(c, p, keys[c]) for c, p in enumerate(parts) if p]
 
     def channel_for_key(self, key: Any) -> int:
-        key_group = murmur_hash(hash_code(key)) % self.max_parallelism
+        key_group = murmur_hash(self._key_hash(key)) % self.max_parallelism
         return key_group * self.num_channels // self.max_parallelism

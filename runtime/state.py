@@ -10,7 +10,7 @@ processes (Python's ``hash()`` of a string is not).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from runtime import serde
@@ -72,8 +72,12 @@ def hash_code(key: Any) -> int:
     return code
 
 
-def key_group_for(key: Any, max_parallelism: int = DEFAULT_MAX_PARALLELISM) -> int:
-    return murmur_hash(hash_code(key)) % max_parallelism
+def key_group_for(
+    key: Any,
+    max_parallelism: int = DEFAULT_MAX_PARALLELISM,
+    key_hash: Callable[[Any], int] = hash_code,
+) -> int:
+    return murmur_hash(key_hash(key)) % max_parallelism
 
 
 def operator_index_for_key_group(key_group: int, parallelism: int, max_parallelism: int) -> int:
@@ -147,8 +151,14 @@ class ListState:
 class KeyedStateBackend:
     """All keyed state of one operator in one subtask: state name -> key -> value."""
 
-    def __init__(self, max_parallelism: int = DEFAULT_MAX_PARALLELISM) -> None:
+    def __init__(
+        self,
+        max_parallelism: int = DEFAULT_MAX_PARALLELISM,
+        key_hash: Callable[[Any], int] = hash_code,
+    ) -> None:
         self.max_parallelism = max_parallelism
+        #: how keys hash into key groups (the partitioner upstream routes by the same)
+        self.key_hash = key_hash
         self.current_key: Any = None
         self._tables: dict[str, dict[Any, Any]] = {}
         self._kinds: dict[str, str] = {}
@@ -189,7 +199,7 @@ class KeyedStateBackend:
                 if known is not None and known[0] is key:
                     group = known[1]
                 else:
-                    group = key_group_for(key, self.max_parallelism)
+                    group = key_group_for(key, self.max_parallelism, self.key_hash)
                     if len(groups_of) < _GROUP_CACHE_LIMIT:
                         groups_of[key] = (key, group)
                 columns = groups.get(group)

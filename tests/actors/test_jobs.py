@@ -18,6 +18,7 @@ from actors import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironm
 from runtime.graph import GraphError
 from runtime.job import JobResult
 from runtime.reasons import CheckpointFailureReason
+from runtime.state import key_group_for
 from runtime.status import JobStatus
 from runtime.storage import load_checkpoint
 from tests.conftest import protocol_events
@@ -455,3 +456,26 @@ def test_a_finished_jobs_records_go_with_its_result_without_waiting_for_a_full_g
         assert watch() is None, "the records outlive their result (a reference cycle)"
     finally:
         gc.enable()
+
+
+class _Where(KeyedProcessFunction):
+    def open(self, ctx: RuntimeContext) -> None:
+        self.subtask = ctx.subtask_index
+
+    def process_element(self, value: int, ctx: RuntimeContext) -> list[tuple[int, int]]:
+        return [(value, self.subtask)]
+
+
+def test_key_by_with_a_key_hash_routes_every_key_where_that_hash_says() -> None:
+    def odd_even(key: int) -> int:  # every even key one hash, every odd key another
+        return key % 2
+
+    env = StreamExecutionEnvironment(parallelism=4)
+    env.from_collection(range(200)).key_by(lambda x: x, key_hash=odd_even).process(
+        _Where()
+    ).collect()
+    result = env.execute("key hash", timeout=60)
+    where = dict(result.collected())
+    for parity in (0, 1):
+        subtask = key_group_for(parity, 128, odd_even) * 4 // 128
+        assert {where[k] for k in range(parity, 200, 2)} == {subtask}

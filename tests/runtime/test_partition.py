@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.partition import ChannelSelector, Partitioner, estimate_size
-from runtime.state import key_group_for, operator_index_for_key_group
+from runtime.partition import ChannelSelector, HashingKeySelector, Partitioner, estimate_size
+from runtime.state import (
+    KeyedStateBackend,
+    key_group_for,
+    murmur_hash,
+    operator_index_for_key_group,
+)
 
 
 def test_forward_keeps_everything_on_its_one_channel() -> None:
@@ -67,3 +72,28 @@ def test_estimate_size_samples_records_and_trusts_an_arrow_batch() -> None:
         nbytes = 4096
 
     assert estimate_size(Batch([1, 2])) == 4096
+
+
+def test_a_key_hash_of_the_stream_routes_and_groups_keys_alike() -> None:
+    """``key_by(..., key_hash=...)``: the partitioner and the keyed state backend both use the
+    stream's own hash, so a key's state sits in the key group of the subtask it was routed to."""
+
+    def java_like(key: object) -> int:
+        return 7 if key == "a" else 1_000_003
+
+    selector = HashingKeySelector(lambda r: r[0], java_like)
+    routed = ChannelSelector(Partitioner.HASH, 4, key_selector=selector, max_parallelism=128)
+    default = ChannelSelector(Partitioner.HASH, 4, key_selector=lambda r: r[0], max_parallelism=128)
+    for key, code in (("a", 7), ("b", 1_000_003)):
+        group = murmur_hash(code) % 128
+        assert routed.channel_for_key(key) == operator_index_for_key_group(group, 4, 128)
+        assert key_group_for(key, 128, java_like) == group
+    # the default hash spreads these keys; the stream's hash puts every key but "a" together
+    keys = [f"k{n}" for n in range(20)]
+    assert len({routed.channel_for_key(k) for k in keys}) == 1
+    assert len({default.channel_for_key(k) for k in keys}) > 1
+    backend = KeyedStateBackend(128, java_like)
+    backend.current_key = "b"
+    backend.value_state("v").update(1)
+    groups = backend.snapshot()["states"]["v"]["key_groups"]
+    assert list(groups) == [str(murmur_hash(1_000_003) % 128)]
