@@ -1,0 +1,333 @@
+"""User functions, as Flink's DataStream API names them (PyFlink's spelling).
+
+Every operator of the DataStream API takes either a plain callable or one of these function
+objects. A function object is copied for each subtask (it may keep fields of its own), gets
+``open(runtime_context)`` before its first record and ``close()`` at the end, as Flink's rich
+functions do. Functions that emit several records (``flat_map``, ``process_element``,
+``on_timer``, window functions) return or ``yield`` them; returning ``None`` emits nothing
+where Flink's signature has a collector (process functions, ``on_timer``), and is an error for
+``flat_map``.
+
+The contexts handed to the functions (``RuntimeContext``, a process function's ``Context``, a
+window's ``Context``) are implemented by the operators (``runtime.operators``); the classes
+here say what they offer.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runtime.state import (
+        AggregatingState,
+        AggregatingStateDescriptor,
+        ListState,
+        ListStateDescriptor,
+        MapState,
+        MapStateDescriptor,
+        ReducingState,
+        ReducingStateDescriptor,
+        ValueState,
+        ValueStateDescriptor,
+    )
+
+
+class TimeDomain(enum.Enum):
+    """Which clock fired a timer (Flink's ``TimeDomain``)."""
+
+    EVENT_TIME = 0
+    PROCESSING_TIME = 1
+
+
+class TimerService:
+    """Flink's ``TimerService``: the clocks, and timers of the current key (keyed operators
+    only; a non-keyed operator's timer service refuses to register timers, as Flink's)."""
+
+    def current_processing_time(self) -> int:
+        raise NotImplementedError
+
+    def current_watermark(self) -> int:
+        raise NotImplementedError
+
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        raise NotImplementedError
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        raise NotImplementedError
+
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        raise NotImplementedError
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        raise NotImplementedError
+
+
+class KeyedStateStore:
+    """Where keyed state comes from: by descriptor, or (ckptsim's shorthand) by name."""
+
+    def get_state(self, state_descriptor: ValueStateDescriptor | str) -> ValueState:
+        raise NotImplementedError
+
+    def get_list_state(self, state_descriptor: ListStateDescriptor | str) -> ListState:
+        raise NotImplementedError
+
+    def get_map_state(self, state_descriptor: MapStateDescriptor | str) -> MapState:
+        raise NotImplementedError
+
+    def get_reducing_state(self, state_descriptor: ReducingStateDescriptor) -> ReducingState:
+        raise NotImplementedError
+
+    def get_aggregating_state(
+        self, state_descriptor: AggregatingStateDescriptor
+    ) -> AggregatingState:
+        raise NotImplementedError
+
+
+class RuntimeContext(KeyedStateStore):
+    """What ``open`` is given: where the function runs, and its keyed state (keyed operators)."""
+
+    def get_task_name(self) -> str:
+        raise NotImplementedError
+
+    def get_number_of_parallel_subtasks(self) -> int:
+        raise NotImplementedError
+
+    def get_max_number_of_parallel_subtasks(self) -> int:
+        raise NotImplementedError
+
+    def get_index_of_this_subtask(self) -> int:
+        raise NotImplementedError
+
+    def get_attempt_number(self) -> int:
+        raise NotImplementedError
+
+    def get_task_name_with_subtasks(self) -> str:
+        raise NotImplementedError
+
+    def get_job_parameter(self, key: str, default_value: str) -> str:
+        raise NotImplementedError
+
+
+class Function:
+    """Base of the function objects: ``open`` before the first record, ``close`` at the end."""
+
+    def open(self, runtime_context: RuntimeContext) -> None:  # noqa: B027 - optional hook
+        pass
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        pass
+
+
+class MapFunction(Function):
+    def map(self, value: Any) -> Any:
+        raise NotImplementedError
+
+
+class FlatMapFunction(Function):
+    def flat_map(self, value: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class FilterFunction(Function):
+    def filter(self, value: Any) -> bool:
+        raise NotImplementedError
+
+
+class ReduceFunction(Function):
+    def reduce(self, value1: Any, value2: Any) -> Any:
+        raise NotImplementedError
+
+
+class KeySelector(Function):
+    def get_key(self, value: Any) -> Any:
+        raise NotImplementedError
+
+
+class AggregateFunction(Function):
+    """Flink's ``AggregateFunction``: an accumulator per key (and window)."""
+
+    def create_accumulator(self) -> Any:
+        raise NotImplementedError
+
+    def add(self, value: Any, accumulator: Any) -> Any:
+        raise NotImplementedError
+
+    def get_result(self, accumulator: Any) -> Any:
+        raise NotImplementedError
+
+    def merge(self, acc_a: Any, acc_b: Any) -> Any:
+        raise NotImplementedError
+
+
+class CoMapFunction(Function):
+    def map1(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def map2(self, value: Any) -> Any:
+        raise NotImplementedError
+
+
+class CoFlatMapFunction(Function):
+    def flat_map1(self, value: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def flat_map2(self, value: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class ProcessFunction(Function):
+    """A function over every record of a (non-keyed) stream."""
+
+    class Context:
+        def timer_service(self) -> TimerService:
+            raise NotImplementedError
+
+        def timestamp(self) -> int | None:
+            """The record's timestamp, None when it has none."""
+            raise NotImplementedError
+
+    def process_element(self, value: Any, ctx: ProcessFunction.Context) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+
+class KeyedProcessFunction(Function):
+    """Flink's ``KeyedProcessFunction``: ``process_element`` per record with the record's key
+    current, ``on_timer`` when a timer of the key fires.
+
+    State comes from the runtime context given to ``open``:
+    ``self.total = runtime_context.get_state(ValueStateDescriptor("total", ...))`` (or
+    ckptsim's shorthand ``get_state("total")``), then ``self.total.value()`` /
+    ``self.total.update(v)`` for the current key.
+    """
+
+    class Context:
+        def get_current_key(self) -> Any:
+            raise NotImplementedError
+
+        def timer_service(self) -> TimerService:
+            raise NotImplementedError
+
+        def timestamp(self) -> int | None:
+            raise NotImplementedError
+
+    class OnTimerContext(Context):
+        def time_domain(self) -> TimeDomain:
+            raise NotImplementedError
+
+    def process_element(
+        self, value: Any, ctx: KeyedProcessFunction.Context
+    ) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+    def on_timer(
+        self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext
+    ) -> Iterable[Any] | None:
+        """A timer of the current key fired (default: nothing)."""
+        return None
+
+
+class CoProcessFunction(Function):
+    class Context:
+        def timer_service(self) -> TimerService:
+            raise NotImplementedError
+
+        def timestamp(self) -> int | None:
+            raise NotImplementedError
+
+    def process_element1(self, value: Any, ctx: CoProcessFunction.Context) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+    def process_element2(self, value: Any, ctx: CoProcessFunction.Context) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+
+class KeyedCoProcessFunction(Function):
+    class Context:
+        def get_current_key(self) -> Any:
+            raise NotImplementedError
+
+        def timer_service(self) -> TimerService:
+            raise NotImplementedError
+
+        def timestamp(self) -> int | None:
+            raise NotImplementedError
+
+    class OnTimerContext(Context):
+        def time_domain(self) -> TimeDomain:
+            raise NotImplementedError
+
+    def process_element1(
+        self, value: Any, ctx: KeyedCoProcessFunction.Context
+    ) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+    def process_element2(
+        self, value: Any, ctx: KeyedCoProcessFunction.Context
+    ) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+    def on_timer(
+        self, timestamp: int, ctx: KeyedCoProcessFunction.OnTimerContext
+    ) -> Iterable[Any] | None:
+        return None
+
+
+class WindowFunction(Function):
+    """Called once per key and window that fires, with the window's records (or, after a
+    ``reduce``/``aggregate``, its one aggregate)."""
+
+    def apply(self, key: Any, window: Any, inputs: Iterable[Any]) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+
+class AllWindowFunction(Function):
+    def apply(self, window: Any, inputs: Iterable[Any]) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+
+class ProcessWindowFunction(Function):
+    class Context:
+        def window(self) -> Any:
+            raise NotImplementedError
+
+        def current_processing_time(self) -> int:
+            raise NotImplementedError
+
+        def current_watermark(self) -> int:
+            raise NotImplementedError
+
+        def window_state(self) -> KeyedStateStore:
+            raise NotImplementedError
+
+        def global_state(self) -> KeyedStateStore:
+            raise NotImplementedError
+
+    def process(
+        self, key: Any, context: ProcessWindowFunction.Context, elements: Iterable[Any]
+    ) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+    def clear(self, context: ProcessWindowFunction.Context) -> None:  # noqa: B027
+        """The window is purged (default: nothing)."""
+
+
+class ProcessAllWindowFunction(Function):
+    class Context:
+        def window(self) -> Any:
+            raise NotImplementedError
+
+        def window_state(self) -> KeyedStateStore:
+            raise NotImplementedError
+
+        def global_state(self) -> KeyedStateStore:
+            raise NotImplementedError
+
+    def process(
+        self, context: ProcessAllWindowFunction.Context, elements: Iterable[Any]
+    ) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+    def clear(self, context: ProcessAllWindowFunction.Context) -> None:  # noqa: B027
+        pass
