@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from runtime.checkpoint import SavepointRequest
 from runtime.config import CheckpointConfig, CheckpointingMode, Configuration
 from runtime.descriptors import (
+    CoProcessDescriptor,
     FilterDescriptor,
     FlatMapDescriptor,
     MapBatchDescriptor,
@@ -36,7 +37,7 @@ from runtime.descriptors import (
     SourceDescriptor,
     TimestampsDescriptor,
 )
-from runtime.functions import KeyedProcessFunction, ProcessFunction
+from runtime.functions import KeyedCoProcessFunction, KeyedProcessFunction, ProcessFunction
 from runtime.graph import GraphError, JobGraph, StreamGraph, StreamNode, build_job_graph
 from runtime.operators import (
     CollectionReader,
@@ -323,6 +324,14 @@ class DataStream:
     def forward(self) -> DataStream:
         return DataStream(self.env, self.nodes, Partitioner.FORWARD, None, True)
 
+    def connect(self, other: DataStream) -> ConnectedStreams:
+        """Two streams into one two-input operator (``map``/``flat_map`` with a co-function,
+        ``process`` with a ``CoProcessFunction``; keyed when both streams are keyed, or after
+        ``ConnectedStreams.key_by``)."""
+        if not isinstance(other, DataStream) or other.env is not self.env:
+            raise GraphError("connect() needs a stream of the same environment")
+        return ConnectedStreams(self, other)
+
     def union(self, *others: DataStream) -> DataStream:
         nodes = list(self.nodes)
         for other in others:
@@ -435,6 +444,83 @@ class KeyedStream(DataStream):
             return (*a[:position], a[position] + b[position], *a[position + 1 :])
 
         return self.reduce(add, name=name)
+
+
+class ConnectedStreams:
+    """Two streams feeding one two-input operator (Flink's ``ConnectedStreams``)."""
+
+    def __init__(self, first: DataStream, second: DataStream) -> None:
+        self.first = first
+        self.second = second
+
+    @property
+    def is_keyed(self) -> bool:
+        return isinstance(self.first, KeyedStream) and isinstance(self.second, KeyedStream)
+
+    def key_by(
+        self,
+        key_selector1: KeySelector,
+        key_selector2: KeySelector,
+        *,
+        key_hash: KeyHash | None = None,
+    ) -> ConnectedStreams:
+        """Key both inputs (the two keys must be of one kind: they share keyed state)."""
+        return ConnectedStreams(
+            self.first.key_by(key_selector1, key_hash=key_hash),
+            self.second.key_by(key_selector2, key_hash=key_hash),
+        )
+
+    def _then(self, function: Any, name: str) -> DataStream:
+        env = self.first.env
+        selectors: tuple[Any, Any] | None = None
+        if self.is_keyed:
+            selectors = (self.first._key_selector, self.second._key_selector)
+        elif isinstance(self.first, KeyedStream) or isinstance(self.second, KeyedStream):
+            raise GraphError(
+                "connect() of a keyed and a non-keyed stream: key both (key_by on each, or "
+                "ConnectedStreams.key_by) or neither"
+            )
+        node = env.graph.add_node(
+            CoProcessDescriptor(function=function, key_selectors=selectors), name, parallelism=None
+        )
+        for index, stream in enumerate((self.first, self.second)):
+            for upstream in stream.nodes:
+                env.graph.add_edge(
+                    upstream.node_id,
+                    node.node_id,
+                    stream._partitioner,
+                    stream._key_selector,
+                    explicit=stream._explicit,
+                    input_index=index,
+                )
+        return DataStream(env, [node])
+
+    def map(self, func: Any, *, name: str = "Co-Map") -> DataStream:
+        """A ``CoMapFunction`` (``map1``/``map2``), or a pair of functions."""
+        _co_function(func, ("map1", "map2"), "map")
+        return self._then(func, name)
+
+    def flat_map(self, func: Any, *, name: str = "Co-Flat Map") -> DataStream:
+        """A ``CoFlatMapFunction`` (``flat_map1``/``flat_map2``)."""
+        _co_function(func, ("flat_map1", "flat_map2"), "flat_map")
+        return self._then(func, name)
+
+    def process(self, func: Any, *, name: str = "Co-Process") -> DataStream:
+        """A ``CoProcessFunction`` or (keyed) ``KeyedCoProcessFunction``."""
+        _co_function(func, ("process_element1", "process_element2"), "process")
+        if isinstance(func, KeyedCoProcessFunction) and not self.is_keyed:
+            raise GraphError("a KeyedCoProcessFunction needs keyed inputs: key_by both streams")
+        return self._then(func, name)
+
+
+def _co_function(func: Any, methods: tuple[str, str], what: str) -> None:
+    if isinstance(func, tuple) and what == "map" and len(func) == 2 and all(map(callable, func)):
+        return
+    if not all(callable(getattr(func, m, None)) for m in methods):
+        raise GraphError(
+            f"ConnectedStreams.{what}() needs a function object with {methods[0]}() and "
+            f"{methods[1]}(), got {type(func).__name__}"
+        )
 
 
 class DataStreamSink:

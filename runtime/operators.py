@@ -528,7 +528,41 @@ class _FunctionAdapter(KeyedProcessFunction):
         return result
 
 
-class ProcessOperator(KeyedOperator):
+class _FiresTimers:
+    """Keyed timers call the function's ``on_timer`` with the timer's key current: output of an
+    event-time timer has the timer's timestamp, of a processing-time timer none."""
+
+    context: _ProcessContext | None
+    function: Any
+
+    def _fire(
+        self,
+        timer: Timer,
+        domain: TimeDomain,
+        ts: int | None,
+        out: list[Any],
+        out_ts: list[int | None],
+    ) -> None:
+        ctx = self.context
+        assert ctx is not None
+        ctx.domain = domain
+        ctx.current_timestamp = timer.timestamp
+        produced = self.function.on_timer(timer.timestamp, ctx)
+        if produced is not None:
+            before = len(out)
+            out.extend(produced)
+            out_ts.extend([ts] * (len(out) - before))
+        ctx.current_timestamp = None
+        ctx.domain = TimeDomain.EVENT_TIME
+
+    def on_event_time(self, timer: Timer, out: list[Any], out_ts: list[int | None]) -> None:
+        self._fire(timer, TimeDomain.EVENT_TIME, timer.timestamp, out, out_ts)
+
+    def on_processing_timer(self, timer: Timer, out: list[Any], out_ts: list[int | None]) -> None:
+        self._fire(timer, TimeDomain.PROCESSING_TIME, None, out, out_ts)
+
+
+class ProcessOperator(_FiresTimers, KeyedOperator):
     """Flink's ``KeyedProcessOperator``: ``process_element`` per record with its key current,
     ``on_timer`` for the key's timers. Output of an element has the element's timestamp, of
     an event-time timer the timer's, of a processing-time timer none."""
@@ -594,32 +628,6 @@ class ProcessOperator(KeyedOperator):
                 out_ts.extend([ts] * (len(out) - before))
         ctx.current_timestamp = None
         return out, out_ts
-
-    def _fire(
-        self,
-        timer: Timer,
-        domain: TimeDomain,
-        ts: int | None,
-        out: list[Any],
-        out_ts: list[int | None],
-    ) -> None:
-        ctx = self.context
-        assert ctx is not None
-        ctx.domain = domain
-        ctx.current_timestamp = timer.timestamp
-        produced = self.function.on_timer(timer.timestamp, ctx)
-        if produced is not None:
-            before = len(out)
-            out.extend(produced)
-            out_ts.extend([ts] * (len(out) - before))
-        ctx.current_timestamp = None
-        ctx.domain = TimeDomain.EVENT_TIME
-
-    def on_event_time(self, timer: Timer, out: list[Any], out_ts: list[int | None]) -> None:
-        self._fire(timer, TimeDomain.EVENT_TIME, timer.timestamp, out, out_ts)
-
-    def on_processing_timer(self, timer: Timer, out: list[Any], out_ts: list[int | None]) -> None:
-        self._fire(timer, TimeDomain.PROCESSING_TIME, None, out, out_ts)
 
 
 class NonKeyedProcessOperator(Operator):
@@ -740,6 +748,171 @@ class TimestampsAndWatermarksOperator(Operator):
     def end_input(self) -> Sequence[Any]:
         self._next_emit = None
         return ()
+
+
+class _CoAdapter:
+    """A co-function as the two ``process_element`` methods of a co-process function: a
+    ``CoMapFunction``/``CoFlatMapFunction`` object or a pair of plain functions."""
+
+    def __init__(self, function: Any, kind: str) -> None:
+        self.function = function
+        self.kind = kind
+
+    def open(self, runtime_context: Any) -> None:
+        if isinstance(self.function, Function):
+            self.function.open(runtime_context)
+
+    def close(self) -> None:
+        if isinstance(self.function, Function):
+            self.function.close()
+
+    def _call(self, index: int, value: Any) -> Iterable[Any] | None:
+        fn = self.function
+        method = fn[index - 1] if isinstance(fn, tuple) else getattr(fn, f"{self.kind}{index}")
+        if self.kind == "map":
+            return [method(value)]
+        produced: Iterable[Any] | None = method(value)
+        if produced is None:
+            raise TypeError(
+                f"flat_map{index} returned None for the record {value!r}; return an iterable "
+                "of the records to emit (an empty list emits none)"
+            )
+        return produced
+
+    def process_element1(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        return self._call(1, value)
+
+    def process_element2(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        return self._call(2, value)
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any] | None:
+        return None
+
+
+def co_function(function: Any) -> Any:
+    """The co-process function the two-input operators call: a co-process function as it
+    is, a co-map or co-flat-map function adapted (a ``(fn1, fn2)`` pair: a co-map)."""
+    if isinstance(function, tuple):
+        return _CoAdapter(function, "map")
+    if callable(getattr(function, "process_element1", None)):
+        return function
+    if callable(getattr(function, "flat_map1", None)):
+        return _CoAdapter(function, "flat_map")
+    return _CoAdapter(function, "map")
+
+
+class TwoInputOperator(Operator):
+    """The head of a task with two logical inputs (``connect``): records of input 1 and 2 go
+    to ``process_element1``/``2``; its watermark is the minimum of the two inputs'
+    (Flink's ``AbstractStreamOperator.processWatermark1/2``)."""
+
+    assigns_timestamps = True
+
+    def __init__(self, uid: str, name: str, function: Any) -> None:
+        super().__init__(uid, name)
+        self.user_function = function
+        self.function: Any = None
+        self.context: _ProcessContext | None = None
+        self.input_watermarks = [MIN_WATERMARK, MIN_WATERMARK]
+
+    def _backend(self) -> KeyedStateBackend | None:
+        return None
+
+    def open(self, ctx: OperatorContext) -> None:
+        super().open(ctx)
+        self.function = co_function(copy.deepcopy(self.user_function))
+        keyed = self if isinstance(self, KeyedCoProcessOperator) else None
+        self.context = _ProcessContext(ctx, self._backend(), _TimerServiceView(self, keyed))
+        self.function.open(self.context)
+
+    def close_function(self) -> None:
+        if self.function is not None:
+            self.function.close()
+
+    def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
+        return self.process_input(0, records, None)[0]
+
+    def process_timestamped(
+        self, records: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        return self.process_input(0, records, timestamps)
+
+    def keys_of(self, index: int, records: Sequence[Any]) -> list[Any] | None:
+        return None
+
+    def process_input(
+        self, index: int, records: Sequence[Any], timestamps: Sequence[int | None] | None
+    ) -> tuple[list[Any], list[int | None]]:
+        ctx = self.context
+        assert ctx is not None and self.ctx is not None, "open() first"
+        process = self.function.process_element1 if index == 0 else self.function.process_element2
+        keys = self.keys_of(index, records)
+        backend = self._backend()
+        if backend is not None:
+            backend.now = self.ctx.time.processing
+        stamps: Sequence[int | None] = (
+            timestamps if timestamps is not None else [None] * len(records)
+        )
+        out: list[Any] = []
+        out_ts: list[int | None] = []
+        for position, (record, ts) in enumerate(zip(records, stamps, strict=True)):
+            if backend is not None and keys is not None:
+                backend.current_key = keys[position]
+            ctx.current_timestamp = ts
+            produced = process(record, ctx)
+            if produced is not None:
+                before = len(out)
+                out.extend(produced)
+                out_ts.extend([ts] * (len(out) - before))
+        ctx.current_timestamp = None
+        return out, out_ts
+
+    def input_watermark(self, index: int, watermark: int) -> int | None:
+        """Input ``index``'s watermark advanced: the operator's, if that advanced too."""
+        self.input_watermarks[index] = watermark
+        combined = min(self.input_watermarks)
+        return combined if combined > self.current_watermark else None
+
+
+class CoProcessOperator(TwoInputOperator):
+    """``connect`` of two streams (no keys): co-map, co-flat-map or ``CoProcessFunction``."""
+
+
+class KeyedCoProcessOperator(_FiresTimers, TwoInputOperator, KeyedOperator):
+    """``connect`` of two keyed streams: keyed state and timers shared by both inputs (the
+    keys of both sides are one key space), ``on_timer`` as a keyed process function's."""
+
+    def __init__(
+        self, uid: str, name: str, key_selectors: tuple[UserFn, UserFn], function: Any
+    ) -> None:
+        KeyedOperator.__init__(self, uid, name, key_selectors[0])
+        self.user_function = function
+        self.function = None
+        self.context = None
+        self.input_watermarks = [MIN_WATERMARK, MIN_WATERMARK]
+        self.key_selectors = key_selectors
+
+    def _backend(self) -> KeyedStateBackend | None:
+        return self.backend
+
+    def open(self, ctx: OperatorContext) -> None:
+        KeyedOperator.open(self, ctx)
+        TwoInputOperator.open(self, ctx)
+
+    def keys_of(self, index: int, records: Sequence[Any]) -> list[Any] | None:  # type: ignore[override]
+        key_of = plain_selector(self.key_selectors[index])
+        return [key_of(r) for r in records]
+
+    def process_keyed_batch(self, records: Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
+        return self.process_input(0, records, None)[0]
+
+    def process_keyed_timestamped(
+        self, records: Sequence[Any], keys: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        return self.process_input(0, records, timestamps)
+
+    def close_function(self) -> None:
+        TwoInputOperator.close_function(self)
 
 
 class SourceReader(Protocol):

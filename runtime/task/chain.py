@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, assert_never
 
 from runtime.descriptors import (
+    CoProcessDescriptor,
     FilterDescriptor,
     FlatMapDescriptor,
     MapBatchDescriptor,
@@ -32,8 +33,10 @@ from runtime.failure import UserCodeError
 from runtime.functions import KeyedProcessFunction
 from runtime.graph import StreamNode
 from runtime.operators import (
+    CoProcessOperator,
     FilterOperator,
     FlatMapOperator,
+    KeyedCoProcessOperator,
     KeyedOperator,
     MapBatchOperator,
     MapOperator,
@@ -44,6 +47,7 @@ from runtime.operators import (
     ReduceOperator,
     SourceOperator,
     TimestampsAndWatermarksOperator,
+    TwoInputOperator,
 )
 from runtime.task.sinks import SinkOperator
 
@@ -75,6 +79,10 @@ def make_operator(node: StreamNode, *, checkpointing: bool, task: str = "") -> O
             return NonKeyedProcessOperator(node.uid, node.name, function)
         case TimestampsDescriptor(strategy=strategy):
             return TimestampsAndWatermarksOperator(node.uid, node.name, strategy)
+        case CoProcessDescriptor(function=function, key_selectors=selectors):
+            if selectors is None:
+                return CoProcessOperator(node.uid, node.name, function)
+            return KeyedCoProcessOperator(node.uid, node.name, selectors, function)
         case SinkDescriptor():
             return SinkOperator(
                 node.uid, node.name, node.operator, checkpointing=checkpointing, writer=task
@@ -97,6 +105,8 @@ class OperatorChain:
         self.sinks = [op for op in self.operators if isinstance(op, SinkOperator)]
         head = self.operators[0]
         self.source = head if isinstance(head, SourceOperator) else None
+        #: a two-input head (``connect``): records and watermarks say which input they are of
+        self.two_input = head if isinstance(head, TwoInputOperator) else None
         #: declared operator cost not yet spent, ms
         self.cost_ms = 0.0
 
@@ -146,13 +156,23 @@ class OperatorChain:
         keys: Sequence[Any] | None = None,
         start: int = 0,
         timestamps: Sequence[int | None] | None = None,
+        input_index: int = 0,
     ) -> tuple[Sequence[Any], Sequence[int | None] | None]:
         """Run ``records`` (with their keys, when shipped by a ``key_by`` edge, and their event
         timestamps, if any) through the operators from ``start``; returns what the last one
-        emits, with its timestamps (None: the records have none)."""
+        emits, with its timestamps (None: the records have none). A two-input head takes them
+        as its input ``input_index``."""
         operators, costs, keyed = self.operators, self._costs, self._keyed
         index = start
         try:
+            head = self.two_input
+            if start == 0 and head is not None:
+                cost = costs[0]
+                if cost is not None:
+                    self.cost_ms += cost[0] + cost[1] * len(records)
+                records, timestamps = head.process_input(input_index, records, timestamps)
+                keys = None
+                start = 1
             for index in range(start, len(operators)):
                 if not len(records):
                     return records, timestamps
@@ -187,11 +207,20 @@ class OperatorChain:
 
     # --- time ---------------------------------------------------------------------------------
 
-    def advance_watermark(self, watermark: int, start: int = 0) -> list[ChainOutput]:
+    def advance_watermark(
+        self, watermark: int, start: int = 0, input_index: int = 0
+    ) -> list[ChainOutput]:
         """The chain's input watermark advanced (or operator ``start - 1`` emitted one): each
         operator in turn fires what it is due and hands the watermark on (or keeps it).
-        Returns what leaves the chain, in order: records and the watermark, if it got through."""
+        Returns what leaves the chain, in order: records and the watermark, if it got through.
+        A two-input head's watermark is the minimum of its inputs'."""
         out: list[ChainOutput] = []
+        head = self.two_input
+        if start == 0 and head is not None:
+            combined = head.input_watermark(input_index, watermark)
+            if combined is None:
+                return out
+            watermark = combined
         current: int | None = watermark
         for index in range(start, len(self.operators)):
             assert current is not None

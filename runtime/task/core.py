@@ -499,10 +499,14 @@ class StreamTaskCore:
         if isinstance(delivered, Buffer):
             self.records_in += len(delivered.records)
             keys = delivered.keys if self.spec.keyed_input else None
-            self._write(*self.chain.run(delivered.records, keys, 0, delivered.timestamps))
+            self._write(
+                *self.chain.run(delivered.records, keys, 0, delivered.timestamps, poll.input_index)
+            )
         elif isinstance(delivered, (Watermark, WatermarkStatus)):
             if poll.watermark is not None:
-                self._emit_outputs(self.chain.advance_watermark(poll.watermark))
+                self._emit_outputs(
+                    self.chain.advance_watermark(poll.watermark, 0, poll.input_index)
+                )
             if poll.idle is not None and self.writer is not None:
                 self.writer.partition.broadcast_event(WatermarkStatus(poll.idle))
                 self._send()
