@@ -180,6 +180,11 @@ class OperatorChain:
                 if cost is not None:
                     self.cost_ms += cost[0] + cost[1] * len(records)
                 op = operators[index]
+                if keyed[index] and op.batching:  # type: ignore[attr-defined]
+                    if keys is None:
+                        keys = self._keys(index, records)
+                    op.buffer_batch(records, keys, timestamps)  # type: ignore[attr-defined]
+                    return [], None
                 if timestamps is None and not op.assigns_timestamps:
                     if keyed[index]:
                         if keys is None:

@@ -307,6 +307,7 @@ class StreamTaskCore:
             task_name=spec.name,
             attempt=spec.attempt,
             auto_watermark_interval=spec.auto_watermark_interval,
+            batch=spec.batch,
         )
         restore = spec.restore
         self.chain.open(
