@@ -397,6 +397,10 @@ class KeyedOperator(Operator):
             self.has_timers = True
         return self._timers
 
+    def pending_timers(self) -> int:
+        timers = self._timers
+        return 0 if timers is None else len(timers.event_time) + len(timers.processing_time)
+
     def keys_of(self, records: Sequence[Any]) -> list[Any]:
         """The key of every record (the ``key_by`` selector, user code)."""
         key_of = plain_selector(self.key_selector)

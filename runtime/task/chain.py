@@ -243,6 +243,17 @@ class OperatorChain:
         out.append(current)  # type: ignore[arg-type]
         return out
 
+    def timer_counts(self) -> dict[str, int]:
+        """Pending timers per keyed operator that has any (for the trace: a snapshot holds
+        them, a restore must give them back)."""
+        counts: dict[str, int] = {}
+        for op in self.operators:
+            if isinstance(op, KeyedOperator):
+                pending = op.pending_timers()
+                if pending:
+                    counts[op.uid] = pending
+        return counts
+
     @property
     def has_timers(self) -> bool:
         return any(op.has_timers for op in self.operators)
