@@ -796,6 +796,9 @@ class TimestampsAndWatermarksOperator(Operator):
         self._next_emit: int | None = None
         self._last_record_at = 0
         self.idle = False
+        #: the stream went idle (True) or active again (False) in the last call: the chain
+        #: sends the status downstream
+        self.status_change: bool | None = None
 
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
@@ -845,9 +848,18 @@ class TimestampsAndWatermarksOperator(Operator):
         ctx = self.ctx
         assert ctx is not None
         self._next_emit = now + ctx.auto_watermark_interval
+        idleness = self.strategy.idleness
+        if idleness and now - self._last_record_at >= idleness:
+            if not self.idle:  # no records for the idle timeout: the stream is idle
+                self.idle = True
+                self.status_change = True
+            return ([], []), None
         watermark = self.generator.on_periodic_emit()
         if watermark is not None and watermark > self.current_watermark:
             self.current_watermark = watermark
+            if self.idle:  # a watermark makes the stream active again (before it goes out)
+                self.idle = False
+                self.status_change = False
             return ([], []), watermark
         return ([], []), None
 

@@ -32,6 +32,7 @@ from runtime.effects import TaskEffect
 from runtime.failure import UserCodeError
 from runtime.functions import KeyedProcessFunction
 from runtime.graph import StreamNode
+from runtime.network import WatermarkStatus
 from runtime.operators import (
     CoProcessOperator,
     FilterOperator,
@@ -53,7 +54,7 @@ from runtime.task.sinks import SinkOperator
 
 #: what leaves a chain on a watermark or a timer: records with their timestamps, or the
 #: watermark itself (an int)
-ChainOutput = tuple[Sequence[Any], Sequence[int | None] | None] | int
+ChainOutput = tuple[Sequence[Any], Sequence[int | None] | None] | int | WatermarkStatus
 
 
 def make_operator(node: StreamNode, *, checkpointing: bool, task: str = "") -> Operator:
@@ -286,6 +287,10 @@ class OperatorChain:
                 raise UserCodeError(self.labels[index]) from error
             if records:
                 out.append(self.run(records, None, index + 1, stamps))
+            status = getattr(op, "status_change", None)
+            if status is not None:  # idleness goes straight downstream (operators pass it on)
+                op.status_change = None  # type: ignore[attr-defined]
+                out.append(WatermarkStatus(status))
             if watermark is not None:
                 out.extend(self.advance_watermark(watermark, index + 1))
         return out

@@ -534,6 +534,10 @@ class StreamTaskCore:
                 if self.writer is not None:
                     self.writer.partition.broadcast_event(Watermark(output))
                     self._send()
+            elif isinstance(output, WatermarkStatus):
+                if self.writer is not None:
+                    self.writer.partition.broadcast_event(output)
+                    self._send()
             else:
                 self._write(*output)
 

@@ -215,3 +215,32 @@ def test_the_trace_checker_sees_the_timers_a_snapshot_held_come_back_on_restore(
     violation = check_trace(events).violation
     assert violation is not None and violation.rule == "restore-timers"
     assert f"operator {uid} restored" in violation.message
+
+
+@pytest.mark.parametrize("idleness", [0, 100])
+def test_an_idle_source_does_not_hold_back_the_watermark(idleness: int) -> None:
+    """A source that sends a record a second, beside one that runs far ahead in event time:
+    with ``with_idleness(100 ms)`` the slow one goes idle between its records and the watermark
+    downstream follows the fast one; without, the slow one holds it back."""
+
+    def job(env: StreamExecutionEnvironment) -> None:
+        strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
+            lambda e, _: e
+        )
+        if idleness:
+            strategy = strategy.with_idleness(idleness)
+        slow = env.from_generator(lambda i: i, 5, rate=1).set_parallelism(1)
+        fast = env.from_generator(lambda i: 10_000 + i, 2000, rate=1000).set_parallelism(1)
+        slow = slow.assign_timestamps_and_watermarks(strategy).set_parallelism(1)
+        fast = fast.assign_timestamps_and_watermarks(strategy).set_parallelism(1)
+        fast.union(slow).key_by(lambda e: 0).process(Watermarks()).set_parallelism(1).collect(
+            "seen"
+        )
+
+    settings = {**SETTINGS, "parallelism.default": 1}
+    seen = Simulation(seed=6).run(job, settings).collected("seen")
+    running = [w for w in seen if w != MAX_WATERMARK]
+    if idleness:
+        assert max(running) > 10_000
+    else:
+        assert max(running) < 10
