@@ -53,6 +53,7 @@ from runtime.operators import (
     SourceReader,
 )
 from runtime.partition import HashingKeySelector, KeyHash, KeySelector, Partitioner
+from runtime.state import hash_code
 from runtime.watermarks import WatermarkStrategy, millis
 from runtime.windows import (
     CountSlidingWindowAssigner,
@@ -100,6 +101,14 @@ class StreamExecutionEnvironment:
                 f"parallelism must be a whole number of at least 1, got {parallelism!r}"
             )
         self.configuration.set("parallelism.default", parallelism)
+        return self
+
+    def set_runtime_mode(self, mode: Any) -> StreamExecutionEnvironment:
+        """``STREAMING`` (default) or ``BATCH`` (``execution.runtime-mode``): in BATCH, keyed
+        operators see their whole input sorted by key, a reduce emits only its final value per
+        key, timers fire at the end of each key, and checkpoints are not taken (as in Flink)."""
+        name = getattr(mode, "name", mode)
+        self.configuration.set("execution.runtime-mode", str(name))
         return self
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
@@ -319,18 +328,34 @@ class DataStream:
             )
         return self._then(TimestampsDescriptor(strategy=watermark_strategy), name)
 
-    def key_by(self, key_selector: KeySelector, *, key_hash: KeyHash | None = None) -> KeyedStream:
+    def key_by(
+        self,
+        key_selector: KeySelector,
+        *,
+        key_hash: KeyHash | None = None,
+        key_order: Callable[[Any], Any] | None = None,
+    ) -> KeyedStream:
         """Partition by key. ``key_hash`` (key -> 32-bit int) replaces ckptsim's hash of a key
-        (Java's ``hashCode`` for str and int) for routing and key groups alike."""
+        (Java's ``hashCode`` for str and int) for routing and key groups alike; ``key_order``
+        (key -> sort key) is the order keys are processed in BATCH mode (default: the keys'
+        own order)."""
         if not callable(key_selector) and callable(getattr(key_selector, "get_key", None)):
             key_selector = key_selector.get_key  # a KeySelector object
         selector: KeySelector = _callable(key_selector, "key_by")
-        if key_hash is not None:
-            selector = HashingKeySelector(selector, _callable(key_hash, "key_by key_hash"))
+        if key_hash is not None or key_order is not None:
+            selector = HashingKeySelector(
+                selector,
+                _callable(key_hash, "key_by key_hash") if key_hash is not None else hash_code,
+                _callable(key_order, "key_by key_order") if key_order is not None else None,
+            )
         return KeyedStream(self.env, self.nodes, Partitioner.HASH, selector, True)
 
     def rebalance(self) -> DataStream:
         return DataStream(self.env, self.nodes, Partitioner.REBALANCE, None, True)
+
+    def shuffle(self) -> DataStream:
+        """Each record to a random downstream subtask (seeded per subtask: replayable)."""
+        return DataStream(self.env, self.nodes, Partitioner.SHUFFLE, None, True)
 
     def broadcast(self) -> DataStream:
         return DataStream(self.env, self.nodes, Partitioner.BROADCAST, None, True)
@@ -377,6 +402,17 @@ class DataStream:
 
     def disable_chaining(self) -> DataStream:
         self._single("disable_chaining").chainable = False
+        return self
+
+    def start_new_chain(self) -> DataStream:
+        """This operator begins a chain: not chained to its input (operators after it may
+        chain to it)."""
+        self._single("start_new_chain").chain_head = True
+        return self
+
+    def slot_sharing_group(self, name: Any) -> DataStream:
+        """Accepted for PyFlink programs: ckptsim has no slots (every task runs)."""
+        self._single("slot_sharing_group")
         return self
 
     def processing_cost(self, per_buffer_ms: float = 0.0, per_record_ms: float = 0.0) -> DataStream:

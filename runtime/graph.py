@@ -39,6 +39,8 @@ class StreamNode:
     parallelism: int | None
     operator: OperatorDescriptor
     chainable: bool = True
+    #: ``start_new_chain()``: not chained to its input (but may be the head of a chain)
+    chain_head: bool = False
     #: declared processing cost: (ms per buffer, ms per record)
     cost: tuple[float, float] = (0.0, 0.0)
 
@@ -319,6 +321,7 @@ def build_job_graph(
             if (
                 edge.partitioner is Partitioner.FORWARD
                 and node.chainable
+                and not node.chain_head
                 and graph.nodes[edge.source].chainable
                 and len(graph.outputs(edge.source)) == 1
                 and head.operators[-1].node_id == edge.source

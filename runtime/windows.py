@@ -1084,11 +1084,13 @@ class _TriggerContext(Trigger.OnMergeContext):
 
     def register_processing_time_timer(self, time: int) -> None:
         op = self.operator
-        op.timers().processing_time.add(op.backend.current_key, self.window.namespace(), time)
+        if not op.quiesced:  # BATCH: no new timers while a key's timers fire at its end
+            op.timers().processing_time.add(op.backend.current_key, self.window.namespace(), time)
 
     def register_event_time_timer(self, time: int) -> None:
         op = self.operator
-        op.timers().event_time.add(op.backend.current_key, self.window.namespace(), time)
+        if not op.quiesced:
+            op.timers().event_time.add(op.backend.current_key, self.window.namespace(), time)
 
     def delete_processing_time_timer(self, time: int) -> None:
         op = self.operator

@@ -33,6 +33,7 @@ from runtime.effects import TaskEffect
 from runtime.failure import UserCodeError
 from runtime.functions import KeyedProcessFunction
 from runtime.graph import StreamNode
+from runtime.network import WatermarkStatus
 from runtime.operators import (
     CoProcessOperator,
     FilterOperator,
@@ -55,7 +56,7 @@ from runtime.windows import WindowOperator
 
 #: what leaves a chain on a watermark or a timer: records with their timestamps, or the
 #: watermark itself (an int)
-ChainOutput = tuple[Sequence[Any], Sequence[int | None] | None] | int
+ChainOutput = tuple[Sequence[Any], Sequence[int | None] | None] | int | WatermarkStatus
 
 
 def make_operator(node: StreamNode, *, checkpointing: bool, task: str = "") -> Operator:
@@ -195,6 +196,11 @@ class OperatorChain:
                 if cost is not None:
                     self.cost_ms += cost[0] + cost[1] * len(records)
                 op = operators[index]
+                if keyed[index] and op.batching:  # type: ignore[attr-defined]
+                    if keys is None:
+                        keys = self._keys(index, records)
+                    op.buffer_batch(records, keys, timestamps)  # type: ignore[attr-defined]
+                    return [], None
                 if timestamps is None and not op.assigns_timestamps:
                     if keyed[index]:
                         if keys is None:
@@ -253,6 +259,17 @@ class OperatorChain:
         out.append(current)  # type: ignore[arg-type]
         return out
 
+    def timer_counts(self) -> dict[str, int]:
+        """Pending timers per keyed operator that has any (for the trace: a snapshot holds
+        them, a restore must give them back)."""
+        counts: dict[str, int] = {}
+        for op in self.operators:
+            if isinstance(op, KeyedOperator):
+                pending = op.pending_timers()
+                if pending:
+                    counts[op.uid] = pending
+        return counts
+
     @property
     def has_timers(self) -> bool:
         return any(op.has_timers for op in self.operators)
@@ -285,6 +302,10 @@ class OperatorChain:
                 raise UserCodeError(self.labels[index]) from error
             if records:
                 out.append(self.run(records, None, index + 1, stamps))
+            status = getattr(op, "status_change", None)
+            if status is not None:  # idleness goes straight downstream (operators pass it on)
+                op.status_change = None  # type: ignore[attr-defined]
+                out.append(WatermarkStatus(status))
             if watermark is not None:
                 out.extend(self.advance_watermark(watermark, index + 1))
         return out

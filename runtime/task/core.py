@@ -307,6 +307,7 @@ class StreamTaskCore:
             task_name=spec.name,
             attempt=spec.attempt,
             auto_watermark_interval=spec.auto_watermark_interval,
+            batch=spec.batch,
         )
         restore = spec.restore
         self.chain.open(
@@ -324,6 +325,8 @@ class StreamTaskCore:
                         # records of recovered in-flight data, per input and output channel
                         "input": _record_counts(restore.input_channels),
                         "output": _record_counts(restore.output_channels),
+                        # pending timers restored, per keyed operator
+                        "timers": self.chain.timer_counts(),
                     },
                 )
             )
@@ -530,6 +533,10 @@ class StreamTaskCore:
             if isinstance(output, int):
                 if self.writer is not None:
                     self.writer.partition.broadcast_event(Watermark(output))
+                    self._send()
+            elif isinstance(output, WatermarkStatus):
+                if self.writer is not None:
+                    self.writer.partition.broadcast_event(output)
                     self._send()
             else:
                 self._write(*output)
