@@ -38,7 +38,8 @@ from tests.conftest import system_examples
 KEYS = (3, 4, 5, 6)
 COUNT = 240
 EVENTS = [
-    (KEYS[i % 4], i * 10 + (i * 7) % 4 * 10 - 30 + 200 * (i // 60), (i * 13) % 10) for i in range(COUNT)
+    (KEYS[i % 4], i * 10 + (i * 7) % 4 * 10 - 30 + 200 * (i // 60), (i * 13) % 10)
+    for i in range(COUNT)
 ]
 
 RESTARTS: dict[str, object] = {
@@ -127,9 +128,9 @@ def failure_free(kind: str) -> Counter[Any]:
     out: list[Any] = []
     if kind == "count apply":
         for key in KEYS:
-            stamps = [ts for k, ts, _ in EVENTS if k == key]
-            for index in range(len(stamps)):
-                window = stamps[index * 3 : index * 3 + 5]
+            times = [ts for k, ts, _ in EVENTS if k == key]
+            for index in range(len(times)):
+                window = times[index * 3 : index * 3 + 5]
                 if len(window) == 5:
                     out.append((key, index, tuple(sorted(window))))
         return Counter(out)
