@@ -90,18 +90,19 @@ def _mod_inverse(x: int) -> int:
 class TimeWindow(Window):
     """The interval ``[start, end)`` of time (ms). Equal when start and end are."""
 
-    __slots__ = ("_hash", "end", "start")
+    __slots__ = ("_hash", "_namespace", "end", "start")
 
     def __init__(self, start: int, end: int) -> None:
         self.start = start
         self.end = end
         self._hash: int | None = None
+        self._namespace = (start, end)
 
     def max_timestamp(self) -> int:
         return self.end - 1
 
     def namespace(self) -> Namespace:
-        return (self.start, self.end)
+        return self._namespace
 
     def intersects(self, other: TimeWindow) -> bool:
         """True when the windows overlap or touch."""
@@ -238,10 +239,10 @@ class TriggerResult(enum.Enum):
     PURGE = (False, True)
 
     def is_fire(self) -> bool:
-        return bool(self.value[0])
+        return self is TriggerResult.FIRE or self is TriggerResult.FIRE_AND_PURGE
 
     def is_purge(self) -> bool:
-        return bool(self.value[1])
+        return self is TriggerResult.PURGE or self is TriggerResult.FIRE_AND_PURGE
 
 
 class Trigger:
@@ -1009,20 +1010,41 @@ class MergingWindowSet:
     state is kept under (Flink's ``MergingWindowSet``): when windows merge, the result keeps
     the state window of one of them and the others' state is merged into it.
 
-    Read from the key's state when made; ``persist`` writes it back if it changed."""
+    Read from the key's state when made; ``persist`` writes it back if it changed. ``cache``
+    (per key: the stored value and the windows read from it) spares reading the windows again
+    while the key's state still holds the very value they were read from."""
 
-    def __init__(self, assigner: MergingWindowAssigner, state: ValueState) -> None:
+    def __init__(
+        self,
+        assigner: MergingWindowAssigner,
+        state: ValueState,
+        cache: dict[Any, tuple[Any, dict[Window, Window]]] | None = None,
+        key: Any = None,
+    ) -> None:
         self.assigner = assigner
         self.state = state
-        stored = state.value() or ()
-        self.mapping: dict[Window, Window] = {window_of(w): window_of(s) for w, s in stored}
+        self._cache = cache
+        self._key = key
+        stored = state.value()
+        known = cache.get(key) if cache is not None and stored is not None else None
+        if known is not None and known[0] is stored:
+            self.mapping: dict[Window, Window] = dict(known[1])
+        else:
+            self.mapping = {window_of(w): window_of(s) for w, s in stored or ()}
+            if cache is not None and stored is not None:
+                cache[key] = (stored, dict(self.mapping))
         self._initial = dict(self.mapping)
 
     def persist(self) -> None:
         if self.mapping != self._initial:
-            pairs = [(w.namespace(), s.namespace()) for w, s in self.mapping.items()]
-            self.state.update(pairs or None)
+            pairs = [(w.namespace(), s.namespace()) for w, s in self.mapping.items()] or None
+            self.state.update(pairs)
             self._initial = dict(self.mapping)
+            if self._cache is not None:
+                if pairs is None:
+                    self._cache.pop(self._key, None)
+                else:
+                    self._cache[self._key] = (pairs, dict(self.mapping))
 
     def get_state_window(self, window: Window) -> Window | None:
         return self.mapping.get(window)
@@ -1070,6 +1092,10 @@ class _TriggerContext(Trigger.OnMergeContext):
         self.operator = operator
         self.window: Window = _GLOBAL
         self.merged_windows: Collection[Window] = ()
+        #: the last timer registered while processing the current element or timer (none is
+        #: polled meanwhile): registering it again is a no-op, skipped (event time?, key,
+        #: namespace, timestamp)
+        self.last_registered: tuple[bool, Any, Namespace, int] | None = None
 
     def set_namespace(self) -> Namespace:
         ns = self.window.namespace()
@@ -1083,21 +1109,30 @@ class _TriggerContext(Trigger.OnMergeContext):
         return self.operator.current_watermark
 
     def register_processing_time_timer(self, time: int) -> None:
-        op = self.operator
-        if not op.quiesced:  # BATCH: no new timers while a key's timers fire at its end
-            op.timers().processing_time.add(op.backend.current_key, self.window.namespace(), time)
+        self._register(False, time)
 
     def register_event_time_timer(self, time: int) -> None:
+        self._register(True, time)
+
+    def _register(self, event_time: bool, time: int) -> None:
         op = self.operator
-        if not op.quiesced:
-            op.timers().event_time.add(op.backend.current_key, self.window.namespace(), time)
+        if op.quiesced:  # BATCH: no new timers while a key's timers fire at its end
+            return
+        timer = (event_time, op.backend.current_key, self.window.namespace(), time)
+        if timer == self.last_registered:
+            return  # registered just now (a trigger's timer, then the same cleanup timer)
+        timers = op.timers()
+        (timers.event_time if event_time else timers.processing_time).add(*timer[1:])
+        self.last_registered = timer
 
     def delete_processing_time_timer(self, time: int) -> None:
         op = self.operator
+        self.last_registered = None
         op.timers().processing_time.delete(op.backend.current_key, self.window.namespace(), time)
 
     def delete_event_time_timer(self, time: int) -> None:
         op = self.operator
+        self.last_registered = None
         op.timers().event_time.delete(op.backend.current_key, self.window.namespace(), time)
 
     def get_partitioned_state(self, state_descriptor: StateDescriptor) -> State:
@@ -1276,6 +1311,7 @@ class WindowOperator(KeyedOperator):
             descriptor = ListStateDescriptor(WINDOW_STATE_NAME)
         self.contents_descriptor = descriptor
         self.window_state: Any = self.backend.state(descriptor, namespaced=True)
+        self._merging_cache: dict[Any, tuple[Any, dict[Window, Window]]] = {}
         self.merging_state: ValueState | None = (
             self.backend.state(ValueStateDescriptor(MERGING_SET_STATE_NAME))
             if self.merging
@@ -1318,6 +1354,7 @@ class WindowOperator(KeyedOperator):
         self, value: Any, timestamp: int, out: list[Any], out_ts: list[int | None]
     ) -> None:
         windows = self.assigner.assign_windows(value, timestamp, self.assigner_context)
+        self.trigger_context.last_registered = None
         skipped = True
         if self.merging:
             windows_of_key = self._merging_window_set()
@@ -1372,6 +1409,7 @@ class WindowOperator(KeyedOperator):
         self, timer: Timer, out: list[Any], out_ts: list[int | None], *, event_time: bool
     ) -> None:
         window = window_of(timer.namespace)
+        self.trigger_context.last_registered = None  # timers were polled: none is known
         windows_of_key: MergingWindowSet | None = None
         state_window: Window | None = window
         if self.merging:
@@ -1398,11 +1436,26 @@ class WindowOperator(KeyedOperator):
         if windows_of_key is not None:
             windows_of_key.persist()
 
+    # --- checkpoints ---------------------------------------------------------------------------
+
+    def snapshot_state(self, checkpoint_id: int) -> Any:
+        """Keyed state and timers; a reduced value or accumulator is copied (an
+        ``AggregateFunction.add`` may change its accumulator in place and return it, as PyFlink
+        allows: its state is serialized at once; ckptsim's snapshot is written later)."""
+        snapshot = super().snapshot_state(checkpoint_id)
+        if self.contents != "list":
+            contents = snapshot["states"].get(WINDOW_STATE_NAME)
+            for columns in (contents or {}).get("key_groups", {}).values():
+                columns["values"] = copy.deepcopy(columns["values"])
+        return snapshot
+
     # --- window state --------------------------------------------------------------------------
 
     def _merging_window_set(self) -> MergingWindowSet:
         assert self.merging_state is not None and isinstance(self.assigner, MergingWindowAssigner)
-        return MergingWindowSet(self.assigner, self.merging_state)
+        return MergingWindowSet(
+            self.assigner, self.merging_state, self._merging_cache, self.backend.current_key
+        )
 
     def _add(self, window: Window, value: Any) -> None:
         self.backend.current_namespace = window.namespace()

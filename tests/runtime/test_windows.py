@@ -673,3 +673,32 @@ def test_count_trigger_state_is_window_state() -> None:
     assert isinstance(
         op.trigger_context.get_partitioned_state(CountTrigger(1).count), ReducingState
     )
+
+
+class InPlace(AggregateFunction):
+    """Changes its accumulator in place (PyFlink allows it: its state is serialized at once)."""
+
+    def create_accumulator(self) -> Any:
+        return [0]
+
+    def add(self, value: Any, accumulator: Any) -> Any:
+        accumulator[0] += value[1]
+        return accumulator
+
+    def get_result(self, accumulator: Any) -> Any:
+        return accumulator[0]
+
+
+def test_a_snapshot_keeps_the_accumulator_as_it_was_when_taken() -> None:
+    op = window_op(
+        TumblingEventTimeWindows.of(10), contents="aggregate", incremental=InPlace(), kind=None
+    )
+    feed(op, (("a", 1), 1))
+    snapshot = op.snapshot_state(1)
+    feed(op, (("a", 2), 2))  # after the snapshot, before it is written
+    restored = window_op(
+        TumblingEventTimeWindows.of(10), contents="aggregate", incremental=InPlace(), kind=None
+    )
+    restored.restore_state([serde.loads(serde.dumps(snapshot))])
+    assert watermark(restored, MAX_WATERMARK) == [(1, 9)]
+    assert watermark(op, MAX_WATERMARK) == [(3, 9)]
