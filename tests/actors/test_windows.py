@@ -559,3 +559,14 @@ def test_the_trace_shows_the_window_timers_each_snapshot_held_and_a_restore_gave
     restored[0]["timers"]["window-3"] += 1
     violation = check_trace(sim.events).violation
     assert violation is not None and violation.rule == "restore-timers"
+
+
+def test_in_batch_mode_each_key_s_windows_fire_at_its_end_with_the_streaming_result() -> None:
+    def job(env: StreamExecutionEnvironment) -> None:
+        env.set_runtime_mode("BATCH")
+        event_time_job(EventTimeSessionWindows.with_gap(45), parallelism=1)(env)
+
+    fired = Simulation(seed=1).run(job, STREAMING).collected("windows")
+    assert sorted(w[:5] for w in fired) == EVENT_TIME_CASES["session"][1]
+    assert not any(w[5] for w in fired)  # all with the watermark at the end of time
+    assert [w[0] for w in fired] == sorted(w[0] for w in fired)  # key after key, in order
