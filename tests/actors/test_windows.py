@@ -250,11 +250,11 @@ def test_windows_at_parallelism_two_print_what_pyflink_prints_subtask_by_subtask
 
 # --- event time with watermarks while records flow ---------------------------------------------------
 
-# (key, timestamp, value): 5 keys, timestamps 0..5990 ms, a little out of order (up to 40 ms)
-EVENTS = [(f"k{i % 5}", i * 10 + (i * 37) % 5 * 10 - 20 * (i % 3 == 0), i % 7) for i in range(600)]
+# (key, timestamp, value): 5 keys, timestamps 0..3990 ms, a little out of order (up to 40 ms)
+EVENTS = [(f"k{i % 5}", i * 10 + (i * 37) % 5 * 10 - 20 * (i % 3 == 0), i % 7) for i in range(400)]
 EVENTS = [(k, max(0, ts), v) for k, ts, v in EVENTS]
 
-# watermarks every 20 ms of virtual time; the source emits its 600 records over 2 s
+# watermarks every 20 ms of virtual time; the source emits its 400 records over 1.3 s
 STREAMING = {"ckptsim.buffer.records": 20, "pipeline.auto-watermark-interval": "20 ms"}
 
 
