@@ -43,7 +43,12 @@ from runtime.reasons import CheckpointFailureReason
 from runtime.status import JobStatus
 from runtime.storage import CorruptCheckpointError, load_checkpoint
 from tests.conftest import protocol_events
-from tests.crafted_checkpoints import first_operator_state, point_first_file_at, rewrite_state
+from tests.crafted_checkpoints import (
+    DAMAGE,
+    completed_checkpoints,
+    delete_a_state_file,
+    flip_a_byte_of_a_state_file,
+)
 
 N = 2_000
 KEYS = 10
@@ -524,55 +529,6 @@ def test_exceeding_the_tolerable_count_without_restarts_fails_the_job_with_that_
 
 
 # --- damaged checkpoints: fall back to an older one, or fail naming the file ----------------------
-
-
-def completed_checkpoints(root: Path) -> list[Path]:
-    done = [p for p in root.rglob("chk-*") if (p / "_metadata").is_file()]
-    return sorted(done, key=lambda p: int(p.name.removeprefix("chk-")))
-
-
-def flip_a_byte_of_a_state_file(chk: Path) -> Path:
-    path = sorted(chk.glob("*.state.json"))[0]
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x01
-    path.write_bytes(bytes(data))
-    return path
-
-
-def delete_a_state_file(chk: Path) -> Path:
-    path = sorted(chk.glob("*.state.json"))[-1]
-    path.unlink()
-    return path
-
-
-def change_the_metadata(chk: Path) -> Path:
-    path = chk / "_metadata"
-    document = json.loads(path.read_text())
-    document["metadata"]["timestamp"] += 1  # the checksum no longer fits
-    path.write_text(json.dumps(document))
-    return path
-
-
-def point_a_file_out_of_the_checkpoint(chk: Path) -> Path:
-    """Checksums recomputed: only the restore's path check can refuse it."""
-    return point_first_file_at(chk, "../../etc/passwd")
-
-
-def pickle_into_the_state(chk: Path) -> Path:
-    """Checksums recomputed: only the restore's schema check can refuse it."""
-    return rewrite_state(chk, first_operator_state({"$ckptsim": "pickle", "v": "gASVAA=="}))
-
-
-DAMAGE: dict[str, tuple[Callable[[Path], Path], str]] = {
-    "flipped state": (flip_a_byte_of_a_state_file, "fails its checksum"),
-    "missing state": (delete_a_state_file, "is missing"),
-    "changed metadata": (change_the_metadata, "fails its checksum"),
-    "path out of the checkpoint": (
-        point_a_file_out_of_the_checkpoint,
-        "('../../etc/passwd') leads out of the checkpoint directory",
-    ),
-    "crafted state": (pickle_into_the_state, "unknown tag 'pickle'"),
-}
 
 
 def damaging_job(
