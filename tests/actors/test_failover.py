@@ -756,6 +756,24 @@ def savepoint_history(result: JobResult) -> dict[str, Any]:
     return entry
 
 
+def test_a_savepoint_never_goes_into_the_directory_of_another_savepoint(tmp_path: Path) -> None:
+    """Two jobs share a savepoint directory and each takes a savepoint with the same
+    checkpoint id (simulated jobs' ids share their first six digits, which savepoint names
+    carry): the second gets a directory of its own instead of writing into the first's."""
+    shared = {"execution.checkpointing.savepoint-dir": str(tmp_path / "savepoints")}
+    first, _ = simulate(build=with_checkpoint_dir(tmp_path / "a", savepoint_at=15), settings=shared)
+    (a,) = first.savepoints
+    before = {p: p.read_bytes() for p in Path(a).iterdir()}
+    second, _ = simulate(
+        build=with_checkpoint_dir(tmp_path / "b", savepoint_at=15), settings=shared, seed=2
+    )
+    (b,) = second.savepoints
+    assert load_checkpoint(a).checkpoint_id == load_checkpoint(b).checkpoint_id
+    assert a != b and Path(b).parent == Path(a).parent
+    assert {p: p.read_bytes() for p in Path(a).iterdir()} == before
+    assert load_checkpoint(b).checkpoint_id == load_checkpoint(a).checkpoint_id
+
+
 def test_a_stop_with_savepoint_whose_savepoint_expires_leaves_the_job_running_to_its_end(
     tmp_path: Path,
 ) -> None:
