@@ -889,11 +889,22 @@ def read_part_files(out: Path) -> list[list[int]]:
     ]
 
 
+#: ``part-<vertex>-<subtask>-<writer>-<checkpoint>.jsonl``, the writer a UUID (Flink's FileSink)
+PART = re.compile(
+    r"part-counts-(?P<subtask>\d)-(?P<writer>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}"
+    r"-[0-9a-f]{12})-(?P<txn>\d+|end)\.jsonl"
+)
+
+
+def part_names(out: Path) -> list[re.Match[str]]:
+    names = [PART.fullmatch(p.name) for p in out.glob("part-*")]
+    assert names and all(names), sorted(p.name for p in out.glob("part-*"))
+    return [m for m in names if m]
+
+
 def part_checkpoints(out: Path) -> set[int]:
     """The checkpoints whose transactions the visible part files are."""
-    names = [re.fullmatch(r"part-counts-\d-(\d+)\.jsonl", p.name) for p in out.glob("part-*")]
-    assert all(names), names
-    return {int(m[1]) for m in names if m}
+    return {int(m["txn"]) for m in part_names(out)}
 
 
 def test_after_a_failure_the_committed_part_files_hold_exactly_the_failure_free_output(
@@ -1177,3 +1188,99 @@ def test_resuming_from_an_older_retained_checkpoint_rewrites_the_later_part_file
     second = env.execute("resumed", runtime="simulation", seed=2)
     assert second.status is JobStatus.FINISHED
     assert observe(read_part_files(out)) == failure_free()
+
+
+def _retained_then_resumed_from_the_oldest(
+    tmp_path: Path,
+    *,
+    seeds: tuple[int, int],
+    second_root: Path | None = None,
+    second_timeout: float = 600.0,
+    between: Callable[[JobResult], None] = lambda first: None,
+) -> tuple[Path, JobResult, JobResult, int, dict[str, bytes]]:
+    """A run cancelled with retained checkpoints, then a run resumed from the oldest of them
+    into the same output folder (and checkpoint directory, unless ``second_root``): (out,
+    first, second, oldest id, the part files before the second)."""
+    out, root = tmp_path / "out", tmp_path / "chk"
+    retain: dict[str, object] = {
+        "execution.checkpointing.dir": str(root),
+        "execution.checkpointing.num-retained": 3,
+        "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+    }
+    env = StreamExecutionEnvironment()
+    counting(env, out=out)
+    env.configure(retain)
+    first = env.execute("first", runtime="simulation", seed=seeds[0], timeout=0.05)
+    assert first.status is JobStatus.CANCELED and len(first.retained_checkpoints) >= 2
+    oldest = sorted(first.retained_checkpoints, key=lambda p: int(p.rsplit("-", 1)[1]))[0]
+    before = {p.name: p.read_bytes() for p in out.glob("part-*")}
+    between(first)
+    env = StreamExecutionEnvironment()
+    counting(env, out=out)
+    env.configure({**retain, "execution.state-recovery.path": oldest})
+    if second_root is not None:
+        env.configure({"execution.checkpointing.dir": str(second_root)})
+    second = env.execute("resumed", runtime="simulation", seed=seeds[1], timeout=second_timeout)
+    return out, first, second, load_checkpoint(oldest).checkpoint_id, before
+
+
+@pytest.mark.parametrize(
+    "seeds", [(1, 2), (1, 1)], ids=["another seed", "the same seed (the same job id)"]
+)
+def test_part_files_are_named_by_a_unique_writer_and_none_replaces_another(
+    tmp_path: Path, seeds: tuple[int, int]
+) -> None:
+    """Flink's FileSink names part files ``<prefix>-<uuid>-<counter>``, the UUID per writer.
+    Here ``part-<vertex>-<subtask>-<writer>-<checkpoint>.<ext>``: the resumed run's checkpoint
+    ids repeat the first run's after the oldest retained one, yet it writes under writer ids
+    of its own (also when a simulated run of the same seed derives the same ones: they are
+    taken), so it never replaces a committed file; the files it retracts are the first run's
+    after the restored checkpoint, and the first run's files up to it stay as they were."""
+    out, _, second, oldest, before = _retained_then_resumed_from_the_oldest(
+        tmp_path, seeds=seeds, second_root=tmp_path / "chk2" if seeds[0] == seeds[1] else None
+    )
+    assert second.status is JobStatus.FINISHED
+    assert observe(read_part_files(out)) == failure_free()
+    first_writers = {PART.fullmatch(name)["writer"] for name in before}  # type: ignore[index]
+    kept = {m.string: m for m in part_names(out) if m["writer"] in first_writers}
+    assert kept and all(m["txn"] != "end" and int(m["txn"]) <= oldest for m in kept.values())
+    assert {name: (out / name).read_bytes() for name in kept} == {n: before[n] for n in kept}
+    first_txns = {int(PART.fullmatch(name)["txn"]) for name in before}  # type: ignore[index]
+    assert set(second.completed_checkpoint_ids) & first_txns, "the ids repeat"
+    new = [m for m in part_names(out) if m["writer"] not in first_writers]
+    # one writer per subtask and attempt
+    writers = {(m["subtask"], m["writer"]) for m in new}
+    assert len({w for _, w in writers}) == len(writers)
+    assert second.restarts == 0 and len(writers) == 2
+
+
+def test_checkpoint_ids_never_name_two_checkpoints_in_one_directory(tmp_path: Path) -> None:
+    """The resumed run's checkpoint ids start again right after the restored checkpoint, so
+    they repeat the first run's; both runs keep their checkpoints in one checkpoint directory,
+    yet each checkpoint has a directory of its own (``<dir>/<job id>/chk-<n>``): the first
+    run's retained checkpoints are byte for byte what they were, and every retained one loads
+    (checksums verified) as the checkpoint its run took."""
+    root = tmp_path / "chk"
+
+    def files() -> dict[Path, bytes]:
+        return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    seen: dict[Path, bytes] = {}
+
+    def before_second(first: JobResult) -> None:
+        seen.update(files())
+
+    _, first, second, oldest, _ = _retained_then_resumed_from_the_oldest(
+        tmp_path, seeds=(1, 2), second_timeout=0.05, between=before_second
+    )
+    assert second.status is JobStatus.CANCELED
+    first_ids = {load_checkpoint(p).checkpoint_id for p in first.retained_checkpoints}
+    second_ids = {load_checkpoint(p).checkpoint_id for p in second.retained_checkpoints}
+    assert first_ids & second_ids, "the resumed run's ids repeat the first run's"
+    assert min(second.completed_checkpoint_ids) == oldest + 1
+    assert not set(first.retained_checkpoints) & set(second.retained_checkpoints)
+    assert {p: b for p, b in files().items() if p in seen} == seen, "nothing was rewritten"
+    for result in (first, second):
+        for path in result.retained_checkpoints:
+            assert Path(path).name == f"chk-{load_checkpoint(path).checkpoint_id}"
+
