@@ -1284,3 +1284,68 @@ def test_checkpoint_ids_never_name_two_checkpoints_in_one_directory(tmp_path: Pa
         for path in result.retained_checkpoints:
             assert Path(path).name == f"chk-{load_checkpoint(path).checkpoint_id}"
 
+
+# --- a restart before the first completed checkpoint: nothing staged is left behind ---------------
+
+
+def staged_files(out: Path) -> list[str]:
+    return (
+        sorted(p.name for p in (out / ".staging").iterdir()) if (out / ".staging").is_dir() else []
+    )
+
+
+@pytest.mark.parametrize("mode", ["aligned", "unaligned"])
+def test_a_restart_before_the_first_checkpoint_leaves_no_pending_or_in_progress_file(
+    tmp_path: Path, mode: str
+) -> None:
+    """The first attempt wrote an in-progress file (and pre-committed checkpoint 1, which
+    never completed) and failed; the second starts from scratch, with no checkpoint to restore
+    its sink from. It deletes what the first attempt staged (an orphan with 3,297 records
+    was left in one run), and the folder holds exactly the failure-free output."""
+    out = tmp_path / "out"
+    fault = FailTask(task=REDUCERS[1], during_checkpoint=1)
+    result, sim = simulate(fault, build=lambda env: counting(env, out=out), settings=MODES[mode])
+    assert result.status is JobStatus.FINISHED and result.restarts == 1
+    assert completed_before_failover(sim) is None and restored_from(sim) == [None]
+    assert staged_files(out) == []
+    assert observe(read_part_files(out)) == failure_free()
+
+
+def _two_pipelines_into_files(out: Path, fault: FailTask | None) -> JobResult:
+    """Pipeline a (100 records) ends before the first checkpoint completes and, with no
+    checkpoints after tasks finish, commits its records at its end; b (6,000) fails later,
+    with no completed checkpoint either (every checkpoint fails once a has finished): the
+    restart runs a again from scratch."""
+    env = StreamExecutionEnvironment(parallelism=1)
+    env.enable_checkpointing(10)
+    env.configure(
+        {
+            "execution.checkpointing.checkpoints-after-tasks-finish": False,
+            **RESTARTS,
+            "ckptsim.buffer.records": 50,
+        }
+    )
+    for name, n, rate in (("a", 100, 100_000), ("b", 6_000, 20_000)):
+        env.from_generator(functools.partial(_tagged, name), n, rate=rate).sink_to_file(
+            str(out / name), name=name, fmt="json"
+        )
+    faults = [fault] if fault is not None else []
+    return env.execute("two pipelines", runtime="simulation", seed=1, faults=faults)
+
+
+def test_a_pipeline_that_ended_before_a_restart_from_scratch_commits_its_records_once(
+    tmp_path: Path,
+) -> None:
+    """a's part file committed at its end is retracted by the restart from scratch, which
+    writes a's records again (they were in the folder twice)."""
+    expected = _two_pipelines_into_files(tmp_path / "expected", None)
+    assert expected.succeeded and not expected.completed_checkpoint_ids
+    result = _two_pipelines_into_files(
+        tmp_path / "out", FailTask(task="source-3#0", at_record=3_000)
+    )
+    assert result.succeeded and result.restarts == 1, result.failures
+    assert not result.completed_checkpoint_ids
+    for name in ("a", "b"):
+        records = Counter(tuple(r) for r in read_part_files(tmp_path / "out" / name))
+        assert records == Counter(tuple(r) for r in read_part_files(tmp_path / "expected" / name))
+        assert staged_files(tmp_path / "out" / name) == []
