@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import gc
 import threading
 import time
@@ -28,7 +29,12 @@ from runtime.graph import JobGraph
 from runtime.job import ExecutionPlan, JobResult, plan_execution, restore_plan
 from runtime.messages import RestoredFromCheckpoint
 from runtime.restart import RestartStrategy, restart_strategy
-from runtime.storage import FileSystemCheckpointStorage, load_checkpoint, make_temp_dir
+from runtime.storage import (
+    CheckpointStorageError,
+    FileSystemCheckpointStorage,
+    load_checkpoint,
+    make_temp_dir,
+)
 
 log = get_logger(__name__)
 
@@ -162,6 +168,16 @@ def _check_output_folders(job: JobGraph) -> None:
                 )
 
 
+def storage_error(directory: str, error: OSError) -> CheckpointStorageError:
+    """An OS error of the checkpoint storage as one line naming the storage, the errno and
+    the file (``[Errno 28] No space left on device`` reads as the storage's, not the
+    script's)."""
+    name = errno.errorcode.get(error.errno or 0)
+    why = f"{error.strerror} ({name})" if error.strerror and name else str(error)
+    where = f": {error.filename}" if error.filename else ""
+    return CheckpointStorageError(f"checkpoint storage {directory}: {why}{where}")
+
+
 class JobObserver(Protocol):
     """Hears a job start (with its JobMaster) and end; called from the launcher's thread."""
 
@@ -211,8 +227,13 @@ def _run(
             savepoint_dir=plan.checkpoint.savepoint_dir,
             create_subdir=conf["execution.checkpointing.create-subdir"],
         )
-    except BaseException:
+    except OSError as error:
         rt.shutdown()  # nothing ran yet: let its timer thread and pool go
+        if isinstance(error, CheckpointStorageError):
+            raise
+        raise storage_error(base_dir or "(a temporary directory)", error) from error
+    except BaseException:
+        rt.shutdown()
         raise
     for key, why in conf.inert_settings():
         log.warning("setting_has_no_effect", key=key, reason=why)
