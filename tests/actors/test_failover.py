@@ -878,6 +878,35 @@ def test_resuming_a_stateful_source_with_another_parallelism_is_a_restore_error(
         simulate(build=wider, settings=settings)
 
 
+def test_resuming_a_file_sink_with_fewer_subtasks_is_a_restore_error_naming_the_sink(
+    tmp_path: Path,
+) -> None:
+    """A file sink's pending transactions are operator state: it keeps its parallelism, so
+    no subtask's part files are left over by a restore (a shrink is refused before it runs)."""
+    out = tmp_path / "out"
+
+    def build(sink_parallelism: int) -> Callable[[StreamExecutionEnvironment], None]:
+        def job(env: StreamExecutionEnvironment) -> None:
+            env.set_parallelism(2)
+            env.enable_checkpointing(10)
+            env.configure({"execution.checkpointing.dir": str(tmp_path / "chk")})
+            env.from_generator(record, N, rate=50_000).uid("numbers").key_by(key).reduce(
+                count
+            ).uid("counts").sink_to_file(str(out), name="files").set_parallelism(
+                sink_parallelism
+            )
+            env.stop_with_savepoint(after_records=800)
+
+        return job
+
+    first, _ = simulate(build=build(2))
+    (path,) = first.savepoints
+    before = sorted(p.name for p in out.rglob("*"))
+    with pytest.raises(RestoreError, match=r"operator 'sink-files' ran 2 subtasks .* has 1 now"):
+        simulate(build=build(1), settings={"execution.state-recovery.path": path}, seed=2)
+    assert sorted(p.name for p in out.rglob("*")) == before
+
+
 # --- the transactional file sink ------------------------------------------------------------------
 
 
