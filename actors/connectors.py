@@ -230,7 +230,7 @@ class StagedFiles:
         if not staged and not any(t == txn for _, _, t in self._files(self.directory, self.suffix)):
             raise FileNotFoundError(
                 f"cannot commit checkpoint {checkpoint_id} of {self.stem}: its pending file "
-                f"{own.name} is gone from {self.staging} (was the sink's directory changed?)"
+                f"is gone from {self.staging} (was the sink's directory changed?)"
             )
 
     def _recover(self, states: list[Any]) -> tuple[list[int], list[str]]:

@@ -970,6 +970,26 @@ def test_staged_data_of_a_checkpoint_that_never_completed_is_discarded_on_restor
     assert list((out / ".staging").iterdir()) == []
 
 
+def test_resuming_into_a_cleaned_sink_folder_fails_naming_the_missing_file_without_looping(
+    tmp_path: Path,
+) -> None:
+    """The savepoint's pending transaction must be committed on restore, but the folder was
+    emptied: each attempt fails the same way, so the restarts are bounded (3 here) and the
+    failure names the transaction and the folder (issue 11, item 8: it restarted forever)."""
+    out = tmp_path / "out"
+    first, _ = simulate(build=with_checkpoint_dir(tmp_path, stop_after=800, out=out))
+    (path,) = first.savepoints
+    for part in out.rglob("*"):
+        if part.is_file():
+            part.unlink()
+    settings = {"execution.state-recovery.path": path}
+    second, _ = simulate(build=with_checkpoint_dir(tmp_path / "again", out=out), settings=settings)
+    assert second.status is JobStatus.FAILED and second.restarts == 3
+    assert second.failure is not None
+    assert f"is gone from {out / '.staging'} (was the sink's directory changed?)" in second.failure
+    assert all("FileNotFoundError: cannot commit checkpoint" in c for c in second.failures)
+
+
 def test_a_job_that_fails_for_good_shows_readers_only_what_checkpoints_committed(
     tmp_path: Path,
 ) -> None:
