@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import errno
 import gc
+import os
 import threading
 import time
 import uuid
@@ -169,13 +170,21 @@ def _check_output_folders(job: JobGraph) -> None:
 
 
 def storage_error(directory: str, error: OSError) -> CheckpointStorageError:
-    """An OS error of the checkpoint storage as one line naming the storage, the errno and
-    the file (``[Errno 28] No space left on device`` reads as the storage's, not the
-    script's)."""
-    name = errno.errorcode.get(error.errno or 0)
-    why = f"{error.strerror} ({name})" if error.strerror and name else str(error)
-    where = f": {error.filename}" if error.filename else ""
-    return CheckpointStorageError(f"checkpoint storage {directory}: {why}{where}")
+    """An OS error while setting up the checkpoint storage as one line naming the storage,
+    the errno and the file (``[Errno 28] No space left on device`` reads as the storage's, not
+    the script's): ``checkpoint storage DIR: creating the job's checkpoint directory failed:
+    No space left on device (errno 28, ENOSPC): PATH``."""
+    if error.errno is None:
+        why = str(error) or type(error).__name__
+    else:
+        code = errno.errorcode.get(error.errno)
+        why = f"{error.strerror or os.strerror(error.errno)} (errno {error.errno}"
+        why += f", {code})" if code else ")"
+        if error.filename is not None:
+            why += f": {os.fsdecode(error.filename)}"
+    return CheckpointStorageError(
+        f"checkpoint storage {directory}: creating the job's checkpoint directory failed: {why}"
+    )
 
 
 class JobObserver(Protocol):
