@@ -890,11 +890,9 @@ def test_resuming_a_file_sink_with_fewer_subtasks_is_a_restore_error_naming_the_
             env.set_parallelism(2)
             env.enable_checkpointing(10)
             env.configure({"execution.checkpointing.dir": str(tmp_path / "chk")})
-            env.from_generator(record, N, rate=50_000).uid("numbers").key_by(key).reduce(
-                count
-            ).uid("counts").sink_to_file(str(out), name="files").set_parallelism(
-                sink_parallelism
-            )
+            counts = env.from_generator(record, N, rate=50_000).uid("numbers").key_by(key)
+            sink = counts.reduce(count).uid("counts").sink_to_file(str(out), name="files")
+            sink.set_parallelism(sink_parallelism)
             env.stop_with_savepoint(after_records=800)
 
         return job
