@@ -13,7 +13,10 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import os
 import re
+import subprocess
+import sys
 import textwrap
 import threading
 from collections import Counter
@@ -1396,3 +1399,68 @@ def test_a_pipeline_that_ended_before_a_restart_from_scratch_commits_its_records
         records = Counter(tuple(r) for r in read_part_files(tmp_path / "out" / name))
         assert records == Counter(tuple(r) for r in read_part_files(tmp_path / "expected" / name))
         assert staged_files(tmp_path / "out" / name) == []
+
+
+# --- kill -9, then --from-checkpoint ------------------------------------------------------------
+
+#: the counting job into part files; with KILL set, the process kills itself (SIGKILL: no
+#: cleanup of any kind) at a record after its second checkpoint completed
+KILLED_JOB = """
+    import os, signal
+    from pathlib import Path
+
+    ROOT, OUT = Path(os.environ["JOB_ROOT"]), os.environ["JOB_OUT"]
+    KILL = "JOB_KILL" in os.environ
+    seen = [0]
+
+    def record(i):
+        return (i % 10, i, 1)
+
+    def kill_after_two_checkpoints(r):
+        seen[0] += 1
+        if KILL and seen[0] % 50 == 0:
+            if len([p for p in ROOT.rglob("chk-*") if (p / "_metadata").is_file()]) >= 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return r
+
+    def build(env):
+        env.set_parallelism(2)
+        env.enable_checkpointing(10)
+        env.configure({"execution.checkpointing.dir": str(ROOT),
+                       "execution.checkpointing.num-retained": 2,
+                       "ckptsim.buffer.records": 50})
+        (env.from_generator(record, 2_000, rate=50_000).uid("numbers")
+            .map(kill_after_two_checkpoints).uid("sabotage")
+            .key_by(lambda r: r[0])
+            .reduce(lambda a, b: (a[0], b[1], a[2] + b[2])).uid("counts")
+            .processing_cost(per_buffer_ms=1)
+            .sink_to_file(OUT, name="files", fmt="json"))
+"""
+
+
+def test_kill_9_then_from_checkpoint_leaves_exactly_the_failure_free_output(
+    tmp_path: Path,
+) -> None:
+    """The process dies at once (nothing cleaned up: in-progress and pending files, every
+    checkpoint directory stay); the run resumed from its latest completed checkpoint commits
+    what that checkpoint pre-committed, deletes the rest of what the first run staged, and
+    the folder ends with exactly the failure-free output."""
+    job, root, out = tmp_path / "job.py", tmp_path / "chk", tmp_path / "out"
+    job.write_text(textwrap.dedent(KILLED_JOB))
+
+    def ckptsim(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "actors.cli", "run", "-q", "--simulate", *argv]
+        env = {**os.environ, "JOB_ROOT": str(root), "JOB_OUT": str(out), **env}
+        # a guard against a hang, not a measure
+        return subprocess.run(
+            command, capture_output=True, text=True, timeout=240, check=False, env=env
+        )
+
+    killed = ckptsim("--seed", "1", str(job), JOB_KILL="1")
+    assert killed.returncode == -9, killed.stderr
+    assert list((out / ".staging").iterdir()), "the first run left staged files"
+    latest = completed_checkpoints(root)[-1]
+    resumed = ckptsim("--seed", "2", "--from-checkpoint", str(latest), str(job))
+    assert resumed.returncode == 0, resumed.stderr
+    assert observe(read_part_files(out)) == failure_free()
+    assert list((out / ".staging").iterdir()) == []
