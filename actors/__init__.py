@@ -12,9 +12,9 @@ from typing import Any
 from runtime.config import CheckpointingMode, Configuration
 from runtime.datastream import DataStream, KeyedStream
 from runtime.datastream import StreamExecutionEnvironment as _Environment
+from runtime.functions import KeyedProcessFunction, ProcessFunction, RuntimeContext
 from runtime.graph import GraphError, JobGraph
 from runtime.job import JobResult
-from runtime.operators import KeyedProcessFunction, RuntimeContext
 from runtime.restart import bound_restarts_by_default
 from runtime.state import ListState, ValueState
 
@@ -68,6 +68,7 @@ __all__ = [
     "KeyedProcessFunction",
     "KeyedStream",
     "ListState",
+    "ProcessFunction",
     "RuntimeContext",
     "StreamExecutionEnvironment",
     "ValueState",

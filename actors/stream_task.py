@@ -119,7 +119,7 @@ class StreamTask(pykka.ThreadingActor):
         #: after a number of records); 0: never
         self.report_records_every = report_records_every
         self._reported = 0
-        self.core = StreamTaskCore(spec)
+        self.core = StreamTaskCore(spec, epoch_ms=runtime.epoch_ms)
         self.runtime = runtime
         self.storage = storage
         self.job_master = job_master

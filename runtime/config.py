@@ -534,6 +534,21 @@ OPTIONS: tuple[ConfigOption, ...] = (
         inert="buffers are cut at the segment size (and ckptsim.buffer.records)",
     ),
     _opt("parallelism.default", "int", 1, "Default parallelism of operators.", minimum=1),
+    _opt(
+        "pipeline.auto-watermark-interval",
+        "duration",
+        200,
+        "How often watermark generators are asked for a watermark (0: never; the end of a "
+        "bounded input still sends the final watermark).",
+    ),
+    _opt(
+        "execution.runtime-mode",
+        "enum",
+        "STREAMING",
+        "STREAMING, or BATCH (bounded inputs: keyed operators see their input sorted by key "
+        "and a reduce emits only its final value per key).",
+        choices=("STREAMING", "BATCH", "AUTOMATIC"),
+    ),
     # failure and recovery
     _opt(
         "restart-strategy.type",

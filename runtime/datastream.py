@@ -27,22 +27,25 @@ from runtime.descriptors import (
     FlatMapDescriptor,
     MapBatchDescriptor,
     MapDescriptor,
+    NonKeyedProcessDescriptor,
     OperatorDescriptor,
     ProcessDescriptor,
     ReduceDescriptor,
     SinkDescriptor,
     SinkKind,
     SourceDescriptor,
+    TimestampsDescriptor,
 )
+from runtime.functions import KeyedProcessFunction, ProcessFunction
 from runtime.graph import GraphError, JobGraph, StreamGraph, StreamNode, build_job_graph
 from runtime.operators import (
     CollectionReader,
     GeneratorReader,
-    KeyedProcessFunction,
     OperatorContext,
     SourceReader,
 )
 from runtime.partition import HashingKeySelector, KeyHash, KeySelector, Partitioner
+from runtime.watermarks import WatermarkStrategy
 
 if TYPE_CHECKING:
     from runtime.job import JobResult
@@ -265,23 +268,47 @@ class DataStream:
         return DataStream(self.env, [node])
 
     def map(self, fn: Callable[[Any], Any], *, name: str = "Map") -> DataStream:
-        return self._then(MapDescriptor(fn=_callable(fn, "map")), name)
+        return self._then(MapDescriptor(fn=_function(fn, "map")), name)
 
     def map_batch(
         self, fn: Callable[[Sequence[Any]], Sequence[Any]], *, name: str = "MapBatch"
     ) -> DataStream:
         """``fn`` takes a whole buffer (a list, or an Arrow batch) and returns one."""
-        return self._then(MapBatchDescriptor(fn=_callable(fn, "map_batch")), name)
+        return self._then(MapBatchDescriptor(fn=_function(fn, "map_batch")), name)
 
     def filter(self, fn: Callable[[Any], bool], *, name: str = "Filter") -> DataStream:
-        return self._then(FilterDescriptor(fn=_callable(fn, "filter")), name)
+        return self._then(FilterDescriptor(fn=_function(fn, "filter")), name)
 
     def flat_map(self, fn: Callable[[Any], Iterable[Any]], *, name: str = "FlatMap") -> DataStream:
-        return self._then(FlatMapDescriptor(fn=_callable(fn, "flat_map")), name)
+        return self._then(FlatMapDescriptor(fn=_function(fn, "flat_map")), name)
+
+    def process(
+        self, function: ProcessFunction | Callable[..., Any], *, name: str = "Process"
+    ) -> DataStream:
+        """A ``ProcessFunction`` over every record: ``process_element(value, ctx)`` returns or
+        yields what to emit; ``ctx.timestamp()`` is the record's event timestamp (timers need a
+        keyed stream)."""
+        if not isinstance(function, ProcessFunction):
+            _callable(function, "process")
+        return self._then(NonKeyedProcessDescriptor(function=function), name)
+
+    def assign_timestamps_and_watermarks(
+        self, watermark_strategy: WatermarkStrategy, *, name: str = "Timestamps/Watermarks"
+    ) -> DataStream:
+        """Event timestamps and watermarks from here on (``WatermarkStrategy``: monotonous,
+        bounded out-of-orderness, none; with a timestamp assigner and idleness)."""
+        if not isinstance(watermark_strategy, WatermarkStrategy):
+            raise GraphError(
+                "assign_timestamps_and_watermarks() needs a WatermarkStrategy, got "
+                f"{type(watermark_strategy).__name__}"
+            )
+        return self._then(TimestampsDescriptor(strategy=watermark_strategy), name)
 
     def key_by(self, key_selector: KeySelector, *, key_hash: KeyHash | None = None) -> KeyedStream:
         """Partition by key. ``key_hash`` (key -> 32-bit int) replaces ckptsim's hash of a key
         (Java's ``hashCode`` for str and int) for routing and key groups alike."""
+        if not callable(key_selector) and callable(getattr(key_selector, "get_key", None)):
+            key_selector = key_selector.get_key  # a KeySelector object
         selector: KeySelector = _callable(key_selector, "key_by")
         if key_hash is not None:
             selector = HashingKeySelector(selector, _callable(key_hash, "key_by key_hash"))
@@ -379,12 +406,21 @@ class KeyedStream(DataStream):
     def reduce(self, fn: Callable[[Any, Any], Any], *, name: str = "Reduce") -> DataStream:
         assert self._key_selector is not None
         return self._then(
-            ReduceDescriptor(key_selector=self._key_selector, fn=_callable(fn, "reduce")), name
+            ReduceDescriptor(key_selector=self._key_selector, fn=_function(fn, "reduce")), name
         )
 
     def process(
-        self, function: KeyedProcessFunction | Callable[..., Any], *, name: str = "KeyedProcess"
+        self,
+        function: KeyedProcessFunction | ProcessFunction | Callable[..., Any],
+        *,
+        name: str = "KeyedProcess",
     ) -> DataStream:
+        """A ``KeyedProcessFunction`` (or a function ``fn(value, ctx)``) per record, with the
+        record's key current: keyed state and timers."""
+        if isinstance(function, ProcessFunction):
+            raise GraphError(
+                "process() on a keyed stream needs a KeyedProcessFunction, got a ProcessFunction"
+            )
         if not isinstance(function, KeyedProcessFunction):
             _callable(function, "process")
         assert self._key_selector is not None
@@ -417,6 +453,13 @@ class DataStreamSink:
     def uid(self, uid: str) -> DataStreamSink:
         self.stream.uid(uid)
         return self
+
+
+def _function(fn: Any, method: str) -> Any:
+    """A plain callable, or a function object with ``method`` (``MapFunction.map``, ...)."""
+    if callable(fn) or callable(getattr(fn, method, None)):
+        return fn
+    raise GraphError(f"{method}() needs a function, got {type(fn).__name__}")
 
 
 def _callable(fn: Any, what: str) -> Any:

@@ -13,7 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from runtime.operators import KeyedProcessFunction, OperatorContext, SourceReader
+from runtime.functions import KeyedProcessFunction, ProcessFunction
+from runtime.operators import OperatorContext, SourceReader
+from runtime.watermarks import WatermarkStrategy
 
 UserFn = Callable[..., Any]
 
@@ -64,6 +66,20 @@ class ProcessDescriptor:
     function: KeyedProcessFunction | UserFn
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NonKeyedProcessDescriptor:
+    kind: ClassVar[str] = "process"
+    function: ProcessFunction | UserFn
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimestampsDescriptor:
+    """``assign_timestamps_and_watermarks``: event timestamps and watermarks from here on."""
+
+    kind: ClassVar[str] = "timestamps"
+    strategy: WatermarkStrategy
+
+
 class SinkKind(enum.Enum):
     COLLECT = "collect"  # JobResult.output[name]
     PRINT = "print"
@@ -96,6 +112,8 @@ OperatorDescriptor = (
     | FlatMapDescriptor
     | ReduceDescriptor
     | ProcessDescriptor
+    | NonKeyedProcessDescriptor
+    | TimestampsDescriptor
     | SinkDescriptor
 )
 

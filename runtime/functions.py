@@ -86,7 +86,16 @@ class KeyedStateStore:
 
 
 class RuntimeContext(KeyedStateStore):
-    """What ``open`` is given: where the function runs, and its keyed state (keyed operators)."""
+    """What ``open`` is given: where the function runs, and its keyed state (keyed operators).
+
+    ckptsim's shorthand beside Flink's getters: ``subtask_index``, ``parallelism``, and
+    ``get_current_key()`` on a keyed stream."""
+
+    subtask_index: int
+    parallelism: int
+
+    def get_current_key(self) -> Any:
+        raise NotImplementedError
 
     def get_task_name(self) -> str:
         raise NotImplementedError
@@ -113,10 +122,10 @@ class RuntimeContext(KeyedStateStore):
 class Function:
     """Base of the function objects: ``open`` before the first record, ``close`` at the end."""
 
-    def open(self, runtime_context: RuntimeContext) -> None:  # noqa: B027 - optional hook
+    def open(self, runtime_context: RuntimeContext) -> None:
         pass
 
-    def close(self) -> None:  # noqa: B027 - optional hook
+    def close(self) -> None:
         pass
 
 
@@ -202,9 +211,8 @@ class KeyedProcessFunction(Function):
     ``self.total.update(v)`` for the current key.
     """
 
-    class Context:
-        def get_current_key(self) -> Any:
-            raise NotImplementedError
+    class Context(RuntimeContext):
+        """The record's context; also the runtime context (state by name or descriptor)."""
 
         def timer_service(self) -> TimerService:
             raise NotImplementedError
@@ -309,7 +317,7 @@ class ProcessWindowFunction(Function):
     ) -> Iterable[Any] | None:
         raise NotImplementedError
 
-    def clear(self, context: ProcessWindowFunction.Context) -> None:  # noqa: B027
+    def clear(self, context: ProcessWindowFunction.Context) -> None:
         """The window is purged (default: nothing)."""
 
 
@@ -329,5 +337,5 @@ class ProcessAllWindowFunction(Function):
     ) -> Iterable[Any] | None:
         raise NotImplementedError
 
-    def clear(self, context: ProcessAllWindowFunction.Context) -> None:  # noqa: B027
+    def clear(self, context: ProcessAllWindowFunction.Context) -> None:
         pass

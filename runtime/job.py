@@ -191,6 +191,7 @@ def plan_execution(
     floating: int = conf["taskmanager.network.memory.floating-buffers-per-gate"]
     max_per_channel: int = conf["taskmanager.network.memory.max-buffers-per-channel"]
     segment_size: int = conf["taskmanager.memory.segment-size"]
+    auto_watermark_interval: int = conf["pipeline.auto-watermark-interval"]
     channels = job.channels()
     num_inputs: dict[TaskId, int] = {}
     for channel in channels:
@@ -248,6 +249,7 @@ def plan_execution(
                 keyed_input=keyed_input,
                 attempt=attempt,
                 restore=(restore or {}).get(task),
+                auto_watermark_interval=auto_watermark_interval,
             )
     return ExecutionPlan(
         job=job,

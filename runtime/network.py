@@ -26,6 +26,8 @@ class Buffer:
     records: Sequence[Any]
     size: int
     keys: Sequence[Any] | None = None
+    #: the records' event timestamps (ms; None for a record without one), when any has one
+    timestamps: Sequence[int | None] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +63,23 @@ class EndOfData:
 
 
 @dataclass(frozen=True, slots=True)
+class Watermark:
+    """Flink's ``Watermark``: no record with an event timestamp at or below ``timestamp`` is
+    to come on this channel. Travels behind the records it follows, like a buffer, but needs no
+    credit."""
+
+    timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class WatermarkStatus:
+    """Flink's ``WatermarkStatus``: the channel is idle (sends no records or watermarks for a
+    while, and must not hold back the watermark downstream) or active again."""
+
+    idle: bool
+
+
+@dataclass(frozen=True, slots=True)
 class EndOfPartition:
     """Flink's ``EndOfPartitionEvent``: the upstream subpartition is finished."""
 
@@ -75,7 +94,13 @@ class EventAnnouncement:
 
 
 ChannelEvent = (
-    CheckpointBarrier | CancelCheckpointMarker | EndOfData | EndOfPartition | EventAnnouncement
+    CheckpointBarrier
+    | CancelCheckpointMarker
+    | EndOfData
+    | EndOfPartition
+    | EventAnnouncement
+    | Watermark
+    | WatermarkStatus
 )
 ChannelItem = Buffer | ChannelEvent
 

@@ -8,14 +8,45 @@ the task's (``runtime.task.sinks``): they do no I/O, their connectors do.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from runtime.functions import (
+    Function,
+    KeyedProcessFunction,
+    ProcessFunction,
+    RuntimeContext,
+    TimeDomain,
+    TimerService,
+)
 from runtime.partition import key_hash_of, plain_selector
-from runtime.state import KeyedStateBackend, ListState, ValueState
+from runtime.state import (
+    KeyedStateBackend,
+)
+from runtime.timers import InternalTimerService, Timer
+from runtime.watermarks import MAX_WATERMARK, MIN_WATERMARK, WatermarkStrategy
 
 UserFn = Callable[..., Any]
+
+#: what a timer or watermark makes an operator emit: records with their timestamps, then (for a
+#: watermark) the watermark to hand on, None when it goes no further
+Emitted = tuple[list[Any], list[int | None]]
+
+
+class TaskTime:
+    """The task's clocks as its operators read them: processing time (epoch milliseconds, the
+    job clock's now plus its epoch: virtual on the simulation) and the task's epoch."""
+
+    __slots__ = ("epoch", "processing")
+
+    def __init__(self, epoch: int = 0) -> None:
+        self.epoch = epoch
+        self.processing = epoch
+
+    def set_now(self, now: int) -> None:
+        self.processing = self.epoch + now
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,15 +58,33 @@ class OperatorContext:
     max_parallelism: int
     key_groups: range
     buffer_records: int = 4096
+    #: the task's clocks (set by the task before each mail)
+    time: TaskTime = field(default_factory=TaskTime)
+    task_name: str = ""
+    attempt: int = 0
+    #: ``pipeline.auto-watermark-interval``: how often generators are asked (0: never)
+    auto_watermark_interval: int = 200
 
 
 class Operator:
-    """Base: a pass-through with no state."""
+    """Base: a pass-through with no state.
+
+    Records come in buffers: ``process_batch`` for a buffer without timestamps (the fast path),
+    ``process_timestamped`` when the records carry event timestamps (a list parallel to the
+    records, None for a record without one). Watermarks reach ``process_watermark``; due
+    processing-time timers ``on_processing_time``.
+    """
+
+    #: makes timestamps (its output carries them even when its input did not)
+    assigns_timestamps = False
+    #: has timers or a periodic action: the task asks ``next_processing_time``
+    has_timers = False
 
     def __init__(self, uid: str, name: str) -> None:
         self.uid = uid
         self.name = name
         self.ctx: OperatorContext | None = None
+        self.current_watermark = MIN_WATERMARK
 
     def open(self, ctx: OperatorContext) -> None:
         self.ctx = ctx
@@ -43,9 +92,32 @@ class Operator:
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
         return records
 
+    def process_timestamped(
+        self, records: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        """Default for operators with one output per input record: timestamps carry over."""
+        return self.process_batch(records), timestamps
+
+    def process_watermark(self, watermark: int) -> tuple[Emitted, int | None]:
+        """The input's watermark advanced: what it fires, and the watermark to hand on."""
+        self.current_watermark = watermark
+        return ([], []), watermark
+
+    def next_processing_time(self) -> int | None:
+        """When this operator next needs ``on_processing_time`` (epoch ms), or None."""
+        return None
+
+    def on_processing_time(self, now: int) -> tuple[Emitted, int | None]:
+        """Processing time reached ``now``: what fires, and a watermark to emit (a periodic
+        watermark generator)."""
+        return ([], []), None
+
     def end_input(self) -> Sequence[Any]:
         """All input consumed: emit what is left (default: nothing)."""
         return ()
+
+    def close_function(self) -> None:
+        """The task ends: the user function's ``close``."""
 
     def prepare_snapshot_pre_barrier(self, checkpoint_id: int) -> Sequence[Any]:
         """Records to emit before the barrier (keep it minimal, as in Flink)."""
@@ -65,22 +137,115 @@ class Operator:
         """A checkpoint was aborted."""
 
 
-class MapOperator(Operator):
+class _RuntimeContext(RuntimeContext):
+    """The runtime context of an operator's function: where it runs, and keyed state when the
+    operator is keyed. Also ckptsim's older spelling: ``subtask_index``, ``parallelism``,
+    ``get_state(name)``."""
+
+    def __init__(self, ctx: OperatorContext, backend: KeyedStateBackend | None) -> None:
+        self._ctx = ctx
+        self._backend = backend
+        self.subtask_index = ctx.subtask
+        self.parallelism = ctx.parallelism
+
+    def _keyed(self) -> KeyedStateBackend:
+        if self._backend is None:
+            raise RuntimeError("keyed state can only be used on a keyed stream (after key_by)")
+        return self._backend
+
+    def get_state(self, state_descriptor: Any) -> Any:
+        if isinstance(state_descriptor, str):
+            return self._keyed().value_state(state_descriptor)
+        return self._keyed().state(state_descriptor)
+
+    def get_list_state(self, state_descriptor: Any) -> Any:
+        if isinstance(state_descriptor, str):
+            return self._keyed().list_state(state_descriptor)
+        return self._keyed().state(state_descriptor)
+
+    def get_map_state(self, state_descriptor: Any) -> Any:
+        return self._keyed().state(state_descriptor)
+
+    def get_reducing_state(self, state_descriptor: Any) -> Any:
+        return self._keyed().state(state_descriptor)
+
+    def get_aggregating_state(self, state_descriptor: Any) -> Any:
+        return self._keyed().state(state_descriptor)
+
+    def get_current_key(self) -> Any:
+        return self._keyed().current_key
+
+    def get_task_name(self) -> str:
+        return self._ctx.task_name
+
+    def get_number_of_parallel_subtasks(self) -> int:
+        return self._ctx.parallelism
+
+    def get_max_number_of_parallel_subtasks(self) -> int:
+        return self._ctx.max_parallelism
+
+    def get_index_of_this_subtask(self) -> int:
+        return self._ctx.subtask
+
+    def get_attempt_number(self) -> int:
+        return self._ctx.attempt
+
+    def get_task_name_with_subtasks(self) -> str:
+        ctx = self._ctx
+        return f"{ctx.task_name} ({ctx.subtask + 1}/{ctx.parallelism})"
+
+    def get_job_parameter(self, key: str, default_value: str) -> str:
+        return default_value
+
+
+def _bind(fn: Any, method: str, ctx: OperatorContext, backend: KeyedStateBackend | None) -> Any:
+    """The callable of a user function: a plain callable as it is; a function object copied
+    for this subtask, opened, and its ``method``."""
+    if isinstance(fn, Function) or (not callable(fn) and hasattr(fn, method)):
+        mine = copy.deepcopy(fn)
+        mine.open(_RuntimeContext(ctx, backend))
+        return mine, getattr(mine, method)
+    return None, fn
+
+
+def _callable_of(fn: Any, method: str) -> Any:
+    """Before ``open`` (an operator used bare, in unit tests): the method of a function object."""
+    return getattr(fn, method) if isinstance(fn, Function) else fn
+
+
+class _UserFunctionOperator(Operator):
+    """An operator around one user function (a callable, or a function object whose
+    ``method`` it calls)."""
+
+    method = "map"
+
     def __init__(self, uid: str, name: str, fn: UserFn) -> None:
         super().__init__(uid, name)
-        self.fn = fn
+        self.user_function = fn
+        self._function: Function | None = None
+        self.fn = _callable_of(fn, self.method)
+
+    def open(self, ctx: OperatorContext) -> None:
+        super().open(ctx)
+        self._function, self.fn = _bind(self.user_function, self.method, ctx, None)
+
+    def close_function(self) -> None:
+        if self._function is not None:
+            self._function.close()
+
+
+class MapOperator(_UserFunctionOperator):
+    method = "map"
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
         fn = self.fn
         return [fn(r) for r in records]
 
 
-class MapBatchOperator(Operator):
+class MapBatchOperator(_UserFunctionOperator):
     """The user function takes and returns a whole buffer (a list or an Arrow batch)."""
 
-    def __init__(self, uid: str, name: str, fn: UserFn) -> None:
-        super().__init__(uid, name)
-        self.fn = fn
+    method = "map_batch"
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
         out: Sequence[Any] | None = self.fn(records)
@@ -91,48 +256,126 @@ class MapBatchOperator(Operator):
             )
         return out
 
+    def process_timestamped(
+        self, records: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        """Timestamps carry over when the buffer keeps its length, else the output has none."""
+        out = self.process_batch(records)
+        return out, timestamps if len(out) == len(records) else [None] * len(out)
 
-class FilterOperator(Operator):
-    def __init__(self, uid: str, name: str, fn: UserFn) -> None:
-        super().__init__(uid, name)
-        self.fn = fn
+
+class FilterOperator(_UserFunctionOperator):
+    method = "filter"
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
         fn = self.fn
         return [r for r in records if fn(r)]
 
+    def process_timestamped(
+        self, records: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        fn = self.fn
+        kept = [(r, t) for r, t in zip(records, timestamps, strict=True) if fn(r)]
+        return [r for r, _ in kept], [t for _, t in kept]
 
-class FlatMapOperator(Operator):
-    def __init__(self, uid: str, name: str, fn: UserFn) -> None:
-        super().__init__(uid, name)
-        self.fn = fn
+
+class FlatMapOperator(_UserFunctionOperator):
+    method = "flat_map"
+
+    def _produce(self, record: Any) -> Iterable[Any]:
+        produced = self.fn(record)
+        if produced is None:
+            raise TypeError(
+                f"flat_map {self.name!r} ({self.uid}) returned None for the record "
+                f"{record!r}; return an iterable of the records to emit (an empty list "
+                "emits none)"
+            )
+        return produced  # type: ignore[no-any-return]
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
-        fn = self.fn
         out: list[Any] = []
         extend = out.extend
+        produce = self._produce
         for record in records:
-            produced = fn(record)
-            if produced is None:
-                raise TypeError(
-                    f"flat_map {self.name!r} ({self.uid}) returned None for the record "
-                    f"{record!r}; return an iterable of the records to emit (an empty list "
-                    "emits none)"
-                )
-            extend(produced)
+            extend(produce(record))
         return out
+
+    def process_timestamped(
+        self, records: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        out: list[Any] = []
+        out_ts: list[int | None] = []
+        for record, ts in zip(records, timestamps, strict=True):
+            before = len(out)
+            out.extend(self._produce(record))
+            out_ts.extend([ts] * (len(out) - before))
+        return out, out_ts
+
+
+class _TimerServiceView(TimerService):
+    """What a function's ``ctx.timer_service()`` is: the clocks, and (keyed operators) timers
+    of the current key."""
+
+    def __init__(self, operator: Operator, keyed: KeyedOperator | None) -> None:
+        self._operator = operator
+        self._keyed = keyed
+
+    def current_processing_time(self) -> int:
+        ctx = self._operator.ctx
+        return ctx.time.processing if ctx is not None else 0
+
+    def current_watermark(self) -> int:
+        return self._operator.current_watermark
+
+    def _timers(self) -> tuple[InternalTimerService, Any]:
+        keyed = self._keyed
+        if keyed is None:
+            raise RuntimeError("setting timers is only supported on a keyed stream (after key_by)")
+        return keyed.timers(), keyed.backend.current_key
+
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        timers, key = self._timers()
+        timers.processing_time.add(key, None, int(timestamp))
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        timers, key = self._timers()
+        timers.event_time.add(key, None, int(timestamp))
+
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        timers, key = self._timers()
+        timers.processing_time.delete(key, None, int(timestamp))
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        timers, key = self._timers()
+        timers.event_time.delete(key, None, int(timestamp))
 
 
 class KeyedOperator(Operator):
+    """An operator on a keyed stream: keyed state by key group, and keyed timers."""
+
     def __init__(self, uid: str, name: str, key_selector: UserFn) -> None:
         super().__init__(uid, name)
         self.key_selector = key_selector
         self.backend = KeyedStateBackend()
+        self._timers: InternalTimerService | None = None
+        self._restored_timers: list[Any] = []
 
     def open(self, ctx: OperatorContext) -> None:
         """Fresh state for this subtask; ``restore_state`` (after ``open``) fills it."""
         super().open(ctx)
         self.backend = KeyedStateBackend(ctx.max_parallelism, key_hash_of(self.key_selector))
+        self._timers = None
+
+    def timers(self) -> InternalTimerService:
+        """The operator's timer service, made at its first use."""
+        if self._timers is None:
+            ctx = self.ctx
+            assert ctx is not None, "open() first"
+            self._timers = InternalTimerService(
+                ctx.key_groups, ctx.max_parallelism, self.backend.key_hash
+            )
+            self.has_timers = True
+        return self._timers
 
     def keys_of(self, records: Sequence[Any]) -> list[Any]:
         """The key of every record (the ``key_by`` selector, user code)."""
@@ -145,18 +388,92 @@ class KeyedOperator(Operator):
     def process_keyed_batch(self, records: Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
         raise NotImplementedError
 
+    def process_keyed_timestamped(
+        self, records: Sequence[Any], keys: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        """Default for one output per input (a reduce): timestamps carry over."""
+        return self.process_keyed_batch(records, keys), timestamps
+
+    def process_timestamped(
+        self, records: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        return self.process_keyed_timestamped(records, self.keys_of(records), timestamps)
+
+    # --- timers -----------------------------------------------------------------------------------
+
+    def process_watermark(self, watermark: int) -> tuple[Emitted, int | None]:
+        self.current_watermark = watermark
+        timers = self._timers
+        out: list[Any] = []
+        out_ts: list[int | None] = []
+        if timers is not None:
+            queue = timers.event_time
+            backend = self.backend
+            while (timer := timers.poll_due(queue, watermark)) is not None:
+                backend.current_key = timer.key
+                self.on_event_time(timer, out, out_ts)
+        return (out, out_ts), watermark
+
+    def next_processing_time(self) -> int | None:
+        timers = self._timers
+        return None if timers is None else timers.next_processing_time()
+
+    def on_processing_time(self, now: int) -> tuple[Emitted, int | None]:
+        timers = self._timers
+        out: list[Any] = []
+        out_ts: list[int | None] = []
+        if timers is not None:
+            queue = timers.processing_time
+            backend = self.backend
+            backend.now = now
+            while (timer := timers.poll_due(queue, now)) is not None:
+                backend.current_key = timer.key
+                self.on_processing_timer(timer, out, out_ts)
+        return (out, out_ts), None
+
+    def on_event_time(self, timer: Timer, out: list[Any], out_ts: list[int | None]) -> None:
+        """An event-time timer of ``timer.key`` fired (the key is current)."""
+
+    def on_processing_timer(self, timer: Timer, out: list[Any], out_ts: list[int | None]) -> None:
+        """A processing-time timer fired (the key is current)."""
+
+    # --- state ------------------------------------------------------------------------------------
+
     def snapshot_state(self, checkpoint_id: int) -> Any:
-        return self.backend.snapshot()
+        snapshot = self.backend.snapshot()
+        if self._timers is not None and (
+            len(self._timers.event_time) or len(self._timers.processing_time)
+        ):
+            snapshot["timers"] = self._timers.snapshot()
+        return snapshot
 
     def restore_state(self, states: list[Any]) -> None:
         key_groups = self.ctx.key_groups if self.ctx is not None else None
-        self.backend.restore([s for s in states if s], key_groups)
+        mine = [s for s in states if s]
+        self.backend.restore(mine, key_groups)
+        timers = [s["timers"] for s in mine if s.get("timers")]
+        if timers:
+            self.timers().restore(timers)
 
 
 class ReduceOperator(KeyedOperator):
     """Flink's keyed reduce: emits the running aggregate of the record's key."""
 
     STATE = "_reduce"
+
+    def __init__(self, uid: str, name: str, key_selector: UserFn, fn: UserFn) -> None:
+        super().__init__(uid, name, key_selector)
+        self.user_function = fn
+        self._function: Function | None = None
+        self.fn = _callable_of(fn, "reduce")
+
+    def open(self, ctx: OperatorContext) -> None:
+        super().open(ctx)
+        self._function, self.fn = _bind(self.user_function, "reduce", ctx, self.backend)
+
+    def close_function(self) -> None:
+        if self._function is not None:
+            self._function.close()
 
     def process_keyed_batch(self, records: Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
         reduce = self.fn
@@ -171,81 +488,258 @@ class ReduceOperator(KeyedOperator):
             append(value)
         return out
 
-    def __init__(self, uid: str, name: str, key_selector: UserFn, fn: UserFn) -> None:
-        super().__init__(uid, name, key_selector)
-        self.fn = fn
-
 
 _MISSING = object()
 
 
-class RuntimeContext:
-    """What a keyed process function sees: its subtask and its keyed state."""
+class _ProcessContext(
+    _RuntimeContext, KeyedProcessFunction.OnTimerContext, ProcessFunction.Context
+):
+    """The context a process function sees: in ``open`` its runtime context, in
+    ``process_element`` and ``on_timer`` the record's (or timer's) timestamp, the timer
+    service, and the current key."""
 
-    def __init__(self, backend: KeyedStateBackend, ctx: OperatorContext) -> None:
-        self._backend = backend
-        self.subtask_index = ctx.subtask
-        self.parallelism = ctx.parallelism
+    def __init__(
+        self, ctx: OperatorContext, backend: KeyedStateBackend | None, timers: TimerService
+    ) -> None:
+        super().__init__(ctx, backend)
+        self._timer_service = timers
+        self.current_timestamp: int | None = None
+        self.domain = TimeDomain.EVENT_TIME
 
-    def get_state(self, name: str) -> ValueState:
-        return self._backend.value_state(name)
+    def timestamp(self) -> int | None:
+        return self.current_timestamp
 
-    def get_list_state(self, name: str) -> ListState:
-        return self._backend.list_state(name)
+    def timer_service(self) -> TimerService:
+        return self._timer_service
 
-    def get_current_key(self) -> Any:
-        return self._backend.current_key
-
-
-class KeyedProcessFunction:
-    """Flink's ``KeyedProcessFunction``: ``open`` once, ``process_element`` per record.
-
-    ``process_element`` returns (or yields) the records to emit. State comes from the runtime
-    context: ``self.total = ctx.get_state("total")`` in ``open``, then ``self.total.value()`` /
-    ``self.total.update(v)`` for the current key.
-    """
-
-    def open(self, ctx: RuntimeContext) -> None:
-        """Called once before the first record."""
-
-    def process_element(self, value: Any, ctx: RuntimeContext) -> Iterable[Any] | None:
-        raise NotImplementedError
+    def time_domain(self) -> TimeDomain:
+        return self.domain
 
 
 class _FunctionAdapter(KeyedProcessFunction):
+    """A plain function ``fn(value, ctx)`` as a process function."""
+
     def __init__(self, fn: UserFn) -> None:
         self.fn = fn
 
-    def process_element(self, value: Any, ctx: RuntimeContext) -> Iterable[Any] | None:
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
         result: Iterable[Any] | None = self.fn(value, ctx)
         return result
 
 
 class ProcessOperator(KeyedOperator):
+    """Flink's ``KeyedProcessOperator``: ``process_element`` per record with its key current,
+    ``on_timer`` for the key's timers. Output of an element has the element's timestamp, of
+    an event-time timer the timer's, of a processing-time timer none."""
+
     def __init__(
         self, uid: str, name: str, key_selector: UserFn, function: KeyedProcessFunction | UserFn
     ) -> None:
         super().__init__(uid, name, key_selector)
-        self.function = (
+        self.function: Any = (
             function if isinstance(function, KeyedProcessFunction) else _FunctionAdapter(function)
         )
-        self.runtime_context: RuntimeContext | None = None
+        self.context: _ProcessContext | None = None
+
+    @property
+    def runtime_context(self) -> _ProcessContext | None:
+        return self.context
 
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
-        self.runtime_context = RuntimeContext(self.backend, ctx)
-        self.function.open(self.runtime_context)
+        self.context = _ProcessContext(ctx, self.backend, _TimerServiceView(self, self))
+        self.function.open(self.context)
+
+    def close_function(self) -> None:
+        self.function.close()
 
     def process_keyed_batch(self, records: Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
-        assert self.runtime_context is not None, "open() first"
-        backend, process, ctx = self.backend, self.function.process_element, self.runtime_context
+        out, _ = self._process(records, keys, None)
+        return out
+
+    def process_keyed_timestamped(
+        self, records: Sequence[Any], keys: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        return self._process(records, keys, timestamps)
+
+    def _process(
+        self,
+        records: Sequence[Any],
+        keys: Sequence[Any],
+        timestamps: Sequence[int | None] | None,
+    ) -> tuple[list[Any], list[int | None]]:
+        ctx = self.context
+        assert ctx is not None, "open() first"
+        assert self.ctx is not None
+        backend, process = self.backend, self.function.process_element
+        backend.now = self.ctx.time.processing
+        ctx.domain = TimeDomain.EVENT_TIME
         out: list[Any] = []
-        for key, record in zip(keys, records, strict=True):
+        out_ts: list[int | None] = []
+        if timestamps is None:
+            for key, record in zip(keys, records, strict=True):
+                backend.current_key = key
+                produced = process(record, ctx)
+                if produced is not None:
+                    out.extend(produced)
+            return out, out_ts
+        for key, record, ts in zip(keys, records, timestamps, strict=True):
             backend.current_key = key
+            ctx.current_timestamp = ts
             produced = process(record, ctx)
             if produced is not None:
+                before = len(out)
                 out.extend(produced)
+                out_ts.extend([ts] * (len(out) - before))
+        ctx.current_timestamp = None
+        return out, out_ts
+
+    def _fire(
+        self,
+        timer: Timer,
+        domain: TimeDomain,
+        ts: int | None,
+        out: list[Any],
+        out_ts: list[int | None],
+    ) -> None:
+        ctx = self.context
+        assert ctx is not None
+        ctx.domain = domain
+        ctx.current_timestamp = timer.timestamp
+        produced = self.function.on_timer(timer.timestamp, ctx)
+        if produced is not None:
+            before = len(out)
+            out.extend(produced)
+            out_ts.extend([ts] * (len(out) - before))
+        ctx.current_timestamp = None
+        ctx.domain = TimeDomain.EVENT_TIME
+
+    def on_event_time(self, timer: Timer, out: list[Any], out_ts: list[int | None]) -> None:
+        self._fire(timer, TimeDomain.EVENT_TIME, timer.timestamp, out, out_ts)
+
+    def on_processing_timer(self, timer: Timer, out: list[Any], out_ts: list[int | None]) -> None:
+        self._fire(timer, TimeDomain.PROCESSING_TIME, None, out, out_ts)
+
+
+class NonKeyedProcessOperator(Operator):
+    """Flink's ``ProcessOperator``: a ``ProcessFunction`` over every record (no timers: they
+    need a key)."""
+
+    assigns_timestamps = False
+
+    def __init__(self, uid: str, name: str, function: ProcessFunction | UserFn) -> None:
+        super().__init__(uid, name)
+        self.user_function = function
+        self.function: Any = None
+        self.context: _ProcessContext | None = None
+
+    def open(self, ctx: OperatorContext) -> None:
+        super().open(ctx)
+        fn = self.user_function
+        self.function = copy.deepcopy(fn) if isinstance(fn, Function) else _FunctionAdapter(fn)
+        self.context = _ProcessContext(ctx, None, _TimerServiceView(self, None))
+        self.function.open(self.context)
+
+    def close_function(self) -> None:
+        if self.function is not None:
+            self.function.close()
+
+    def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
+        out, _ = self.process_timestamped(records, [None] * len(records))
         return out
+
+    def process_timestamped(
+        self, records: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[list[Any], list[int | None]]:
+        ctx = self.context
+        assert ctx is not None, "open() first"
+        process = self.function.process_element
+        out: list[Any] = []
+        out_ts: list[int | None] = []
+        for record, ts in zip(records, timestamps, strict=True):
+            ctx.current_timestamp = ts
+            produced = process(record, ctx)
+            if produced is not None:
+                before = len(out)
+                out.extend(produced)
+                out_ts.extend([ts] * (len(out) - before))
+        ctx.current_timestamp = None
+        return out, out_ts
+
+
+class TimestampsAndWatermarksOperator(Operator):
+    """Flink's ``TimestampsAndWatermarksOperator``: gives each record its event timestamp and
+    emits the generator's watermark every ``pipeline.auto-watermark-interval`` of processing
+    time when it advanced. Watermarks from upstream stop here, except the end of event time."""
+
+    assigns_timestamps = True
+    has_timers = True
+
+    def __init__(self, uid: str, name: str, strategy: WatermarkStrategy) -> None:
+        super().__init__(uid, name)
+        self.strategy = strategy
+        self.generator = strategy.make_generator()
+        self.assigner = strategy.assigner
+        self._next_emit: int | None = None
+        self._last_record_at = 0
+        self.idle = False
+
+    def open(self, ctx: OperatorContext) -> None:
+        super().open(ctx)
+        self.generator = self.strategy.make_generator()
+        interval = ctx.auto_watermark_interval
+        self._next_emit = ctx.time.processing + interval if interval > 0 else None
+        self._last_record_at = ctx.time.processing
+
+    def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
+        out, _ = self.process_timestamped(records, [None] * len(records))
+        return out
+
+    def process_timestamped(
+        self, records: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        assign = self.assigner
+        if assign is not None:
+            stamped: list[int | None] = [
+                int(assign(r, MIN_WATERMARK if t is None else t))
+                for r, t in zip(records, timestamps, strict=True)
+            ]
+        else:
+            stamped = list(timestamps)
+        on_event = self.generator.on_event
+        for ts in stamped:
+            on_event(MIN_WATERMARK if ts is None else ts)
+        if self.ctx is not None:
+            self._last_record_at = self.ctx.time.processing
+        return records, stamped
+
+    def process_watermark(self, watermark: int) -> tuple[Emitted, int | None]:
+        if watermark == MAX_WATERMARK and self.current_watermark != MAX_WATERMARK:
+            self.current_watermark = MAX_WATERMARK
+            self._next_emit = None
+            return ([], []), MAX_WATERMARK
+        return ([], []), None
+
+    def next_processing_time(self) -> int | None:
+        return self._next_emit
+
+    def on_processing_time(self, now: int) -> tuple[Emitted, int | None]:
+        due = self._next_emit
+        if due is None or now < due:
+            return ([], []), None
+        ctx = self.ctx
+        assert ctx is not None
+        self._next_emit = now + ctx.auto_watermark_interval
+        watermark = self.generator.on_periodic_emit()
+        if watermark is not None and watermark > self.current_watermark:
+            self.current_watermark = watermark
+            return ([], []), watermark
+        return ([], []), None
+
+    def end_input(self) -> Sequence[Any]:
+        self._next_emit = None
+        return ()
 
 
 class SourceReader(Protocol):

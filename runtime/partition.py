@@ -113,6 +113,27 @@ class ChannelSelector:
                 out.append((c, part, None))
         return out
 
+    def split_timestamped(
+        self, records: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> list[tuple[int, Sequence[Any], list[Any] | None, Sequence[int | None]]]:
+        """``split`` for records with event timestamps: each part with its timestamps."""
+        n = self.num_channels
+        if self.partitioner is Partitioner.HASH:
+            return self._split_by_key_timestamped(records, timestamps)
+        if self.partitioner is Partitioner.FORWARD or n == 1:
+            return [(0, records, None, timestamps)]
+        if self.partitioner is Partitioner.BROADCAST:
+            return [(c, records, None, timestamps) for c in range(n)]
+        start = self._next
+        self._next = (start + len(records)) % n
+        out: list[tuple[int, Sequence[Any], list[Any] | None, Sequence[int | None]]] = []
+        for c in range(n):
+            offset = (c - start) % n
+            part = records[offset::n]
+            if part:
+                out.append((c, part, None, timestamps[offset::n]))
+        return out
+
     def _split_by_key(
         self, records: Sequence[Any]
     ) -> list[tuple[int, Sequence[Any], list[Any] | None]]:
@@ -137,6 +158,30 @@ class ChannelSelector:
             parts[channel].append(record)
             keys[channel].append(key)
         return [(c, p, keys[c]) for c, p in enumerate(parts) if p]
+
+    def _split_by_key_timestamped(
+        self, records: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> list[tuple[int, Sequence[Any], list[Any] | None, Sequence[int | None]]]:
+        assert self.key_selector is not None
+        key_of = self.key_selector
+        n = self.num_channels
+        parts: list[list[Any]] = [[] for _ in range(n)]
+        keys: list[list[Any]] = [[] for _ in range(n)]
+        stamps: list[list[int | None]] = [[] for _ in range(n)]
+        for record, ts in zip(records, timestamps, strict=True):
+            key = key_of(record)
+            try:
+                hash(key)
+            except TypeError as error:
+                raise TypeError(
+                    f"key_by produced an unhashable key {key!r} ({type(key).__name__}); "
+                    "return a str, int, tuple or other hashable value"
+                ) from error
+            channel = self.channel_for_key(key)
+            parts[channel].append(record)
+            keys[channel].append(key)
+            stamps[channel].append(ts)
+        return [(c, p, keys[c], stamps[c]) for c, p in enumerate(parts) if p]
 
     def channel_for_key(self, key: Any) -> int:
         key_group = murmur_hash(self._key_hash(key)) % self.max_parallelism

@@ -9,9 +9,10 @@ processes (Python's ``hash()`` of a string is not).
 
 from __future__ import annotations
 
+import enum
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, ClassVar, overload
 
 from runtime import serde
 
@@ -94,62 +95,487 @@ def key_group_range(subtask: int, parallelism: int, max_parallelism: int) -> ran
 _MISSING = object()
 
 
-class ValueState:
+def _millis(value: Any, what: str) -> int:
+    """Milliseconds from an int or from a time object with ``to_milliseconds()`` (PyFlink's
+    ``Time`` and ``Duration``)."""
+    to_ms = getattr(value, "to_milliseconds", None)
+    ms = to_ms() if callable(to_ms) else value
+    if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
+        raise ValueError(f"{what} must be a duration >= 0 (ms or Time), got {value!r}")
+    return ms
+
+
+# --- time-to-live ----------------------------------------------------------------------------
+
+
+class StateTtlConfig:
+    """Flink's ``StateTtlConfig`` (processing time): an entry expires ``ttl`` after it was
+    last written (``OnCreateAndWrite``) or also read (``OnReadAndWrite``); an expired entry is
+    never returned (``NeverReturnExpired``) or returned until it is cleaned up
+    (``ReturnExpiredIfNotCleanedUp``: ckptsim cleans up on access, so it is returned once)."""
+
+    class UpdateType(enum.Enum):
+        Disabled = 0
+        OnCreateAndWrite = 1
+        OnReadAndWrite = 2
+
+    class StateVisibility(enum.Enum):
+        ReturnExpiredIfNotCleanedUp = 0
+        NeverReturnExpired = 1
+
+    class TtlTimeCharacteristic(enum.Enum):
+        ProcessingTime = 0
+
+    def __init__(
+        self,
+        ttl: int,
+        update_type: StateTtlConfig.UpdateType = UpdateType.OnCreateAndWrite,
+        state_visibility: StateTtlConfig.StateVisibility = StateVisibility.NeverReturnExpired,
+        cleanup_in_background: bool = True,
+    ) -> None:
+        self.ttl = ttl
+        self.update_type = update_type
+        self.state_visibility = state_visibility
+        self.cleanup_in_background = cleanup_in_background
+
+    @staticmethod
+    def new_builder(ttl: Any) -> StateTtlConfig.Builder:
+        return StateTtlConfig.Builder(ttl)
+
+    def get_ttl(self) -> int:
+        return self.ttl
+
+    def get_update_type(self) -> StateTtlConfig.UpdateType:
+        return self.update_type
+
+    def get_state_visibility(self) -> StateTtlConfig.StateVisibility:
+        return self.state_visibility
+
+    def get_ttl_time_characteristic(self) -> StateTtlConfig.TtlTimeCharacteristic:
+        return StateTtlConfig.TtlTimeCharacteristic.ProcessingTime
+
+    def is_enabled(self) -> bool:
+        return self.update_type is not StateTtlConfig.UpdateType.Disabled
+
+    class Builder:
+        def __init__(self, ttl: Any) -> None:
+            self._ttl = _millis(ttl, "a state TTL")
+            self._update = StateTtlConfig.UpdateType.OnCreateAndWrite
+            self._visibility = StateTtlConfig.StateVisibility.NeverReturnExpired
+            self._background = True
+
+        def set_update_type(self, update_type: StateTtlConfig.UpdateType) -> StateTtlConfig.Builder:
+            self._update = update_type
+            return self
+
+        def update_ttl_on_create_and_write(self) -> StateTtlConfig.Builder:
+            return self.set_update_type(StateTtlConfig.UpdateType.OnCreateAndWrite)
+
+        def update_ttl_on_read_and_write(self) -> StateTtlConfig.Builder:
+            return self.set_update_type(StateTtlConfig.UpdateType.OnReadAndWrite)
+
+        def set_state_visibility(
+            self, visibility: StateTtlConfig.StateVisibility
+        ) -> StateTtlConfig.Builder:
+            self._visibility = visibility
+            return self
+
+        def return_expired_if_not_cleaned_up(self) -> StateTtlConfig.Builder:
+            return self.set_state_visibility(
+                StateTtlConfig.StateVisibility.ReturnExpiredIfNotCleanedUp
+            )
+
+        def never_return_expired(self) -> StateTtlConfig.Builder:
+            return self.set_state_visibility(StateTtlConfig.StateVisibility.NeverReturnExpired)
+
+        def set_ttl_time_characteristic(
+            self, characteristic: StateTtlConfig.TtlTimeCharacteristic
+        ) -> StateTtlConfig.Builder:
+            return self
+
+        def use_processing_time(self) -> StateTtlConfig.Builder:
+            return self
+
+        def cleanup_full_snapshot(self) -> StateTtlConfig.Builder:
+            return self
+
+        def cleanup_incrementally(
+            self, cleanup_size: int, run_cleanup_for_every_record: bool
+        ) -> StateTtlConfig.Builder:
+            return self
+
+        def cleanup_in_rocksdb_compact_filter(
+            self, query_time_after_num_entries: int, periodic_compaction_time: Any = None
+        ) -> StateTtlConfig.Builder:
+            return self
+
+        def disable_cleanup_in_background(self) -> StateTtlConfig.Builder:
+            self._background = False
+            return self
+
+        def set_ttl(self, ttl: Any) -> StateTtlConfig.Builder:
+            self._ttl = _millis(ttl, "a state TTL")
+            return self
+
+        def build(self) -> StateTtlConfig:
+            return StateTtlConfig(self._ttl, self._update, self._visibility, self._background)
+
+
+# --- descriptors --------------------------------------------------------------------------------
+
+
+class StateDescriptor:
+    """Names a keyed state and its kind; ``type_info`` is the state's declared type (kept for
+    the PyFlink API, values are Python objects either way)."""
+
+    kind: ClassVar[str] = "value"
+
+    def __init__(self, name: str, type_info: Any = None) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a state needs a name (a non-empty str), got {name!r}")
+        self.name = name
+        self.type_info = type_info
+        self.ttl_config: StateTtlConfig | None = None
+
+    def get_name(self) -> str:
+        return self.name
+
+    def enable_time_to_live(self, ttl_config: StateTtlConfig) -> None:
+        self.ttl_config = ttl_config if ttl_config.is_enabled() else None
+
+
+class ValueStateDescriptor(StateDescriptor):
+    kind = "value"
+
+    def __init__(self, name: str, value_type_info: Any = None) -> None:
+        super().__init__(name, value_type_info)
+
+
+class ListStateDescriptor(StateDescriptor):
+    kind = "list"
+
+    def __init__(self, name: str, elem_type_info: Any = None) -> None:
+        super().__init__(name, elem_type_info)
+
+
+class MapStateDescriptor(StateDescriptor):
+    kind = "map"
+
+    def __init__(self, name: str, key_type_info: Any = None, value_type_info: Any = None) -> None:
+        super().__init__(name, value_type_info)
+        self.key_type_info = key_type_info
+
+
+class ReducingStateDescriptor(StateDescriptor):
+    kind = "reducing"
+
+    def __init__(self, name: str, reduce_function: Any, type_info: Any = None) -> None:
+        super().__init__(name, type_info)
+        fn = getattr(reduce_function, "reduce", reduce_function)
+        if not callable(fn):
+            raise ValueError(f"reducing state {name!r} needs a reduce function")
+        self.reduce_function = reduce_function
+        self.reduce: Callable[[Any, Any], Any] = fn
+
+    def get_reduce_function(self) -> Any:
+        return self.reduce_function
+
+
+class AggregatingStateDescriptor(StateDescriptor):
+    kind = "aggregating"
+
+    def __init__(self, name: str, agg_function: Any, state_type_info: Any = None) -> None:
+        super().__init__(name, state_type_info)
+        for method in ("create_accumulator", "add", "get_result"):
+            if not callable(getattr(agg_function, method, None)):
+                raise ValueError(
+                    f"aggregating state {name!r} needs an AggregateFunction (no {method}())"
+                )
+        self.agg_function = agg_function
+
+    def get_agg_function(self) -> Any:
+        return self.agg_function
+
+
+# --- states -------------------------------------------------------------------------------------
+
+
+class _Ttl:
+    """A state's TTL as its accessors apply it: entries are ``(value, last access)``."""
+
+    __slots__ = ("on_read", "return_expired", "ttl")
+
+    def __init__(self, config: StateTtlConfig) -> None:
+        self.ttl = config.ttl
+        self.on_read = config.update_type is StateTtlConfig.UpdateType.OnReadAndWrite
+        self.return_expired = (
+            config.state_visibility is StateTtlConfig.StateVisibility.ReturnExpiredIfNotCleanedUp
+        )
+
+
+class State:
+    """A keyed state bound to its backend: reads and writes go to the current key (and, for
+    window state, the current namespace)."""
+
+    __slots__ = ("_backend", "_namespaced", "_ttl", "_values")
+
+    def __init__(
+        self,
+        backend: KeyedStateBackend,
+        values: dict[Any, Any],
+        ttl: _Ttl | None = None,
+        namespaced: bool = False,
+    ) -> None:
+        self._backend = backend
+        self._values = values
+        self._ttl = ttl
+        self._namespaced = namespaced
+
+    def _slot(self) -> Any:
+        backend = self._backend
+        if self._namespaced:
+            return (backend.current_key, backend.current_namespace)
+        return backend.current_key
+
+    def _get(self, slot: Any) -> Any:
+        """The stored value of ``slot`` (``_MISSING`` if none or expired)."""
+        stored = self._values.get(slot, _MISSING)
+        ttl = self._ttl
+        if ttl is None or stored is _MISSING:
+            return stored
+        value, touched = stored
+        now = self._backend.now
+        if touched + ttl.ttl <= now:
+            del self._values[slot]
+            return value if ttl.return_expired else _MISSING
+        if ttl.on_read:
+            self._values[slot] = (value, now)
+        return value
+
+    def _put(self, slot: Any, value: Any) -> None:
+        self._values[slot] = value if self._ttl is None else (value, self._backend.now)
+
+    def clear(self) -> None:
+        self._values.pop(self._slot(), None)
+
+
+class ValueState(State):
     """One value per key (Flink's ``ValueState``), for the key being processed."""
 
-    __slots__ = ("_backend", "_values")
-
-    def __init__(self, backend: KeyedStateBackend, values: dict[Any, Any]) -> None:
-        self._backend = backend
-        self._values = values
+    __slots__ = ()
 
     def value(self) -> Any:
-        return self._values.get(self._backend.current_key)
+        if self._ttl is None and not self._namespaced:
+            return self._values.get(self._backend.current_key)
+        value = self._get(self._slot())
+        return None if value is _MISSING else value
 
     def update(self, value: Any) -> None:
+        slot = self._slot()
         if value is None:
-            self._values.pop(self._backend.current_key, None)
+            self._values.pop(slot, None)
         else:
-            self._values[self._backend.current_key] = value
-
-    def clear(self) -> None:
-        self._values.pop(self._backend.current_key, None)
+            self._put(slot, value)
 
 
-class ListState:
-    """A list per key (Flink's ``ListState``), for the key being processed."""
+class ListState(State):
+    """A list per key (Flink's ``ListState``), for the key being processed. With a TTL each
+    element expires on its own, as in Flink."""
 
-    __slots__ = ("_backend", "_values")
+    __slots__ = ()
 
-    def __init__(self, backend: KeyedStateBackend, values: dict[Any, Any]) -> None:
-        self._backend = backend
-        self._values = values
+    def _elements(self, slot: Any) -> list[Any]:
+        stored = self._values.get(slot)
+        if not stored:
+            return []
+        ttl = self._ttl
+        if ttl is None:
+            return list(stored)
+        now = self._backend.now
+        live = [(v, t) for v, t in stored if t + ttl.ttl > now]
+        shown = stored if ttl.return_expired else live
+        values = [v for v, _ in shown]
+        if ttl.on_read:
+            live = [(v, now) for v, _ in live]
+        if live:
+            self._values[slot] = live
+        else:
+            del self._values[slot]
+        return values
 
     def get(self) -> list[Any]:
-        return list(self._values.get(self._backend.current_key, ()))
+        return self._elements(self._slot())
 
     def add(self, value: Any) -> None:
-        self._values.setdefault(self._backend.current_key, []).append(value)
+        if value is None:
+            raise ValueError("cannot add None to a list state")
+        stored = value if self._ttl is None else (value, self._backend.now)
+        self._values.setdefault(self._slot(), []).append(stored)
 
     def add_all(self, values: Iterable[Any]) -> None:
-        self._values.setdefault(self._backend.current_key, []).extend(values)
+        for value in values:
+            self.add(value)
 
     def update(self, values: Iterable[Any]) -> None:
-        items = list(values)
-        if items:
-            self._values[self._backend.current_key] = items
-        else:
-            self._values.pop(self._backend.current_key, None)
-
-    def clear(self) -> None:
-        self._values.pop(self._backend.current_key, None)
+        slot = self._slot()
+        self._values.pop(slot, None)
+        self.add_all(values)
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.get())
 
 
+class MapState(State):
+    """A map per key (Flink's ``MapState``); with a TTL each entry expires on its own."""
+
+    __slots__ = ()
+
+    def _map(self, create: bool = False) -> dict[Any, Any] | None:
+        slot = self._slot()
+        mapping = self._values.get(slot)
+        if mapping is None and create:
+            mapping = self._values[slot] = {}
+        return mapping
+
+    def _live(self, mapping: dict[Any, Any], key: Any) -> Any:
+        stored = mapping.get(key, _MISSING)
+        ttl = self._ttl
+        if ttl is None or stored is _MISSING:
+            return stored
+        value, touched = stored
+        now = self._backend.now
+        if touched + ttl.ttl <= now:
+            del mapping[key]
+            return value if ttl.return_expired else _MISSING
+        if ttl.on_read:
+            mapping[key] = (value, now)
+        return value
+
+    def get(self, key: Any) -> Any:
+        mapping = self._map()
+        if mapping is None:
+            return None
+        value = self._live(mapping, key)
+        return None if value is _MISSING else value
+
+    def put(self, key: Any, value: Any) -> None:
+        mapping = self._map(create=True)
+        assert mapping is not None
+        mapping[key] = value if self._ttl is None else (value, self._backend.now)
+
+    def put_all(self, dict_value: dict[Any, Any]) -> None:
+        for key, value in dict_value.items():
+            self.put(key, value)
+
+    def remove(self, key: Any) -> None:
+        mapping = self._map()
+        if mapping is not None:
+            mapping.pop(key, None)
+            if not mapping:
+                self._values.pop(self._slot(), None)
+
+    def contains(self, key: Any) -> bool:
+        mapping = self._map()
+        return mapping is not None and self._live(mapping, key) is not _MISSING
+
+    def items(self) -> list[tuple[Any, Any]]:
+        mapping = self._map()
+        if mapping is None:
+            return []
+        out = []
+        for key in list(mapping):
+            value = self._live(mapping, key)
+            if value is not _MISSING:
+                out.append((key, value))
+        return out
+
+    def keys(self) -> list[Any]:
+        return [k for k, _ in self.items()]
+
+    def values(self) -> list[Any]:
+        return [v for _, v in self.items()]
+
+    def is_empty(self) -> bool:
+        return not self.items()
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.get(key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.put(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self.remove(key)
+
+    def __contains__(self, key: Any) -> bool:
+        return self.contains(key)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.keys())
+
+
+class ReducingState(State):
+    """Flink's ``ReducingState``: ``add`` reduces into the one value, ``get`` returns it."""
+
+    __slots__ = ("_reduce",)
+
+    def __init__(
+        self,
+        backend: KeyedStateBackend,
+        values: dict[Any, Any],
+        reduce: Callable[[Any, Any], Any],
+        ttl: _Ttl | None = None,
+        namespaced: bool = False,
+    ) -> None:
+        super().__init__(backend, values, ttl, namespaced)
+        self._reduce = reduce
+
+    def get(self) -> Any:
+        value = self._get(self._slot())
+        return None if value is _MISSING else value
+
+    def add(self, value: Any) -> None:
+        slot = self._slot()
+        current = self._get(slot)
+        self._put(slot, value if current is _MISSING else self._reduce(current, value))
+
+
+class AggregatingState(State):
+    """Flink's ``AggregatingState``: an accumulator per key; ``get`` returns its result."""
+
+    __slots__ = ("_agg",)
+
+    def __init__(
+        self,
+        backend: KeyedStateBackend,
+        values: dict[Any, Any],
+        agg: Any,
+        ttl: _Ttl | None = None,
+        namespaced: bool = False,
+    ) -> None:
+        super().__init__(backend, values, ttl, namespaced)
+        self._agg = agg
+
+    def get(self) -> Any:
+        acc = self._get(self._slot())
+        return None if acc is _MISSING else self._agg.get_result(acc)
+
+    def add(self, value: Any) -> None:
+        slot = self._slot()
+        acc = self._get(slot)
+        if acc is _MISSING:
+            acc = self._agg.create_accumulator()
+        self._put(slot, self._agg.add(value, acc))
+
+
 class KeyedStateBackend:
-    """All keyed state of one operator in one subtask: state name -> key -> value."""
+    """All keyed state of one operator in one subtask: state name -> key -> value.
+
+    Window state is namespaced: its entries are keyed by ``(key, namespace)`` (the namespace
+    is the window), and still grouped by the key's key group. State with a TTL keeps
+    ``(value, last access)`` entries; ``now`` is the processing time its accessors compare
+    with (the operator sets it).
+    """
 
     def __init__(
         self,
@@ -160,8 +586,15 @@ class KeyedStateBackend:
         #: how keys hash into key groups (the partitioner upstream routes by the same)
         self.key_hash = key_hash
         self.current_key: Any = None
+        #: the namespace of namespaced (window) state
+        self.current_namespace: Any = None
+        #: processing time (epoch ms) for state TTL
+        self.now = 0
         self._tables: dict[str, dict[Any, Any]] = {}
         self._kinds: dict[str, str] = {}
+        #: names of namespaced states, and of states with a TTL
+        self._namespaced: set[str] = set()
+        self._with_ttl: set[str] = set()
         #: key -> (that key object, its key group); an entry answers only for the very object
         #: it was made for, since equal keys of different types (1, 1.0, True) hash apart
         self._groups: dict[Any, tuple[Any, int]] = {}
@@ -179,38 +612,102 @@ class KeyedStateBackend:
     def list_state(self, name: str) -> ListState:
         return ListState(self, self.table(name, "list"))
 
+    @overload
+    def state(
+        self, descriptor: ReducingStateDescriptor, *, namespaced: bool = False
+    ) -> ReducingState: ...
+
+    @overload
+    def state(
+        self, descriptor: AggregatingStateDescriptor, *, namespaced: bool = False
+    ) -> AggregatingState: ...
+
+    @overload
+    def state(self, descriptor: MapStateDescriptor, *, namespaced: bool = False) -> MapState: ...
+
+    @overload
+    def state(self, descriptor: ListStateDescriptor, *, namespaced: bool = False) -> ListState: ...
+
+    @overload
+    def state(
+        self, descriptor: ValueStateDescriptor, *, namespaced: bool = False
+    ) -> ValueState: ...
+
+    @overload
+    def state(self, descriptor: StateDescriptor, *, namespaced: bool = False) -> State: ...
+
+    def state(self, descriptor: StateDescriptor, *, namespaced: bool = False) -> State:
+        """The state a descriptor names (Flink's ``getPartitionedState``)."""
+        name, kind = descriptor.name, descriptor.kind
+        table = self.table(name, kind)
+        ttl = _Ttl(descriptor.ttl_config) if descriptor.ttl_config is not None else None
+        self._declare(name, namespaced=namespaced, ttl=ttl is not None)
+        if isinstance(descriptor, ReducingStateDescriptor):
+            return ReducingState(self, table, descriptor.reduce, ttl, namespaced)
+        if isinstance(descriptor, AggregatingStateDescriptor):
+            return AggregatingState(self, table, descriptor.agg_function, ttl, namespaced)
+        if isinstance(descriptor, MapStateDescriptor):
+            return MapState(self, table, ttl, namespaced)
+        if isinstance(descriptor, ListStateDescriptor):
+            return ListState(self, table, ttl, namespaced)
+        return ValueState(self, table, ttl, namespaced)
+
+    def _declare(self, name: str, *, namespaced: bool, ttl: bool) -> None:
+        for names, on, what in (
+            (self._namespaced, namespaced, "namespaced (window) state"),
+            (self._with_ttl, ttl, "state with a time-to-live"),
+        ):
+            if on:
+                names.add(name)
+            elif name in names:
+                raise ValueError(f"state {name!r} was declared as {what} before; it is not now")
+
     def __len__(self) -> int:
         return sum(len(t) for t in self._tables.values())
+
+    def _group_of(self, key: Any) -> int:
+        groups_of = self._groups
+        known = groups_of.get(key)
+        if known is not None and known[0] is key:
+            return known[1]
+        group = key_group_for(key, self.max_parallelism, self.key_hash)
+        if len(groups_of) < _GROUP_CACHE_LIMIT:
+            groups_of[key] = (key, group)
+        return group
 
     def snapshot(self) -> dict[str, Any]:
         """A copy of every state, entries grouped by key group (so state can be rescaled).
 
         The copy is shallow for value states (a value must not be changed in place after
-        ``update``, as with Flink's heap state backend) and copies the lists of list states.
-        Keys and values stay Python objects; the checkpoint writer encodes them as JSON.
+        ``update``, as with Flink's heap state backend) and copies the lists of list states
+        and the dicts of map states. Keys and values stay Python objects; the checkpoint writer
+        encodes them as JSON.
         """
-        groups_of = self._groups
+        group_of = self._group_of
         states: dict[str, Any] = {}
         for name, table in self._tables.items():
-            copy_lists = self._kinds[name] == "list"
+            kind = self._kinds[name]
+            copy: Callable[[Any], Any] | None = (
+                list if kind == "list" else dict if kind == "map" else None
+            )
+            namespaced = name in self._namespaced
             groups: dict[int, tuple[list[Any], list[Any]]] = {}
             for key, value in table.items():
-                known = groups_of.get(key)
-                if known is not None and known[0] is key:
-                    group = known[1]
-                else:
-                    group = key_group_for(key, self.max_parallelism, self.key_hash)
-                    if len(groups_of) < _GROUP_CACHE_LIMIT:
-                        groups_of[key] = (key, group)
+                group = group_of(key[0] if namespaced else key)
                 columns = groups.get(group)
                 if columns is None:
                     columns = groups[group] = ([], [])
                 columns[0].append(key)
-                columns[1].append(list(value) if copy_lists else value)
-            states[name] = {
-                "kind": self._kinds[name],
+                columns[1].append(copy(value) if copy is not None else value)
+            state: dict[str, Any] = {
+                "kind": kind,
                 "key_groups": {str(g): {"keys": k, "values": v} for g, (k, v) in groups.items()},
             }
+            if namespaced:
+                state["namespaced"] = True
+            if name in self._with_ttl:
+                state["ttl"] = True
+            states[name] = state
         return {"max_parallelism": self.max_parallelism, "states": states}
 
     def restore(self, snapshots: Iterable[dict[str, Any]], key_groups: range | None = None) -> None:
@@ -223,6 +720,11 @@ class KeyedStateBackend:
                 )
             for name, state in snapshot.get("states", {}).items():
                 table = self.table(name, state.get("kind", "value"))
+                self._declare(
+                    name,
+                    namespaced=bool(state.get("namespaced", False)),
+                    ttl=bool(state.get("ttl", False)),
+                )
                 for group, columns in state["key_groups"].items():
                     if key_groups is not None and int(group) not in key_groups:
                         continue

@@ -85,13 +85,19 @@ def _atomic_write(path: Path, data: bytes, *, sync: bool = False) -> None:
     os.replace(tmp, path)
 
 
+def _encode_buffer(buffer: Buffer) -> dict[str, Any]:
+    encoded = {
+        "size": buffer.size,
+        "records": serde.encode(list(buffer.records), where="in-flight records"),
+    }
+    if buffer.timestamps is not None:
+        encoded["timestamps"] = list(buffer.timestamps)
+    return encoded
+
+
 def _encode_buffers(channels: dict[int, list[Buffer]]) -> dict[str, Any]:
     return {
-        str(channel): [
-            {"size": b.size, "records": serde.encode(list(b.records), where="in-flight records")}
-            for b in buffers
-        ]
-        for channel, buffers in channels.items()
+        str(channel): [_encode_buffer(b) for b in buffers] for channel, buffers in channels.items()
     }
 
 
@@ -508,7 +514,16 @@ class _TaskStateFile:
                 )
                 if not isinstance(records, list):
                     raise self.fields._wrong(f"{at}[{i}].records", records, "a list of records")
-                decoded.append(Buffer(records, size))
+                stamps = buffer.get("timestamps")
+                if stamps is not None and (
+                    not isinstance(stamps, list)
+                    or len(stamps) != len(records)
+                    or not all(t is None or (type(t) is int) for t in stamps)
+                ):
+                    raise self.fields._wrong(
+                        f"{at}[{i}].timestamps", stamps, "a list of timestamps, one per record"
+                    )
+                decoded.append(Buffer(records, size, None, stamps))
             out[int(channel)] = decoded
         return out
 

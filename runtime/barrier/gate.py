@@ -41,6 +41,8 @@ from runtime.network import (
     EndOfData,
     EndOfPartition,
     EventAnnouncement,
+    Watermark,
+    WatermarkStatus,
 )
 
 
@@ -142,7 +144,7 @@ class CheckpointedInputGate:
             self.handler.add_processed_bytes(item.size)
             result.delivered = entry
             return result
-        if isinstance(item, EndOfData):
+        if isinstance(item, (EndOfData, Watermark, WatermarkStatus)):
             result.delivered = entry  # for the task; barrier handling does not see it
             return result
         msg: HandlerMessage
@@ -301,7 +303,7 @@ class LegacyCheckpointedInputGate(CheckpointedInputGate):
             self.aligner.add_processed_bytes(item.size)
             result.delivered = entry
             return result
-        if isinstance(item, EndOfData):
+        if isinstance(item, (EndOfData, Watermark, WatermarkStatus)):
             result.delivered = entry
             return result
         msg: HandlerMessage

@@ -20,28 +20,36 @@ from runtime.descriptors import (
     FlatMapDescriptor,
     MapBatchDescriptor,
     MapDescriptor,
+    NonKeyedProcessDescriptor,
     ProcessDescriptor,
     ReduceDescriptor,
     SinkDescriptor,
     SourceDescriptor,
+    TimestampsDescriptor,
 )
 from runtime.effects import TaskEffect
 from runtime.failure import UserCodeError
+from runtime.functions import KeyedProcessFunction
 from runtime.graph import StreamNode
 from runtime.operators import (
     FilterOperator,
     FlatMapOperator,
     KeyedOperator,
-    KeyedProcessFunction,
     MapBatchOperator,
     MapOperator,
+    NonKeyedProcessOperator,
     Operator,
     OperatorContext,
     ProcessOperator,
     ReduceOperator,
     SourceOperator,
+    TimestampsAndWatermarksOperator,
 )
 from runtime.task.sinks import SinkOperator
+
+#: what leaves a chain on a watermark or a timer: records with their timestamps, or the
+#: watermark itself (an int)
+ChainOutput = tuple[Sequence[Any], Sequence[int | None] | None] | int
 
 
 def make_operator(node: StreamNode, *, checkpointing: bool, task: str = "") -> Operator:
@@ -63,6 +71,10 @@ def make_operator(node: StreamNode, *, checkpointing: bool, task: str = "") -> O
             if isinstance(function, KeyedProcessFunction):
                 function = copy.deepcopy(function)  # each subtask its own
             return ProcessOperator(node.uid, node.name, key_selector, function)
+        case NonKeyedProcessDescriptor(function=function):
+            return NonKeyedProcessOperator(node.uid, node.name, function)
+        case TimestampsDescriptor(strategy=strategy):
+            return TimestampsAndWatermarksOperator(node.uid, node.name, strategy)
         case SinkDescriptor():
             return SinkOperator(
                 node.uid, node.name, node.operator, checkpointing=checkpointing, writer=task
@@ -124,30 +136,122 @@ class OperatorChain:
     def process(
         self, records: Sequence[Any], keys: Sequence[Any] | None = None, start: int = 0
     ) -> Sequence[Any]:
-        """Run ``records`` (with their keys, when shipped by a ``key_by`` edge) through the
-        operators from ``start``; returns what the last one emits."""
+        """Run ``records`` through the operators from ``start``; what the last one emits
+        (``run`` also gives their timestamps)."""
+        return self.run(records, keys, start)[0]
+
+    def run(
+        self,
+        records: Sequence[Any],
+        keys: Sequence[Any] | None = None,
+        start: int = 0,
+        timestamps: Sequence[int | None] | None = None,
+    ) -> tuple[Sequence[Any], Sequence[int | None] | None]:
+        """Run ``records`` (with their keys, when shipped by a ``key_by`` edge, and their event
+        timestamps, if any) through the operators from ``start``; returns what the last one
+        emits, with its timestamps (None: the records have none)."""
         operators, costs, keyed = self.operators, self._costs, self._keyed
         index = start
         try:
             for index in range(start, len(operators)):
                 if not len(records):
-                    return records
+                    return records, timestamps
                 cost = costs[index]
                 if cost is not None:
                     self.cost_ms += cost[0] + cost[1] * len(records)
                 op = operators[index]
-                if keyed[index]:
-                    if keys is None:
-                        keys = self._keys(index, records)
-                    records = op.process_keyed_batch(records, keys)  # type: ignore[attr-defined]
+                if timestamps is None and not op.assigns_timestamps:
+                    if keyed[index]:
+                        if keys is None:
+                            keys = self._keys(index, records)
+                        records = op.process_keyed_batch(records, keys)  # type: ignore[attr-defined]
+                    else:
+                        records = op.process_batch(records)
                 else:
-                    records = op.process_batch(records)
+                    if timestamps is None:
+                        timestamps = [None] * len(records)
+                    if keyed[index]:
+                        if keys is None:
+                            keys = self._keys(index, records)
+                        records, timestamps = op.process_keyed_timestamped(  # type: ignore[attr-defined]
+                            records, keys, timestamps
+                        )
+                    else:
+                        records, timestamps = op.process_timestamped(records, timestamps)
                 keys = None
         except UserCodeError:
             raise
         except Exception as error:
             raise UserCodeError(self.labels[index]) from error
-        return records
+        return records, timestamps
+
+    # --- time ---------------------------------------------------------------------------------
+
+    def advance_watermark(self, watermark: int, start: int = 0) -> list[ChainOutput]:
+        """The chain's input watermark advanced (or operator ``start - 1`` emitted one): each
+        operator in turn fires what it is due and hands the watermark on (or keeps it).
+        Returns what leaves the chain, in order: records and the watermark, if it got through."""
+        out: list[ChainOutput] = []
+        current: int | None = watermark
+        for index in range(start, len(self.operators)):
+            assert current is not None
+            op = self.operators[index]
+            try:
+                (records, stamps), current = op.process_watermark(current)
+            except UserCodeError:
+                raise
+            except Exception as error:
+                raise UserCodeError(self.labels[index]) from error
+            if records:
+                out.append(self.run(records, None, index + 1, stamps))
+            if current is None:
+                return out
+        out.append(current)  # type: ignore[arg-type]
+        return out
+
+    @property
+    def has_timers(self) -> bool:
+        return any(op.has_timers for op in self.operators)
+
+    def next_processing_time(self) -> int | None:
+        """The earliest processing time (epoch ms) an operator needs to be woken at."""
+        due: int | None = None
+        for op in self.operators:
+            if op.has_timers:
+                when = op.next_processing_time()
+                if when is not None and (due is None or when < due):
+                    due = when
+        return due
+
+    def on_processing_time(self, now: int) -> list[ChainOutput]:
+        """Processing time reached ``now`` (epoch ms): each operator's due timers fire, and a
+        periodic watermark generator may emit a watermark (which goes on through the chain)."""
+        out: list[ChainOutput] = []
+        for index, op in enumerate(self.operators):
+            if not op.has_timers:
+                continue
+            due = op.next_processing_time()
+            if due is None or due > now:
+                continue
+            try:
+                (records, stamps), watermark = op.on_processing_time(now)
+            except UserCodeError:
+                raise
+            except Exception as error:
+                raise UserCodeError(self.labels[index]) from error
+            if records:
+                out.append(self.run(records, None, index + 1, stamps))
+            if watermark is not None:
+                out.extend(self.advance_watermark(watermark, index + 1))
+        return out
+
+    def close_functions(self) -> None:
+        """The user functions' ``close`` (the task ends normally)."""
+        for index, op in enumerate(self.operators):
+            try:
+                op.close_function()
+            except Exception as error:
+                raise UserCodeError(self.labels[index]) from error
 
     def _keys(self, index: int, records: Sequence[Any]) -> list[Any]:
         op = self.operators[index]

@@ -68,18 +68,26 @@ from runtime.messages import (
     TriggerCheckpoint,
     UserCodeFailed,
 )
-from runtime.network import Buffer, CheckpointBarrier, EndOfData, EndOfPartition
-from runtime.operators import OperatorContext
+from runtime.network import (
+    Buffer,
+    CheckpointBarrier,
+    EndOfData,
+    EndOfPartition,
+    Watermark,
+    WatermarkStatus,
+)
+from runtime.operators import OperatorContext, TaskTime
 from runtime.partition import ChannelSelector
 from runtime.reasons import CheckpointFailureReason
 from runtime.state import key_group_range
-from runtime.task.chain import OperatorChain
+from runtime.task.chain import ChainOutput, OperatorChain
 from runtime.task.checkpointing import SubtaskCheckpointCoordinator
 from runtime.task.input import InputPoll, StreamInputProcessor
 from runtime.task.mailbox import MailboxProcessor, MailboxStep
 from runtime.task.result_partition import RecordWriter, ResultPartition
 from runtime.task.spec import TaskSpec
 from runtime.task.status import TaskEvent, TaskStatus, transition
+from runtime.watermarks import MAX_WATERMARK
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +95,18 @@ class SourceWakeUp:
     """Timer key: a rate-limited source may read again."""
 
 
+@dataclass(frozen=True, slots=True)
+class ProcessingTimeWakeUp:
+    """Timer key: an operator's processing-time timer (or periodic watermark) is due."""
+
+
 class StreamTaskCore:
-    def __init__(self, spec: TaskSpec) -> None:
+    def __init__(self, spec: TaskSpec, *, epoch_ms: int = 0) -> None:
         self.spec = spec
+        #: the clocks the operators read: processing time is the job clock plus its epoch
+        self.time = TaskTime(epoch_ms)
+        #: the processing-time wake-up asked for (job clock ms), if any
+        self._wakeup: int | None = None
         self.task = spec.task
         self.status = TaskStatus.CREATED
         self.chain = OperatorChain(
@@ -129,6 +146,7 @@ class StreamTaskCore:
                 checkpoints_after_tasks_finish=spec.checkpoints_after_tasks_finish,
                 max_buffered_bytes=spec.max_buffered_bytes,
                 local_channels=spec.local_inputs,
+                channel_inputs=spec.channel_inputs,
             )
         restore = spec.restore
         if restore is not None:
@@ -169,6 +187,7 @@ class StreamTaskCore:
 
     def handle(self, msg: TaskMessage, now: int) -> list[TaskEffect]:
         self._now = now
+        self.time.set_now(now)
         out: list[TaskEffect] = []
         self._out = out
         status = self.status
@@ -235,6 +254,10 @@ class StreamTaskCore:
             case TimerFired(key=key):
                 if isinstance(key, SourceWakeUp):
                     self.mailbox.waiting_for_timer = False
+                elif isinstance(key, ProcessingTimeWakeUp):
+                    self._wakeup = None
+                    if self.status.is_running:
+                        self._emit_outputs(self.chain.on_processing_time(self.time.processing))
                 elif isinstance(key, AlignmentTimer) and self.inputs is not None:
                     self._gate_effects(self.inputs.on_timer(key, self._now))
             case StartTask():
@@ -280,6 +303,10 @@ class StreamTaskCore:
             max_parallelism=spec.max_parallelism,
             key_groups=key_group_range(spec.task.subtask, spec.parallelism, spec.max_parallelism),
             buffer_records=spec.network.max_records,
+            time=self.time,
+            task_name=spec.name,
+            attempt=spec.attempt,
+            auto_watermark_interval=spec.auto_watermark_interval,
         )
         restore = spec.restore
         self.chain.open(
@@ -312,6 +339,10 @@ class StreamTaskCore:
         checkpoint), their last output goes out, then ``EndOfData`` on every output channel."""
         if not self._operators_ended:
             self._operators_ended = True
+            if self.is_source:
+                # the end of event time first: every pending event-time timer fires, in this
+                # task and (through the channels) downstream (Flink's advanceToEndOfEventTime)
+                self._emit_outputs(self.chain.advance_watermark(MAX_WATERMARK))
             self._write(self.chain.end_input())
         if self.writer is not None:
             self.writer.partition.broadcast_event(EndOfData())
@@ -355,6 +386,7 @@ class StreamTaskCore:
             partition.broadcast_event(EndOfPartition())
             self._send()
         self._transition(TaskEvent.FINISH)
+        self.chain.close_functions()
         self.chain.close_sinks(commit=True, keep_collected=True)
         self._emit(TaskFinished(task=self.task))
 
@@ -399,6 +431,21 @@ class StreamTaskCore:
         )
         if request is not None:
             self._out.append(request)
+        if self.chain.has_timers:
+            self._schedule_wakeup(running)
+
+    def _schedule_wakeup(self, running: bool) -> None:
+        """One timer for the earliest processing time an operator waits for (its timers, a
+        periodic watermark)."""
+        due_at = self.chain.next_processing_time() if running else None
+        due = None if due_at is None else max(due_at - self.time.epoch, self._now)
+        if due == self._wakeup:
+            return
+        if due is None:
+            self._out.append(CancelTimer(key=ProcessingTimeWakeUp()))
+        else:
+            self._out.append(ScheduleTimer(key=ProcessingTimeWakeUp(), due=due))
+        self._wakeup = due
 
     def _default_action(self) -> None:
         if not self.status.is_running:
@@ -441,7 +488,7 @@ class StreamTaskCore:
                 self.mailbox.waiting_for_timer = True  # the timer runs the default action again
             return
         self.records_in += len(batch)
-        self._write(self.chain.process(batch, None, 1))
+        self._write(*self.chain.run(batch, None, 1))
 
     def _on_input(self, poll: InputPoll) -> None:
         inputs = self.inputs
@@ -452,17 +499,36 @@ class StreamTaskCore:
         if isinstance(delivered, Buffer):
             self.records_in += len(delivered.records)
             keys = delivered.keys if self.spec.keyed_input else None
-            self._write(self.chain.process(delivered.records, keys))
+            self._write(*self.chain.run(delivered.records, keys, 0, delivered.timestamps))
+        elif isinstance(delivered, (Watermark, WatermarkStatus)):
+            if poll.watermark is not None:
+                self._emit_outputs(self.chain.advance_watermark(poll.watermark))
+            if poll.idle is not None and self.writer is not None:
+                self.writer.partition.broadcast_event(WatermarkStatus(poll.idle))
+                self._send()
         elif delivered is not None:
             if self.status is TaskStatus.RUNNING and inputs.all_data_ended:
                 self._end_of_data()
             elif isinstance(delivered, EndOfPartition):
                 self._maybe_finish()
 
-    def _write(self, records: Sequence[Any]) -> None:
+    def _write(
+        self, records: Sequence[Any], timestamps: Sequence[int | None] | None = None
+    ) -> None:
         if self.writer is not None and len(records):
-            self.writer.emit(records)
+            self.writer.emit(records, timestamps)
             self._send()
+
+    def _emit_outputs(self, outputs: list[ChainOutput]) -> None:
+        """What the chain emitted on a watermark or timer, in order: records, and the watermark
+        it hands downstream."""
+        for output in outputs:
+            if isinstance(output, int):
+                if self.writer is not None:
+                    self.writer.partition.broadcast_event(Watermark(output))
+                    self._send()
+            else:
+                self._write(*output)
 
     def _send(self) -> None:
         if self.writer is not None:

@@ -31,7 +31,10 @@ from runtime.network import (
     CheckpointBarrier,
     EndOfData,
     EndOfPartition,
+    Watermark,
+    WatermarkStatus,
 )
+from runtime.watermarks import StatusWatermarkValve
 
 
 @dataclass(slots=True)
@@ -41,9 +44,15 @@ class InputPoll:
     (credit, acknowledgements, trace facts)."""
 
     channel: int
-    delivered: Buffer | EndOfData | EndOfPartition | None
+    delivered: Buffer | EndOfData | EndOfPartition | Watermark | WatermarkStatus | None
     gate_effects: list[GateEffect]
     effects: list[TaskEffect] = field(default_factory=list)
+    #: the logical input (0, or 1 for the second input of a two-input operator) of the channel
+    input_index: int = 0
+    #: a watermark or a watermark status arrived: the input's combined watermark when it
+    #: advanced, and its idleness when that changed
+    watermark: int | None = None
+    idle: bool | None = None
 
 
 class StreamInputProcessor:
@@ -55,6 +64,7 @@ class StreamInputProcessor:
         checkpoints_after_tasks_finish: bool = True,
         max_buffered_bytes: int = -1,
         local_channels: frozenset[int] = frozenset(),
+        channel_inputs: tuple[int, ...] = (),
     ) -> None:
         self.gate: CheckpointedInputGate = make_gate(
             mode,
@@ -70,6 +80,15 @@ class StreamInputProcessor:
         self._recovered = [0] * num_channels
         self.data_ended: set[int] = set()
         self.partitions_ended: set[int] = set()
+        #: the logical input of each channel, and each channel's index within its input
+        self.channel_inputs = channel_inputs or (0,) * num_channels
+        self._local_index: list[int] = []
+        sizes: dict[int, int] = {}
+        for input_index in self.channel_inputs:
+            self._local_index.append(sizes.get(input_index, 0))
+            sizes[input_index] = sizes.get(input_index, 0) + 1
+        #: one valve per logical input: the input's watermark over its channels
+        self.valves = [StatusWatermarkValve(sizes.get(i, 0)) for i in range(max(sizes) + 1)]
 
     # --- arrival ------------------------------------------------------------------------------
 
@@ -125,6 +144,7 @@ class StreamInputProcessor:
             else:
                 poll.effects.append(AnnounceCredit(channel=channel))
             poll.delivered = delivered
+            poll.input_index = self.channel_inputs[channel]
         elif isinstance(delivered, EndOfData):
             self.data_ended.add(channel)
             poll.effects.append(AcknowledgeAllRecordsProcessed(channel=channel))
@@ -134,6 +154,16 @@ class StreamInputProcessor:
                     fields={"channel": channel, "consumed": self.consumed[channel]},
                 )
             )
+            poll.delivered = delivered
+        elif isinstance(delivered, Watermark):
+            poll.input_index = self.channel_inputs[channel]
+            valve = self.valves[poll.input_index]
+            poll.watermark = valve.input_watermark(self._local_index[channel], delivered.timestamp)
+            poll.delivered = delivered
+        elif isinstance(delivered, WatermarkStatus):
+            poll.input_index = self.channel_inputs[channel]
+            valve = self.valves[poll.input_index]
+            poll.watermark, poll.idle = valve.input_idle(self._local_index[channel], delivered.idle)
             poll.delivered = delivered
         elif isinstance(delivered, EndOfPartition):
             self.partitions_ended.add(channel)

@@ -37,6 +37,7 @@ class Subpartition:
         "buffers",
         "builder",
         "builder_keys",
+        "builder_timestamps",
         "credits",
         "emitted",
         "index",
@@ -51,6 +52,8 @@ class Subpartition:
         #: records of the buffer being filled (and their keys on a key_by edge)
         self.builder: list[Any] = []
         self.builder_keys: list[Any] | None = None
+        #: the event timestamps of the records being filled in, once one has any
+        self.builder_timestamps: list[int | None] | None = None
         #: pool buffers this subpartition holds (queued buffers and the one being filled)
         self.buffers = 0
         #: records emitted into this subpartition so far (sent or not)
@@ -114,12 +117,21 @@ class ResultPartition:
 
     # --- writing ----------------------------------------------------------------------------------
 
-    def emit(self, index: int, records: Sequence[Any], keys: list[Any] | None = None) -> None:
+    def emit(
+        self,
+        index: int,
+        records: Sequence[Any],
+        keys: list[Any] | None = None,
+        timestamps: Sequence[int | None] | None = None,
+    ) -> None:
         """Write records (and their keys) into subpartition ``index``."""
         n = len(records)
         if n == 0:
             return
         sub = self.subpartitions[index]
+        if timestamps is not None or sub.builder_timestamps is not None:
+            self._emit_timestamped(sub, records, keys, timestamps)
+            return
         sub.emitted += n
         if not isinstance(records, list):  # e.g. an Arrow batch: one buffer as it is
             self._cut(sub)
@@ -160,14 +172,56 @@ class ResultPartition:
                     sub.builder_keys = []
                 sub.builder_keys.extend(keys[start:] if start else keys)
 
+    def _emit_timestamped(
+        self,
+        sub: Subpartition,
+        records: Sequence[Any],
+        keys: list[Any] | None,
+        timestamps: Sequence[int | None] | None,
+    ) -> None:
+        """Records with event timestamps (rare: event-time jobs): cut record by record range,
+        the timestamps kept parallel to the records."""
+        n = len(records)
+        sub.emitted += n
+        stamps: Sequence[int | None] = timestamps if timestamps is not None else [None] * n
+        if not isinstance(records, list):
+            records = list(records)
+        size = estimate_size(records)
+        cap = self.max_records
+        if size > 0:
+            cap = max(1, min(cap, int(self.segment_size // (size / n))))
+        start = 0
+        while start < n:
+            if not sub.builder:
+                self._take(sub)
+            if sub.builder_timestamps is None:
+                sub.builder_timestamps = [None] * len(sub.builder)
+            room = cap - len(sub.builder)
+            stop = min(n, start + max(room, 1))
+            sub.builder.extend(records[start:stop])
+            sub.builder_timestamps.extend(stamps[start:stop])
+            if keys is not None or sub.builder_keys is not None:
+                if sub.builder_keys is None:
+                    sub.builder_keys = []
+                sub.builder_keys.extend(
+                    keys[start:stop] if keys is not None else [None] * (stop - start)
+                )
+            start = stop
+            if len(sub.builder) >= cap:
+                self._cut(sub)
+
     def _cut(self, sub: Subpartition) -> None:
         """The buffer being filled is finished and queued (its pool buffer stays taken)."""
         records = sub.builder
         if not records:
             return
-        self._enqueue(sub, Buffer(records, estimate_size(records), sub.builder_keys))
+        self._enqueue(
+            sub,
+            Buffer(records, estimate_size(records), sub.builder_keys, sub.builder_timestamps),
+        )
         sub.builder = []
         sub.builder_keys = None
+        sub.builder_timestamps = None
 
     def _enqueue(self, sub: Subpartition, item: Buffer | ChannelEvent) -> None:
         sub.queue.append(item)
@@ -274,15 +328,20 @@ class RecordWriter:
         #: records written, for progress reports
         self.records_out = 0
 
-    def emit(self, records: Sequence[Any]) -> None:
+    def emit(self, records: Sequence[Any], timestamps: Sequence[int | None] | None = None) -> None:
         if not len(records):
             return
         self.records_out += len(records)
         emit = self.partition.emit
         for position, (edge, offset) in enumerate(zip(self.edges, self._offsets, strict=True)):
             try:
-                parts = edge.split(records)
+                if timestamps is None:
+                    for channel, part, keys in edge.split(records):
+                        emit(offset + channel, part, keys)
+                else:
+                    for channel, part, keys, stamps in edge.split_timestamped(records, timestamps):
+                        emit(offset + channel, part, keys, stamps)
+            except UserCodeError:
+                raise
             except Exception as error:
                 raise UserCodeError(f"key_by selector of {self.targets[position]}") from error
-            for channel, part, keys in parts:
-                emit(offset + channel, part, keys)

@@ -80,3 +80,7 @@ class TaskSpec:
     keyed_input: bool = False
     attempt: int = 0
     restore: TaskRestore | None = None
+    #: ``pipeline.auto-watermark-interval``, ms (0: no periodic watermarks)
+    auto_watermark_interval: int = 200
+    #: the logical input of each input channel (0, or 1 for a two-input operator's second)
+    channel_inputs: tuple[int, ...] = ()

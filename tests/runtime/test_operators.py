@@ -7,18 +7,17 @@ from typing import Any
 
 import pytest
 
+from runtime.functions import KeyedProcessFunction, RuntimeContext
 from runtime.operators import (
     CollectionReader,
     FilterOperator,
     FlatMapOperator,
     GeneratorReader,
-    KeyedProcessFunction,
     MapBatchOperator,
     MapOperator,
     OperatorContext,
     ProcessOperator,
     ReduceOperator,
-    RuntimeContext,
     SourceOperator,
 )
 from runtime.state import key_group_range

@@ -8,9 +8,16 @@ from typing import Any
 
 import pytest
 
+from runtime import serde
 from runtime.state import (
     DEFAULT_MAX_PARALLELISM,
+    AggregatingStateDescriptor,
     KeyedStateBackend,
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ReducingStateDescriptor,
+    StateTtlConfig,
+    ValueStateDescriptor,
     hash_code,
     key_group_for,
     key_group_range,
@@ -226,3 +233,97 @@ def test_state_written_with_another_max_parallelism_is_refused() -> None:
     snapshot = KeyedStateBackend(max_parallelism=64).snapshot()
     with pytest.raises(ValueError, match="max parallelism 64, the job now has 128"):
         KeyedStateBackend().restore([snapshot])
+
+
+# --- state kinds by descriptor, time-to-live, namespaces ---------------------------------------
+
+
+class _Avg:
+    def create_accumulator(self) -> tuple[int, int]:
+        return (0, 0)
+
+    def add(self, value: int, acc: tuple[int, int]) -> tuple[int, int]:
+        return (acc[0] + value, acc[1] + 1)
+
+    def get_result(self, acc: tuple[int, int]) -> float:
+        return acc[0] / acc[1]
+
+    def merge(self, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+        return (a[0] + b[0], a[1] + b[1])
+
+
+def test_map_reducing_and_aggregating_state_per_key_survive_a_snapshot() -> None:
+    backend = KeyedStateBackend()
+    m = backend.state(MapStateDescriptor("m"))
+    r = backend.state(ReducingStateDescriptor("r", lambda a, b: a + b))
+    a = backend.state(AggregatingStateDescriptor("a", _Avg()))
+    for key, value in [("x", 1), ("y", 10), ("x", 3)]:
+        backend.current_key = key
+        m.put(value, str(value))
+        r.add(value)
+        a.add(value)
+    backend.current_key = "x"
+    assert dict(m.items()) == {1: "1", 3: "3"}
+    assert (r.get(), a.get()) == (4, 2.0)
+    restored = KeyedStateBackend()
+    m2 = restored.state(MapStateDescriptor("m"))
+    r2 = restored.state(ReducingStateDescriptor("r", lambda a, b: a + b))
+    a2 = restored.state(AggregatingStateDescriptor("a", _Avg()))
+    restored.restore([serde.loads(serde.dumps(backend.snapshot()))])
+    restored.current_key = "y"
+    assert (dict(m2.items()), r2.get(), a2.get()) == ({10: "10"}, 10, 10.0)
+
+
+def test_state_with_a_ttl_expires_after_it_as_flinks_processing_time_ttl() -> None:
+    """OnCreateAndWrite: a read does not extend the life; OnReadAndWrite: it does. An expired
+    value is never returned (NeverReturnExpired), and expiry survives a snapshot."""
+
+    def state(update: StateTtlConfig.UpdateType) -> tuple[KeyedStateBackend, Any]:
+        backend = KeyedStateBackend()
+        descriptor = ValueStateDescriptor("v")
+        descriptor.enable_time_to_live(
+            StateTtlConfig.new_builder(1000).set_update_type(update).build()
+        )
+        backend.current_key = "k"
+        return backend, backend.state(descriptor)
+
+    backend, on_write = state(StateTtlConfig.UpdateType.OnCreateAndWrite)
+    on_write.update(1)  # at 0
+    backend.now = 900
+    assert on_write.value() == 1
+    backend.now = 1000
+    assert on_write.value() is None  # 1000 ms after the write
+    backend, on_read = state(StateTtlConfig.UpdateType.OnReadAndWrite)
+    on_read.update(1)
+    backend.now = 900
+    assert on_read.value() == 1  # read at 900: lives until 1900
+    backend.now = 1800
+    snapshot = serde.loads(serde.dumps(backend.snapshot()))
+    restored = KeyedStateBackend()
+    descriptor = ValueStateDescriptor("v")
+    descriptor.enable_time_to_live(
+        StateTtlConfig.new_builder(1000)
+        .set_update_type(StateTtlConfig.UpdateType.OnReadAndWrite)
+        .build()
+    )
+    again = restored.state(descriptor)
+    restored.restore([snapshot])
+    restored.current_key = "k"
+    restored.now = 1899
+    assert again.value() == 1
+    restored.now = 2899
+    assert again.value() is None
+
+
+def test_namespaced_state_keeps_a_value_per_key_and_namespace_grouped_by_the_key() -> None:
+    backend = KeyedStateBackend()
+    contents = backend.state(ListStateDescriptor("window-contents"), namespaced=True)
+    for key, window, value in [("a", (0, 10), 1), ("a", (10, 20), 2), ("b", (0, 10), 3)]:
+        backend.current_key, backend.current_namespace = key, window
+        contents.add(value)
+    backend.current_key, backend.current_namespace = "a", (0, 10)
+    assert contents.get() == [1]
+    snapshot = backend.snapshot()["states"]["window-contents"]
+    assert snapshot["namespaced"] is True
+    groups = {int(g): cols["keys"] for g, cols in snapshot["key_groups"].items()}
+    assert groups[key_group_for("a")] == [("a", (0, 10)), ("a", (10, 20))]

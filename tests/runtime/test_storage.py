@@ -62,7 +62,7 @@ def write_checkpoint(storage: FileSystemCheckpointStorage, cid: int) -> Complete
                 checkpoint_id=cid,
                 task=B,
                 operator_states={"reduce-2": {"keys": ["a", "b"], "values": [(1, 2), {3}]}},
-                input_channels={1: [Buffer([b"raw", None], 8)]},
+                input_channels={1: [Buffer([b"raw", None], 8), Buffer(["e"], 4, None, [7])]},
                 output_channels={},
             ),
         ),
@@ -95,6 +95,8 @@ def test_a_checkpoint_round_trips_with_its_state_and_channel_state(tmp_path: Pat
     assert loaded.tasks[B].operator_states["reduce-2"]["values"] == [(1, 2), {3}]
     assert loaded.tasks[A].output_channels[0][0].records == [("k", 1)]
     assert loaded.tasks[B].input_channels[1][0].records == [b"raw", None]
+    assert loaded.tasks[B].input_channels[1][0].timestamps is None
+    assert loaded.tasks[B].input_channels[1][1].timestamps == [7]  # event time in flight
     assert not [p for p in path.iterdir() if p.name.endswith(".tmp")]
 
 

@@ -9,7 +9,8 @@ import pytest
 
 from runtime.descriptors import ProcessDescriptor
 from runtime.failure import UserCodeError, describe_user_error
-from runtime.operators import KeyedProcessFunction, OperatorContext, RuntimeContext
+from runtime.functions import KeyedProcessFunction, RuntimeContext
+from runtime.operators import OperatorContext
 from runtime.state import key_group_range
 from runtime.task.chain import OperatorChain
 from tests.runtime.task.helpers import mapper, node, reducer, source
