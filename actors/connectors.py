@@ -58,10 +58,20 @@ class NoTransactions:
 
 
 class PrintConnector(NoTransactions):
-    """Flink's print sink: ``<subtask index + 1>> <record>`` per record (not transactional)."""
+    """Flink's print sink: ``<subtask index + 1>> <record>`` per record (not transactional);
+    with a sink identifier ``<identifier>:<subtask index + 1>> `` (``<identifier>> `` at
+    parallelism 1), as Flink's ``PrintSinkOutputWriter``."""
 
-    def __init__(self, task: TaskId, parallelism: int, stream: IO[str] | None = None) -> None:
-        self.prefix = f"{task.subtask + 1}> " if parallelism > 1 else ""
+    def __init__(
+        self,
+        task: TaskId,
+        parallelism: int,
+        stream: IO[str] | None = None,
+        identifier: str | None = None,
+    ) -> None:
+        subtask = f"{task.subtask + 1}" if parallelism > 1 else ""
+        label = f"{identifier}:{subtask}" if identifier and subtask else identifier or subtask
+        self.prefix = f"{label}> " if label else ""
         self.stream = stream or sys.stdout
 
     def write(self, records: Any) -> None:
@@ -265,7 +275,7 @@ def make_connector(
         case SinkKind.COLLECT:
             return None
         case SinkKind.PRINT:
-            return PrintConnector(task, parallelism)
+            return PrintConnector(task, parallelism, identifier=sink.identifier)
         case SinkKind.FILE:
             assert sink.path is not None
             if transactional:

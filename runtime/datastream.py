@@ -381,8 +381,10 @@ class DataStream:
         """Gather the records; ``JobResult.output[name]`` has them when the job is done."""
         return self._sink(SinkDescriptor(sink=SinkKind.COLLECT), name)
 
-    def print(self, name: str = "print") -> DataStreamSink:
-        return self._sink(SinkDescriptor(sink=SinkKind.PRINT), name)
+    def print(self, name: str = "print", *, identifier: str | None = None) -> DataStreamSink:
+        """Each record's ``str`` on standard output, after ``N> `` (subtask N, parallelism
+        above 1) or ``identifier:N> `` / ``identifier> `` (Flink's ``print(sink_identifier)``)."""
+        return self._sink(SinkDescriptor(sink=SinkKind.PRINT, identifier=identifier), name)
 
     def sink_to_file(self, path: str, *, name: str = "file", fmt: str = "text") -> DataStreamSink:
         """Write one part file per subtask under ``path`` (``text``: one line per record;

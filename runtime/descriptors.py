@@ -102,6 +102,8 @@ class SinkDescriptor:
     format: str = "text"
     #: CUSTOM: ``factory(task=..., parallelism=..., transactional=..., attempt=...)``
     factory: UserFn | None = None
+    #: PRINT: the sink identifier printed before each record (Flink's ``print(identifier)``)
+    identifier: str | None = None
 
 
 OperatorDescriptor = (
