@@ -6,10 +6,12 @@ holding the key: pickled bytes unless a ``key_type`` is given). These functions 
 from the Python value and what Java type it becomes; the type information classes
 (``actors.pyflink.common.typeinfo``) decide which.
 
-Floating point values print as Java's ``Double.toString`` / ``Float.toString``: the shortest
-digits that identify the value (Java 19+; Java 17, which Flink 2.3 also runs on, prints a few
-values with more digits, e.g. ``2e23`` as ``1.9999999999999998E23``), in plain notation from
-``1.0E-3`` up to below ``1.0E7`` and in Java's scientific notation (``1.0E10``) outside it.
+Floating point values print as Java 17's ``Double.toString`` / ``Float.toString`` (Flink 2.3
+runs on Java 17 here): whole numbers below 2**63 with their exact digits (``123456789f`` is
+``1.23456792E8``), other values with the shortest digits that identify them (Java 17 prints
+a few of those with more digits, e.g. ``2e23`` as ``1.9999999999999998E23``: not reproduced),
+in plain notation from ``1.0E-3`` up to below ``1.0E7`` and in Java's scientific notation
+(``1.0E10``) outside it.
 """
 
 from __future__ import annotations
@@ -70,13 +72,35 @@ def _decimal_parts(text: str) -> tuple[str, int]:
     return as_text.rstrip("0") or "0", exponent
 
 
+def _integer_digits(magnitude: float, significant_bits: int) -> tuple[str, int] | None:
+    """Java 17's digits of a whole number below 2**63 (``FloatingDecimal``'s fast path: the
+    exact integer, less the low digits a value of ``significant_bits`` bits cannot hold,
+    rounded half up), or None for other values (which print their shortest digits)."""
+    if not magnitude.is_integer() or not 1 <= magnitude < 2.0**63:
+        return None
+    whole = int(magnitude)
+    bin_exp = whole.bit_length() - 1
+    p2 = bin_exp - significant_bits - 1
+    insignificant = len(str(1 << p2)) - 1 if 1 < p2 < 64 else 0
+    if insignificant:
+        scale = 10**insignificant
+        whole, residue = divmod(whole, scale)
+        if residue >= scale // 2:
+            whole += 1
+    text = str(whole)
+    exponent = len(text) - 1 + insignificant
+    return text.rstrip("0") or "0", exponent
+
+
 def double_to_string(value: float) -> str:
-    """Java's ``Double.toString``."""
+    """Java's ``Double.toString`` (as Java 17 prints it, which Flink 2.3 runs on: whole
+    numbers below 2**63 exactly, e.g. 2**60 as ``1.15292150460684698E18``; other values with
+    their shortest digits)."""
     special = _special(value)
     if special is not None:
         return special
-    digits, exponent = _decimal_parts(repr(abs(value)))
-    return _java_digits(digits, exponent, negative=value < 0)
+    parts = _integer_digits(abs(value), 53) or _decimal_parts(repr(abs(value)))
+    return _java_digits(*parts, negative=value < 0)
 
 
 def to_float32(value: float) -> float:
@@ -95,6 +119,9 @@ def float_to_string(value: float) -> str:
     if special is not None:
         return special
     magnitude = abs(value)
+    whole = _integer_digits(magnitude, 24)  # Java 17: 123456789f prints 1.23456792E8
+    if whole is not None:
+        return _java_digits(*whole, negative=value < 0)
     for precision in range(9):  # the shortest decimal that reads back as the same float
         text = f"{magnitude:.{precision}e}"
         if to_float32(float(text)) == magnitude:

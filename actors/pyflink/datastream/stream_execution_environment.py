@@ -96,6 +96,9 @@ class StreamExecutionEnvironment:
 
     def __init__(self, j_stream_execution_environment: Any = None, serializer: Any = None) -> None:
         self._env = _Environment()
+        active = sessions.current()
+        if active is not None:  # ckptsim run's -D and -p, as flink run's are in the program's
+            self._env.configuration.override(active.settings)
         self._config: ExecutionConfig | None = None
         self._python_chaining = True
         self._job_name: str | None = None
