@@ -115,8 +115,7 @@ class Row:
         """``Row("name", "age")("Alice", 11)``: a named row with these values."""
         if len(args) > len(self):
             raise ValueError(
-                f"Can not create Row with fields {self}, expected {len(self)} values but got "
-                f"{args}"
+                f"Can not create Row with fields {self}, expected {len(self)} values but got {args}"
             )
         return _create_row([str(v) for v in self._values], args, self._row_kind)
 
