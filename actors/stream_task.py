@@ -295,6 +295,7 @@ class StreamTask(pykka.ThreadingActor):
                     emitted=taken.emitted,
                     consumed=taken.consumed,
                     output_persisted=taken.output_persisted,
+                    timers=taken.timers,
                 )
                 elapsed = self.runtime.clock.now() - started
                 self._apply(

@@ -838,8 +838,10 @@ class CheckpointConfig:
 
     @classmethod
     def from_configuration(cls, conf: Configuration) -> CheckpointConfig:
+        batch = conf["execution.runtime-mode"] == "BATCH"
         config = cls(
-            interval=conf[_CP + "interval"],
+            # a BATCH job takes no checkpoints (Flink: checkpointing applies to STREAMING)
+            interval=None if batch else conf[_CP + "interval"],
             mode=CheckpointingMode(conf[_CP + "mode"]),
             timeout=conf[_CP + "timeout"],
             min_pause=conf[_CP + "min-pause"],

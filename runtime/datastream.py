@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from runtime.checkpoint import SavepointRequest
 from runtime.config import CheckpointConfig, CheckpointingMode, Configuration
 from runtime.descriptors import (
+    CoProcessDescriptor,
     FilterDescriptor,
     FlatMapDescriptor,
     MapBatchDescriptor,
@@ -36,7 +37,7 @@ from runtime.descriptors import (
     SourceDescriptor,
     TimestampsDescriptor,
 )
-from runtime.functions import KeyedProcessFunction, ProcessFunction
+from runtime.functions import KeyedCoProcessFunction, KeyedProcessFunction, ProcessFunction
 from runtime.graph import GraphError, JobGraph, StreamGraph, StreamNode, build_job_graph
 from runtime.operators import (
     CollectionReader,
@@ -45,6 +46,7 @@ from runtime.operators import (
     SourceReader,
 )
 from runtime.partition import HashingKeySelector, KeyHash, KeySelector, Partitioner
+from runtime.state import hash_code
 from runtime.watermarks import WatermarkStrategy
 
 if TYPE_CHECKING:
@@ -85,6 +87,14 @@ class StreamExecutionEnvironment:
                 f"parallelism must be a whole number of at least 1, got {parallelism!r}"
             )
         self.configuration.set("parallelism.default", parallelism)
+        return self
+
+    def set_runtime_mode(self, mode: Any) -> StreamExecutionEnvironment:
+        """``STREAMING`` (default) or ``BATCH`` (``execution.runtime-mode``): in BATCH, keyed
+        operators see their whole input sorted by key, a reduce emits only its final value per
+        key, timers fire at the end of each key, and checkpoints are not taken (as in Flink)."""
+        name = getattr(mode, "name", mode)
+        self.configuration.set("execution.runtime-mode", str(name))
         return self
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
@@ -304,24 +314,48 @@ class DataStream:
             )
         return self._then(TimestampsDescriptor(strategy=watermark_strategy), name)
 
-    def key_by(self, key_selector: KeySelector, *, key_hash: KeyHash | None = None) -> KeyedStream:
+    def key_by(
+        self,
+        key_selector: KeySelector,
+        *,
+        key_hash: KeyHash | None = None,
+        key_order: Callable[[Any], Any] | None = None,
+    ) -> KeyedStream:
         """Partition by key. ``key_hash`` (key -> 32-bit int) replaces ckptsim's hash of a key
-        (Java's ``hashCode`` for str and int) for routing and key groups alike."""
+        (Java's ``hashCode`` for str and int) for routing and key groups alike; ``key_order``
+        (key -> sort key) is the order keys are processed in BATCH mode (default: the keys'
+        own order)."""
         if not callable(key_selector) and callable(getattr(key_selector, "get_key", None)):
             key_selector = key_selector.get_key  # a KeySelector object
         selector: KeySelector = _callable(key_selector, "key_by")
-        if key_hash is not None:
-            selector = HashingKeySelector(selector, _callable(key_hash, "key_by key_hash"))
+        if key_hash is not None or key_order is not None:
+            selector = HashingKeySelector(
+                selector,
+                _callable(key_hash, "key_by key_hash") if key_hash is not None else hash_code,
+                _callable(key_order, "key_by key_order") if key_order is not None else None,
+            )
         return KeyedStream(self.env, self.nodes, Partitioner.HASH, selector, True)
 
     def rebalance(self) -> DataStream:
         return DataStream(self.env, self.nodes, Partitioner.REBALANCE, None, True)
+
+    def shuffle(self) -> DataStream:
+        """Each record to a random downstream subtask (seeded per subtask: replayable)."""
+        return DataStream(self.env, self.nodes, Partitioner.SHUFFLE, None, True)
 
     def broadcast(self) -> DataStream:
         return DataStream(self.env, self.nodes, Partitioner.BROADCAST, None, True)
 
     def forward(self) -> DataStream:
         return DataStream(self.env, self.nodes, Partitioner.FORWARD, None, True)
+
+    def connect(self, other: DataStream) -> ConnectedStreams:
+        """Two streams into one two-input operator (``map``/``flat_map`` with a co-function,
+        ``process`` with a ``CoProcessFunction``; keyed when both streams are keyed, or after
+        ``ConnectedStreams.key_by``)."""
+        if not isinstance(other, DataStream) or other.env is not self.env:
+            raise GraphError("connect() needs a stream of the same environment")
+        return ConnectedStreams(self, other)
 
     def union(self, *others: DataStream) -> DataStream:
         nodes = list(self.nodes)
@@ -354,6 +388,17 @@ class DataStream:
 
     def disable_chaining(self) -> DataStream:
         self._single("disable_chaining").chainable = False
+        return self
+
+    def start_new_chain(self) -> DataStream:
+        """This operator begins a chain: not chained to its input (operators after it may
+        chain to it)."""
+        self._single("start_new_chain").chain_head = True
+        return self
+
+    def slot_sharing_group(self, name: Any) -> DataStream:
+        """Accepted for PyFlink programs: ckptsim has no slots (every task runs)."""
+        self._single("slot_sharing_group")
         return self
 
     def processing_cost(self, per_buffer_ms: float = 0.0, per_record_ms: float = 0.0) -> DataStream:
@@ -437,6 +482,83 @@ class KeyedStream(DataStream):
             return (*a[:position], a[position] + b[position], *a[position + 1 :])
 
         return self.reduce(add, name=name)
+
+
+class ConnectedStreams:
+    """Two streams feeding one two-input operator (Flink's ``ConnectedStreams``)."""
+
+    def __init__(self, first: DataStream, second: DataStream) -> None:
+        self.first = first
+        self.second = second
+
+    @property
+    def is_keyed(self) -> bool:
+        return isinstance(self.first, KeyedStream) and isinstance(self.second, KeyedStream)
+
+    def key_by(
+        self,
+        key_selector1: KeySelector,
+        key_selector2: KeySelector,
+        *,
+        key_hash: KeyHash | None = None,
+    ) -> ConnectedStreams:
+        """Key both inputs (the two keys must be of one kind: they share keyed state)."""
+        return ConnectedStreams(
+            self.first.key_by(key_selector1, key_hash=key_hash),
+            self.second.key_by(key_selector2, key_hash=key_hash),
+        )
+
+    def _then(self, function: Any, name: str) -> DataStream:
+        env = self.first.env
+        selectors: tuple[Any, Any] | None = None
+        if self.is_keyed:
+            selectors = (self.first._key_selector, self.second._key_selector)
+        elif isinstance(self.first, KeyedStream) or isinstance(self.second, KeyedStream):
+            raise GraphError(
+                "connect() of a keyed and a non-keyed stream: key both (key_by on each, or "
+                "ConnectedStreams.key_by) or neither"
+            )
+        node = env.graph.add_node(
+            CoProcessDescriptor(function=function, key_selectors=selectors), name, parallelism=None
+        )
+        for index, stream in enumerate((self.first, self.second)):
+            for upstream in stream.nodes:
+                env.graph.add_edge(
+                    upstream.node_id,
+                    node.node_id,
+                    stream._partitioner,
+                    stream._key_selector,
+                    explicit=stream._explicit,
+                    input_index=index,
+                )
+        return DataStream(env, [node])
+
+    def map(self, func: Any, *, name: str = "Co-Map") -> DataStream:
+        """A ``CoMapFunction`` (``map1``/``map2``), or a pair of functions."""
+        _co_function(func, ("map1", "map2"), "map")
+        return self._then(func, name)
+
+    def flat_map(self, func: Any, *, name: str = "Co-Flat Map") -> DataStream:
+        """A ``CoFlatMapFunction`` (``flat_map1``/``flat_map2``)."""
+        _co_function(func, ("flat_map1", "flat_map2"), "flat_map")
+        return self._then(func, name)
+
+    def process(self, func: Any, *, name: str = "Co-Process") -> DataStream:
+        """A ``CoProcessFunction`` or (keyed) ``KeyedCoProcessFunction``."""
+        _co_function(func, ("process_element1", "process_element2"), "process")
+        if isinstance(func, KeyedCoProcessFunction) and not self.is_keyed:
+            raise GraphError("a KeyedCoProcessFunction needs keyed inputs: key_by both streams")
+        return self._then(func, name)
+
+
+def _co_function(func: Any, methods: tuple[str, str], what: str) -> None:
+    if isinstance(func, tuple) and what == "map" and len(func) == 2 and all(map(callable, func)):
+        return
+    if not all(callable(getattr(func, m, None)) for m in methods):
+        raise GraphError(
+            f"ConnectedStreams.{what}() needs a function object with {methods[0]}() and "
+            f"{methods[1]}(), got {type(func).__name__}"
+        )
 
 
 class DataStreamSink:

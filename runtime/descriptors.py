@@ -80,6 +80,20 @@ class TimestampsDescriptor:
     strategy: WatermarkStrategy
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CoProcessDescriptor:
+    """``connect``: a two-input operator (co-map, co-flat-map, co-process); keyed when both
+    inputs are (``key_selectors``: one per input)."""
+
+    kind: ClassVar[str] = "co-process"
+    function: Any
+    key_selectors: tuple[UserFn, UserFn] | None = None
+
+    @property
+    def key_selector(self) -> UserFn | None:
+        return None if self.key_selectors is None else self.key_selectors[0]
+
+
 class SinkKind(enum.Enum):
     COLLECT = "collect"  # JobResult.output[name]
     PRINT = "print"
@@ -116,6 +130,7 @@ OperatorDescriptor = (
     | ProcessDescriptor
     | NonKeyedProcessDescriptor
     | TimestampsDescriptor
+    | CoProcessDescriptor
     | SinkDescriptor
 )
 

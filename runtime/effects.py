@@ -356,6 +356,8 @@ class CheckpointTakenOnTask:
     emitted: dict[int, int] = field(default_factory=dict)
     consumed: dict[int, int] = field(default_factory=dict)
     output_persisted: dict[int, int] = field(default_factory=dict)
+    #: pending timers in the snapshot, per keyed operator uid (event time + processing time)
+    timers: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

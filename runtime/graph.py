@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.checkpoint import TaskId
-from runtime.descriptors import KEYED, OperatorDescriptor, SinkDescriptor, SourceDescriptor
+from runtime.descriptors import (
+    KEYED,
+    CoProcessDescriptor,
+    OperatorDescriptor,
+    SinkDescriptor,
+    SourceDescriptor,
+)
 from runtime.partition import KeySelector, Partitioner
 
 
@@ -33,6 +39,8 @@ class StreamNode:
     parallelism: int | None
     operator: OperatorDescriptor
     chainable: bool = True
+    #: ``start_new_chain()``: not chained to its input (but may be the head of a chain)
+    chain_head: bool = False
     #: declared processing cost: (ms per buffer, ms per record)
     cost: tuple[float, float] = (0.0, 0.0)
 
@@ -51,7 +59,11 @@ class StreamNode:
 
     @property
     def is_keyed(self) -> bool:
-        return isinstance(self.operator, KEYED)
+        """Its state is keyed (split by key group, so it can move between subtasks)."""
+        op = self.operator
+        if isinstance(op, CoProcessDescriptor):
+            return op.key_selectors is not None
+        return isinstance(op, KEYED)
 
     @property
     def label(self) -> str:
@@ -66,6 +78,8 @@ class StreamEdge:
     partitioner: Partitioner
     key_selector: KeySelector | None = None
     explicit: bool = False
+    #: which input of the target the edge feeds: 0, or 1 for a two-input operator's second
+    input_index: int = 0
 
 
 class StreamGraph:
@@ -96,11 +110,12 @@ class StreamGraph:
         key_selector: KeySelector | None = None,
         *,
         explicit: bool = False,
+        input_index: int = 0,
     ) -> StreamEdge:
         for end in (source, target):
             if end not in self.nodes:
                 raise GraphError(f"edge {source} -> {target}: operator {end} does not exist")
-        edge = StreamEdge(source, target, partitioner, key_selector, explicit)
+        edge = StreamEdge(source, target, partitioner, key_selector, explicit, input_index)
         self.edges.append(edge)
         return edge
 
@@ -158,6 +173,7 @@ class JobEdge:
     target: JobVertex
     partitioner: Partitioner
     key_selector: KeySelector | None
+    input_index: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,12 +315,13 @@ def build_job_graph(
     vertices: list[JobVertex] = []
     for node in order:
         inputs = graph.inputs(node.node_id)
-        if chaining and len(inputs) == 1:
+        if chaining and len(inputs) == 1 and not isinstance(node.operator, CoProcessDescriptor):
             edge = inputs[0]
             head = vertex_of[edge.source]
             if (
                 edge.partitioner is Partitioner.FORWARD
                 and node.chainable
+                and not node.chain_head
                 and graph.nodes[edge.source].chainable
                 and len(graph.outputs(edge.source)) == 1
                 and head.operators[-1].node_id == edge.source
@@ -317,7 +334,9 @@ def build_job_graph(
         vertices.append(vertex)
         vertex_of[node.node_id] = vertex
     job_edges = [
-        JobEdge(vertex_of[e.source], vertex_of[e.target], e.partitioner, e.key_selector)
+        JobEdge(
+            vertex_of[e.source], vertex_of[e.target], e.partitioner, e.key_selector, e.input_index
+        )
         for e in graph.edges
         if vertex_of[e.source] is not vertex_of[e.target]
     ]

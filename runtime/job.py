@@ -192,10 +192,15 @@ def plan_execution(
     max_per_channel: int = conf["taskmanager.network.memory.max-buffers-per-channel"]
     segment_size: int = conf["taskmanager.memory.segment-size"]
     auto_watermark_interval: int = conf["pipeline.auto-watermark-interval"]
+    batch = conf["execution.runtime-mode"] == "BATCH"
     channels = job.channels()
     num_inputs: dict[TaskId, int] = {}
+    input_of_channel: dict[TaskId, dict[int, int]] = {}
     for channel in channels:
         num_inputs[channel.downstream] = num_inputs.get(channel.downstream, 0) + 1
+        input_of_channel.setdefault(channel.downstream, {})[channel.input_index] = job.edges[
+            channel.edge
+        ].input_index
     tasks: dict[TaskId, TaskSpec] = {}
     for vertex in job.vertices:
         inputs = job.inputs(vertex)
@@ -250,6 +255,10 @@ def plan_execution(
                 attempt=attempt,
                 restore=(restore or {}).get(task),
                 auto_watermark_interval=auto_watermark_interval,
+                batch=batch,
+                channel_inputs=tuple(
+                    index for _, index in sorted(input_of_channel.get(task, {}).items())
+                ),
             )
     return ExecutionPlan(
         job=job,

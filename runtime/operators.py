@@ -21,7 +21,7 @@ from runtime.functions import (
     TimeDomain,
     TimerService,
 )
-from runtime.partition import key_hash_of, plain_selector
+from runtime.partition import key_hash_of, key_order_of, plain_selector
 from runtime.state import (
     KeyedStateBackend,
 )
@@ -64,6 +64,8 @@ class OperatorContext:
     attempt: int = 0
     #: ``pipeline.auto-watermark-interval``: how often generators are asked (0: never)
     auto_watermark_interval: int = 200
+    #: ``execution.runtime-mode: BATCH``: keyed operators take their whole input, sorted by key
+    batch: bool = False
 
 
 class Operator:
@@ -335,11 +337,19 @@ class _TimerServiceView(TimerService):
 
     def register_processing_time_timer(self, timestamp: int) -> None:
         timers, key = self._timers()
-        timers.processing_time.add(key, None, int(timestamp))
+        if not self._quiesced():
+            timers.processing_time.add(key, None, int(timestamp))
 
     def register_event_time_timer(self, timestamp: int) -> None:
         timers, key = self._timers()
-        timers.event_time.add(key, None, int(timestamp))
+        if not self._quiesced():
+            timers.event_time.add(key, None, int(timestamp))
+
+    def _quiesced(self) -> bool:
+        """BATCH: timers registered while a key's timers fire at its end are ignored (as
+        Flink's ``BatchExecutionInternalTimeService``)."""
+        keyed = self._keyed
+        return keyed is not None and keyed.quiesced
 
     def delete_processing_time_timer(self, timestamp: int) -> None:
         timers, key = self._timers()
@@ -351,20 +361,30 @@ class _TimerServiceView(TimerService):
 
 
 class KeyedOperator(Operator):
-    """An operator on a keyed stream: keyed state by key group, and keyed timers."""
+    """An operator on a keyed stream: keyed state by key group, and keyed timers.
+
+    In BATCH mode (Flink's sorted inputs) the operator takes its whole input first
+    (``buffer_batch``) and processes it at the end of input, key after key in the keys' order
+    and by timestamp within a key; at the end of each key its timers fire with the watermark at
+    the end of time, as Flink's ``BatchExecutionInternalTimeService`` does."""
 
     def __init__(self, uid: str, name: str, key_selector: UserFn) -> None:
         super().__init__(uid, name)
         self.key_selector = key_selector
         self.backend = KeyedStateBackend()
         self._timers: InternalTimerService | None = None
-        self._restored_timers: list[Any] = []
+        #: BATCH: (key, record, timestamp) of the whole input, and whether timers are quiesced
+        self.batching = False
+        self._batch: list[tuple[Any, Any, int | None]] = []
+        self.quiesced = False
 
     def open(self, ctx: OperatorContext) -> None:
         """Fresh state for this subtask; ``restore_state`` (after ``open``) fills it."""
         super().open(ctx)
         self.backend = KeyedStateBackend(ctx.max_parallelism, key_hash_of(self.key_selector))
         self._timers = None
+        self.batching = ctx.batch
+        self._batch = []
 
     def timers(self) -> InternalTimerService:
         """The operator's timer service, made at its first use."""
@@ -376,6 +396,10 @@ class KeyedOperator(Operator):
             )
             self.has_timers = True
         return self._timers
+
+    def pending_timers(self) -> int:
+        timers = self._timers
+        return 0 if timers is None else len(timers.event_time) + len(timers.processing_time)
 
     def keys_of(self, records: Sequence[Any]) -> list[Any]:
         """The key of every record (the ``key_by`` selector, user code)."""
@@ -398,6 +422,79 @@ class KeyedOperator(Operator):
         self, records: Sequence[Any], timestamps: Sequence[int | None]
     ) -> tuple[Sequence[Any], Sequence[int | None]]:
         return self.process_keyed_timestamped(records, self.keys_of(records), timestamps)
+
+    # --- BATCH execution ------------------------------------------------------------------------
+
+    def buffer_batch(
+        self, records: Sequence[Any], keys: Sequence[Any], timestamps: Sequence[int | None] | None
+    ) -> None:
+        stamps: Sequence[int | None] = (
+            timestamps if timestamps is not None else [None] * len(records)
+        )
+        self._batch.extend(zip(keys, records, stamps, strict=True))
+
+    def end_input(self) -> Sequence[Any]:
+        if not self.batching:
+            return ()
+        items, self._batch = self._batch, []
+        order = key_order_of(self.key_selector)
+
+        def sort_key(item: tuple[Any, Any, int | None]) -> Any:
+            ts = MIN_WATERMARK if item[2] is None else item[2]
+            return (order(item[0]) if order is not None else item[0], ts)
+
+        try:
+            items.sort(key=sort_key)
+        except TypeError:  # keys Python cannot order among themselves
+            items.sort(key=lambda item: (repr(item[0]), sort_key(item)[1]))
+        out: list[Any] = []
+        backend = self.backend
+        self.current_watermark = MIN_WATERMARK  # a key sees the end of time only at its end
+        start = 0
+        while start < len(items):
+            key = items[start][0]
+            stop = start
+            while stop < len(items) and items[stop][0] == key:
+                stop += 1
+            group = items[start:stop]
+            backend.current_key = key
+            out.extend(
+                self.process_key_group(
+                    [r for _, r, _ in group], [k for k, _, _ in group], [t for _, _, t in group]
+                )
+            )
+            out.extend(self._end_of_key())
+            start = stop
+        self.current_watermark = MAX_WATERMARK
+        return out
+
+    def process_key_group(
+        self, records: Sequence[Any], keys: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> Sequence[Any]:
+        """BATCH: the records of one key (default: as they would be processed streaming)."""
+        return self.process_keyed_timestamped(records, keys, timestamps)[0]
+
+    def _end_of_key(self) -> list[Any]:
+        """BATCH: the key's timers fire, event time first, with the watermark at the end of
+        time; timers they register are ignored."""
+        timers = self._timers
+        if timers is None:
+            return []
+        out: list[Any] = []
+        out_ts: list[int | None] = []
+        self.current_watermark = MAX_WATERMARK
+        self.quiesced = True
+        backend = self.backend
+        for queue, fire in (
+            (timers.event_time, self.on_event_time),
+            (timers.processing_time, self.on_processing_timer),
+        ):
+            while (timer := queue.poll()) is not None:
+                backend.current_key = timer.key
+                fire(timer, out, out_ts)
+        self.quiesced = False
+        self.current_watermark = MIN_WATERMARK
+        return out
 
     # --- timers -----------------------------------------------------------------------------------
 
@@ -475,6 +572,13 @@ class ReduceOperator(KeyedOperator):
         if self._function is not None:
             self._function.close()
 
+    def process_key_group(
+        self, records: Sequence[Any], keys: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> Sequence[Any]:
+        """BATCH: only the key's final value (Flink's ``BatchGroupedReduceOperator``)."""
+        out = self.process_keyed_batch(records, keys)
+        return out[-1:]
+
     def process_keyed_batch(self, records: Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
         reduce = self.fn
         table = self.backend.table(self.STATE)
@@ -528,7 +632,41 @@ class _FunctionAdapter(KeyedProcessFunction):
         return result
 
 
-class ProcessOperator(KeyedOperator):
+class _FiresTimers:
+    """Keyed timers call the function's ``on_timer`` with the timer's key current: output of an
+    event-time timer has the timer's timestamp, of a processing-time timer none."""
+
+    context: _ProcessContext | None
+    function: Any
+
+    def _fire(
+        self,
+        timer: Timer,
+        domain: TimeDomain,
+        ts: int | None,
+        out: list[Any],
+        out_ts: list[int | None],
+    ) -> None:
+        ctx = self.context
+        assert ctx is not None
+        ctx.domain = domain
+        ctx.current_timestamp = timer.timestamp
+        produced = self.function.on_timer(timer.timestamp, ctx)
+        if produced is not None:
+            before = len(out)
+            out.extend(produced)
+            out_ts.extend([ts] * (len(out) - before))
+        ctx.current_timestamp = None
+        ctx.domain = TimeDomain.EVENT_TIME
+
+    def on_event_time(self, timer: Timer, out: list[Any], out_ts: list[int | None]) -> None:
+        self._fire(timer, TimeDomain.EVENT_TIME, timer.timestamp, out, out_ts)
+
+    def on_processing_timer(self, timer: Timer, out: list[Any], out_ts: list[int | None]) -> None:
+        self._fire(timer, TimeDomain.PROCESSING_TIME, None, out, out_ts)
+
+
+class ProcessOperator(_FiresTimers, KeyedOperator):
     """Flink's ``KeyedProcessOperator``: ``process_element`` per record with its key current,
     ``on_timer`` for the key's timers. Output of an element has the element's timestamp, of
     an event-time timer the timer's, of a processing-time timer none."""
@@ -595,32 +733,6 @@ class ProcessOperator(KeyedOperator):
         ctx.current_timestamp = None
         return out, out_ts
 
-    def _fire(
-        self,
-        timer: Timer,
-        domain: TimeDomain,
-        ts: int | None,
-        out: list[Any],
-        out_ts: list[int | None],
-    ) -> None:
-        ctx = self.context
-        assert ctx is not None
-        ctx.domain = domain
-        ctx.current_timestamp = timer.timestamp
-        produced = self.function.on_timer(timer.timestamp, ctx)
-        if produced is not None:
-            before = len(out)
-            out.extend(produced)
-            out_ts.extend([ts] * (len(out) - before))
-        ctx.current_timestamp = None
-        ctx.domain = TimeDomain.EVENT_TIME
-
-    def on_event_time(self, timer: Timer, out: list[Any], out_ts: list[int | None]) -> None:
-        self._fire(timer, TimeDomain.EVENT_TIME, timer.timestamp, out, out_ts)
-
-    def on_processing_timer(self, timer: Timer, out: list[Any], out_ts: list[int | None]) -> None:
-        self._fire(timer, TimeDomain.PROCESSING_TIME, None, out, out_ts)
-
 
 class NonKeyedProcessOperator(Operator):
     """Flink's ``ProcessOperator``: a ``ProcessFunction`` over every record (no timers: they
@@ -684,12 +796,17 @@ class TimestampsAndWatermarksOperator(Operator):
         self._next_emit: int | None = None
         self._last_record_at = 0
         self.idle = False
+        #: the stream went idle (True) or active again (False) in the last call: the chain
+        #: sends the status downstream
+        self.status_change: bool | None = None
 
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
         self.generator = self.strategy.make_generator()
         interval = ctx.auto_watermark_interval
-        self._next_emit = ctx.time.processing + interval if interval > 0 else None
+        # BATCH: no progressive watermarks, only the end of event time
+        periodic = interval > 0 and not ctx.batch
+        self._next_emit = ctx.time.processing + interval if periodic else None
         self._last_record_at = ctx.time.processing
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
@@ -731,15 +848,189 @@ class TimestampsAndWatermarksOperator(Operator):
         ctx = self.ctx
         assert ctx is not None
         self._next_emit = now + ctx.auto_watermark_interval
+        idleness = self.strategy.idleness
+        if idleness and now - self._last_record_at >= idleness:
+            if not self.idle:  # no records for the idle timeout: the stream is idle
+                self.idle = True
+                self.status_change = True
+            return ([], []), None
         watermark = self.generator.on_periodic_emit()
         if watermark is not None and watermark > self.current_watermark:
             self.current_watermark = watermark
+            if self.idle:  # a watermark makes the stream active again (before it goes out)
+                self.idle = False
+                self.status_change = False
             return ([], []), watermark
         return ([], []), None
 
     def end_input(self) -> Sequence[Any]:
         self._next_emit = None
         return ()
+
+
+class _CoAdapter:
+    """A co-function as the two ``process_element`` methods of a co-process function: a
+    ``CoMapFunction``/``CoFlatMapFunction`` object or a pair of plain functions."""
+
+    def __init__(self, function: Any, kind: str) -> None:
+        self.function = function
+        self.kind = kind
+
+    def open(self, runtime_context: Any) -> None:
+        if isinstance(self.function, Function):
+            self.function.open(runtime_context)
+
+    def close(self) -> None:
+        if isinstance(self.function, Function):
+            self.function.close()
+
+    def _call(self, index: int, value: Any) -> Iterable[Any] | None:
+        fn = self.function
+        method = fn[index - 1] if isinstance(fn, tuple) else getattr(fn, f"{self.kind}{index}")
+        if self.kind == "map":
+            return [method(value)]
+        produced: Iterable[Any] | None = method(value)
+        if produced is None:
+            raise TypeError(
+                f"flat_map{index} returned None for the record {value!r}; return an iterable "
+                "of the records to emit (an empty list emits none)"
+            )
+        return produced
+
+    def process_element1(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        return self._call(1, value)
+
+    def process_element2(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        return self._call(2, value)
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any] | None:
+        return None
+
+
+def co_function(function: Any) -> Any:
+    """The co-process function the two-input operators call: a co-process function as it
+    is, a co-map or co-flat-map function adapted (a ``(fn1, fn2)`` pair: a co-map)."""
+    if isinstance(function, tuple):
+        return _CoAdapter(function, "map")
+    if callable(getattr(function, "process_element1", None)):
+        return function
+    if callable(getattr(function, "flat_map1", None)):
+        return _CoAdapter(function, "flat_map")
+    return _CoAdapter(function, "map")
+
+
+class TwoInputOperator(Operator):
+    """The head of a task with two logical inputs (``connect``): records of input 1 and 2 go
+    to ``process_element1``/``2``; its watermark is the minimum of the two inputs'
+    (Flink's ``AbstractStreamOperator.processWatermark1/2``)."""
+
+    assigns_timestamps = True
+
+    def __init__(self, uid: str, name: str, function: Any) -> None:
+        super().__init__(uid, name)
+        self.user_function = function
+        self.function: Any = None
+        self.context: _ProcessContext | None = None
+        self.input_watermarks = [MIN_WATERMARK, MIN_WATERMARK]
+
+    def _backend(self) -> KeyedStateBackend | None:
+        return None
+
+    def open(self, ctx: OperatorContext) -> None:
+        super().open(ctx)
+        self.function = co_function(copy.deepcopy(self.user_function))
+        keyed = self if isinstance(self, KeyedCoProcessOperator) else None
+        self.context = _ProcessContext(ctx, self._backend(), _TimerServiceView(self, keyed))
+        self.function.open(self.context)
+
+    def close_function(self) -> None:
+        if self.function is not None:
+            self.function.close()
+
+    def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
+        return self.process_input(0, records, None)[0]
+
+    def process_timestamped(
+        self, records: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        return self.process_input(0, records, timestamps)
+
+    def keys_of(self, index: int, records: Sequence[Any]) -> list[Any] | None:
+        return None
+
+    def process_input(
+        self, index: int, records: Sequence[Any], timestamps: Sequence[int | None] | None
+    ) -> tuple[list[Any], list[int | None]]:
+        ctx = self.context
+        assert ctx is not None and self.ctx is not None, "open() first"
+        process = self.function.process_element1 if index == 0 else self.function.process_element2
+        keys = self.keys_of(index, records)
+        backend = self._backend()
+        if backend is not None:
+            backend.now = self.ctx.time.processing
+        stamps: Sequence[int | None] = (
+            timestamps if timestamps is not None else [None] * len(records)
+        )
+        out: list[Any] = []
+        out_ts: list[int | None] = []
+        for position, (record, ts) in enumerate(zip(records, stamps, strict=True)):
+            if backend is not None and keys is not None:
+                backend.current_key = keys[position]
+            ctx.current_timestamp = ts
+            produced = process(record, ctx)
+            if produced is not None:
+                before = len(out)
+                out.extend(produced)
+                out_ts.extend([ts] * (len(out) - before))
+        ctx.current_timestamp = None
+        return out, out_ts
+
+    def input_watermark(self, index: int, watermark: int) -> int | None:
+        """Input ``index``'s watermark advanced: the operator's, if that advanced too."""
+        self.input_watermarks[index] = watermark
+        combined = min(self.input_watermarks)
+        return combined if combined > self.current_watermark else None
+
+
+class CoProcessOperator(TwoInputOperator):
+    """``connect`` of two streams (no keys): co-map, co-flat-map or ``CoProcessFunction``."""
+
+
+class KeyedCoProcessOperator(_FiresTimers, TwoInputOperator, KeyedOperator):
+    """``connect`` of two keyed streams: keyed state and timers shared by both inputs (the
+    keys of both sides are one key space), ``on_timer`` as a keyed process function's."""
+
+    def __init__(
+        self, uid: str, name: str, key_selectors: tuple[UserFn, UserFn], function: Any
+    ) -> None:
+        KeyedOperator.__init__(self, uid, name, key_selectors[0])
+        self.user_function = function
+        self.function = None
+        self.context = None
+        self.input_watermarks = [MIN_WATERMARK, MIN_WATERMARK]
+        self.key_selectors = key_selectors
+
+    def _backend(self) -> KeyedStateBackend | None:
+        return self.backend
+
+    def open(self, ctx: OperatorContext) -> None:
+        KeyedOperator.open(self, ctx)
+        TwoInputOperator.open(self, ctx)
+
+    def keys_of(self, index: int, records: Sequence[Any]) -> list[Any] | None:  # type: ignore[override]
+        key_of = plain_selector(self.key_selectors[index])
+        return [key_of(r) for r in records]
+
+    def process_keyed_batch(self, records: Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
+        return self.process_input(0, records, None)[0]
+
+    def process_keyed_timestamped(
+        self, records: Sequence[Any], keys: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        return self.process_input(0, records, timestamps)
+
+    def close_function(self) -> None:
+        TwoInputOperator.close_function(self)
 
 
 class SourceReader(Protocol):

@@ -11,6 +11,7 @@ parts into its result partition.
 from __future__ import annotations
 
 import enum
+import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,13 +26,21 @@ class HashingKeySelector:
     """A key selector whose keys hash with their own function instead of ckptsim's
     ``hash_code`` (PyFlink hashes a key as the Java object it becomes: a pickled byte array in
     a ``Row`` unless ``key_type`` is given). The partitioner routes by it and the keyed state
-    backend groups by it, so a key's key group is the same on both sides of a ``key_by``."""
+    backend groups by it, so a key's key group is the same on both sides of a ``key_by``.
+    ``key_order`` (key -> a sort key) is the order of keys in BATCH mode (Flink sorts by the
+    key's serialized bytes)."""
 
-    __slots__ = ("fn", "key_hash")
+    __slots__ = ("fn", "key_hash", "key_order")
 
-    def __init__(self, fn: KeySelector, key_hash: KeyHash) -> None:
+    def __init__(
+        self,
+        fn: KeySelector,
+        key_hash: KeyHash = hash_code,
+        key_order: Callable[[Any], Any] | None = None,
+    ) -> None:
         self.fn = fn
         self.key_hash = key_hash
+        self.key_order = key_order
 
     def __call__(self, record: Any) -> Any:
         return self.fn(record)
@@ -40,6 +49,11 @@ class HashingKeySelector:
 def key_hash_of(selector: KeySelector | None) -> KeyHash:
     """The hash function keys of ``selector`` are grouped by."""
     return selector.key_hash if isinstance(selector, HashingKeySelector) else hash_code
+
+
+def key_order_of(selector: KeySelector | None) -> Callable[[Any], Any] | None:
+    """How keys of ``selector`` are ordered in BATCH mode (None: Python's order of the keys)."""
+    return selector.key_order if isinstance(selector, HashingKeySelector) else None
 
 
 def plain_selector(selector: KeySelector) -> KeySelector:
@@ -52,6 +66,7 @@ class Partitioner(enum.Enum):
     REBALANCE = "rebalance"
     HASH = "hash"
     BROADCAST = "broadcast"
+    SHUFFLE = "shuffle"
 
     @property
     def all_to_all(self) -> bool:
@@ -94,6 +109,8 @@ class ChannelSelector:
         self.max_parallelism = max_parallelism
         self._next = start % num_channels if num_channels else 0
         self._channel_of_key: dict[Any, int] = {}
+        #: shuffle: a random channel per record, seeded per subtask (a run is replayable)
+        self._random = random.Random(start) if partitioner is Partitioner.SHUFFLE else None
 
     def split(self, records: Sequence[Any]) -> list[tuple[int, Sequence[Any], list[Any] | None]]:
         """``(channel, records, keys)`` per channel that gets records (keys on hash edges)."""
@@ -104,6 +121,8 @@ class ChannelSelector:
             return [(0, records, None)]
         if self.partitioner is Partitioner.BROADCAST:
             return [(c, records, None) for c in range(n)]
+        if self._random is not None:
+            return [(c, part, None) for c, part, _ in self._shuffle(records, None)]
         start = self._next
         self._next = (start + len(records)) % n
         out: list[tuple[int, Sequence[Any], list[Any] | None]] = []
@@ -124,6 +143,10 @@ class ChannelSelector:
             return [(0, records, None, timestamps)]
         if self.partitioner is Partitioner.BROADCAST:
             return [(c, records, None, timestamps) for c in range(n)]
+        if self._random is not None:
+            return [
+                (c, part, None, stamps) for c, part, stamps in self._shuffle(records, timestamps)
+            ]
         start = self._next
         self._next = (start + len(records)) % n
         out: list[tuple[int, Sequence[Any], list[Any] | None, Sequence[int | None]]] = []
@@ -158,6 +181,21 @@ class ChannelSelector:
             parts[channel].append(record)
             keys[channel].append(key)
         return [(c, p, keys[c]) for c, p in enumerate(parts) if p]
+
+    def _shuffle(
+        self, records: Sequence[Any], timestamps: Sequence[int | None] | None
+    ) -> list[tuple[int, list[Any], list[int | None]]]:
+        assert self._random is not None
+        n = self.num_channels
+        pick = self._random.randrange
+        parts: list[list[Any]] = [[] for _ in range(n)]
+        stamps: list[list[int | None]] = [[] for _ in range(n)]
+        for i, record in enumerate(records):
+            channel = pick(n)
+            parts[channel].append(record)
+            if timestamps is not None:
+                stamps[channel].append(timestamps[i])
+        return [(c, p, stamps[c]) for c, p in enumerate(parts) if p]
 
     def _split_by_key_timestamped(
         self, records: Sequence[Any], timestamps: Sequence[int | None]

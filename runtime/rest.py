@@ -76,6 +76,7 @@ SHIP_STRATEGIES = {
     Partitioner.REBALANCE: "REBALANCE",
     Partitioner.HASH: "HASH",
     Partitioner.BROADCAST: "BROADCAST",
+    Partitioner.SHUFFLE: "SHUFFLE",
 }
 #: Flink's back-pressure levels: ratio <= 0.10 ok, <= 0.5 low, above high
 BACKPRESSURE_LOW, BACKPRESSURE_HIGH = 0.10, 0.5

@@ -1,12 +1,12 @@
-"""Keyed timers: Flink's ``InternalTimerService`` over its heap priority queues.
+"""Keyed timers: Flink's ``InternalTimerService`` over its heap priority queue.
 
 Timers are ``(key, namespace, timestamp)``, a set per clock (registering the same timer twice
-keeps one). They fire in the order Flink's heap-of-heaps gives them: one binary heap per key
-group (``HeapPriorityQueueSet``) and a heap of those heaps ordered by their heads
-(``KeyGroupPartitionedPriorityQueue``), both ordered by timestamp only. Timers with equal
-timestamps therefore fire in the order the heaps' sift operations leave them, which this module
-reproduces step by step (1-based arrays, the same sift-up and sift-down), so a job prints its
-timer output in the order Flink prints it.
+keeps one). They fire in the order the heap state backend's ``HeapPriorityQueueSet`` gives
+them: one binary heap ordered by timestamp only, with a deduplication map per key group.
+Timers with equal timestamps therefore fire in the order the heap's sift operations leave them
+(e.g. registered in the order 1..8, they fire 1, 8, 7, ..., 2), which this module reproduces
+step by step (a 1-based array, the same sift-up and sift-down), so a job prints its timer
+output in the order Flink prints it.
 
 Timers are keyed state: a snapshot lists them by key group, a restore keeps those of the
 subtask's key groups.
@@ -15,15 +15,9 @@ subtask's key groups.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Any
 
 from runtime.state import key_group_for
-
-
-class _Element(Protocol):
-    index: int
-
-    def priority(self) -> int: ...
 
 
 class Timer:
@@ -141,42 +135,9 @@ def _timer_less(a: Timer, b: Timer) -> bool:
     return a.timestamp < b.timestamp
 
 
-class _KeyGroupHeap(HeapPriorityQueue):
-    """The timers of one key group, with set semantics (Flink's ``HeapPriorityQueueSet``)."""
-
-    def __init__(self) -> None:
-        super().__init__(_timer_less)
-        self.index = 0
-        self.members: dict[tuple[Any, Any, int], Timer] = {}
-
-    def add_timer(self, timer: Timer) -> bool:
-        identity = timer.identity()
-        if identity in self.members:
-            return False
-        self.members[identity] = timer
-        return self.add(timer)
-
-    def remove_timer(self, identity: tuple[Any, Any, int]) -> bool:
-        timer = self.members.pop(identity, None)
-        return timer is not None and self.remove(timer)
-
-    def poll_timer(self) -> Timer | None:
-        timer: Timer | None = self.poll()
-        if timer is not None:
-            del self.members[timer.identity()]
-        return timer
-
-
-def _heads_less(a: _KeyGroupHeap, b: _KeyGroupHeap) -> bool:
-    left, right = a.peek(), b.peek()
-    if left is None:
-        return False
-    return right is None or left.timestamp < right.timestamp
-
-
 class TimerQueue:
-    """The timers of one clock of one operator subtask (Flink's
-    ``KeyGroupPartitionedPriorityQueue`` of ``HeapPriorityQueueSet``s)."""
+    """The timers of one clock of one operator subtask (Flink's ``HeapPriorityQueueSet``: one
+    heap, a deduplication map per key group)."""
 
     def __init__(
         self, key_groups: range, max_parallelism: int, key_hash: Callable[[Any], int]
@@ -184,57 +145,55 @@ class TimerQueue:
         self.key_groups = key_groups
         self.max_parallelism = max_parallelism
         self.key_hash = key_hash
-        self._heaps = [_KeyGroupHeap() for _ in key_groups]
-        self._heads = HeapPriorityQueue(_heads_less)
-        for heap in self._heaps:
-            self._heads.add(heap)
+        self._heap = HeapPriorityQueue(_timer_less)
+        self._members: list[dict[tuple[Any, Any, int], Timer]] = [{} for _ in key_groups]
 
-    def _heap_of(self, key: Any) -> _KeyGroupHeap:
+    def _members_of(self, key: Any) -> dict[tuple[Any, Any, int], Timer]:
         group = key_group_for(key, self.max_parallelism, self.key_hash)
         if group not in self.key_groups:
             raise ValueError(
                 f"a timer for key {key!r} (key group {group}) registered in a subtask that owns "
                 f"key groups {self.key_groups.start}..{self.key_groups.stop - 1}"
             )
-        return self._heaps[group - self.key_groups.start]
+        return self._members[group - self.key_groups.start]
 
     def add(self, key: Any, namespace: Any, timestamp: int) -> None:
-        heap = self._heap_of(key)
-        if heap.add_timer(Timer(key, namespace, timestamp)):
-            self._heads.adjust(heap)
+        members = self._members_of(key)
+        identity = (key, namespace, timestamp)
+        if identity not in members:
+            timer = members[identity] = Timer(key, namespace, timestamp)
+            self._heap.add(timer)
 
     def delete(self, key: Any, namespace: Any, timestamp: int) -> None:
-        heap = self._heap_of(key)
-        if heap.remove_timer((key, namespace, timestamp)):
-            self._heads.adjust(heap)
+        timer = self._members_of(key).pop((key, namespace, timestamp), None)
+        if timer is not None:
+            self._heap.remove(timer)
 
     def peek(self) -> Timer | None:
-        head: _KeyGroupHeap | None = self._heads.peek()
-        return None if head is None else head.peek()
+        timer: Timer | None = self._heap.peek()
+        return timer
 
     def poll(self) -> Timer | None:
-        head: _KeyGroupHeap | None = self._heads.peek()
-        if head is None:
-            return None
-        timer = head.poll_timer()
-        self._heads.adjust(head)
+        timer: Timer | None = self._heap.poll()
+        if timer is not None:
+            del self._members_of(timer.key)[timer.identity()]
         return timer
 
     def __len__(self) -> int:
-        return sum(len(h) for h in self._heaps)
+        return len(self._heap)
 
     def snapshot(self) -> dict[str, list[list[Any]]]:
-        """``{key group: [[key, namespace, timestamp], ...]}`` in heap order."""
+        """``{key group: [[key, namespace, timestamp], ...]}``, in registration order."""
         out: dict[str, list[list[Any]]] = {}
-        for offset, heap in enumerate(self._heaps):
-            if len(heap):
+        for offset, members in enumerate(self._members):
+            if members:
                 out[str(self.key_groups.start + offset)] = [
-                    [t.key, t.namespace, t.timestamp] for t in heap.elements()
+                    [t.key, t.namespace, t.timestamp] for t in members.values()
                 ]
         return out
 
     def restore(self, snapshot: dict[str, Any]) -> None:
-        for group, timers in snapshot.items():
+        for group, timers in sorted(snapshot.items(), key=lambda item: int(item[0])):
             if int(group) in self.key_groups:
                 for key, namespace, timestamp in timers:
                     self.add(key, namespace, int(timestamp))

@@ -156,6 +156,13 @@ def _show(event: Event) -> str:
     return f"#{event.get('seq', '?')} " + json.dumps(fields, sort_keys=True, default=str)
 
 
+def _str_counts(value: Any) -> dict[str, int]:
+    """``{name: count}`` from a trace field (absent in older traces: nothing)."""
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): int(v) for k, v in value.items()}
+
+
 def _int_keys(mapping: Any) -> dict[int, int]:
     return {int(k): int(v) for k, v in (mapping or {}).items()}
 
@@ -221,6 +228,11 @@ class _Checker:
         self.restoring: tuple[int | None, Event | None] = (None, None)
         #: task -> the waiting_for_final_checkpoint event (FLIP-147), this deployment
         self.waiting_final: dict[str, Event] = {}
+        #: the restore of this deployment from a checkpoint of this trace: the pending timers
+        #: its snapshots held per operator, and those the tasks restored (and which tasks did)
+        self.timer_restore: tuple[int, dict[str, int], Event] | None = None
+        self.timers_restored: dict[str, int] = {}
+        self.tasks_restored: set[str] = set()
 
     def fail(self, rule: str, message: str, event: Event, *context: Event | None) -> None:
         raise _Found(Violation(rule, message, event, tuple(c for c in context if c is not None)))
@@ -324,6 +336,7 @@ class _Checker:
         self.report.tasks = len(self.all_tasks)
 
     def on_job_finished(self, e: Event) -> None:
+        self._check_restored_timers(e)
         self.job_finished = e
         if self.pending:
             cid = min(self.pending)
@@ -375,8 +388,38 @@ class _Checker:
                 self.completed_checkpoints[latest],
             )
         self.unusable.clear()
+        self._check_restored_timers(e)
         self.restoring = (cid, e)
         self.report.restores_checked += 1
+        self.timers_restored, self.tasks_restored = {}, set()
+        self.timer_restore = None
+        if cid is not None and cid in self.completed_checkpoints:
+            expected: dict[str, int] = {}
+            for (_, taken_cid), taken in self.taken.items():
+                if taken_cid == cid:
+                    for uid, count in _str_counts(taken.get("timers")).items():
+                        expected[uid] = expected.get(uid, 0) + count
+            self.timer_restore = (cid, expected, e)
+
+    def _check_restored_timers(self, e: Event) -> None:
+        """When the deployment that restored a checkpoint ends: if every task restored, the
+        pending timers restored per operator are those the checkpoint's snapshots held (keyed
+        timers are state: none lost, none made up, whatever the new parallelism)."""
+        restore = self.timer_restore
+        if restore is None or not self.all_tasks <= self.tasks_restored:
+            return
+        cid, expected, said = restore
+        self.timer_restore = None
+        for uid in sorted(set(expected) | set(self.timers_restored)):
+            held, back = expected.get(uid, 0), self.timers_restored.get(uid, 0)
+            if held != back:
+                self.fail(
+                    "restore-timers",
+                    f"operator {uid} restored {back} pending timer(s) from checkpoint {cid}, "
+                    f"whose snapshots held {held}",
+                    e,
+                    said,
+                )
 
     def on_task_restored(self, e: Event) -> None:
         task = str(e["task"])
@@ -392,6 +435,9 @@ class _Checker:
         inputs, outputs = _int_keys(e.get("input")), _int_keys(e.get("output"))
         for channel, records in inputs.items():
             self.restored_input[(task, channel)] = records
+        self.tasks_restored.add(task)
+        for uid, count in _str_counts(e.get("timers")).items():
+            self.timers_restored[uid] = self.timers_restored.get(uid, 0) + count
         if cid is None or cid not in self.completed_checkpoints:
             return  # restored from outside this trace: what it persisted is not known here
         captured = self.captured.get((task, cid), {})

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, assert_never
 
 from runtime.descriptors import (
+    CoProcessDescriptor,
     FilterDescriptor,
     FlatMapDescriptor,
     MapBatchDescriptor,
@@ -31,9 +32,12 @@ from runtime.effects import TaskEffect
 from runtime.failure import UserCodeError
 from runtime.functions import KeyedProcessFunction
 from runtime.graph import StreamNode
+from runtime.network import WatermarkStatus
 from runtime.operators import (
+    CoProcessOperator,
     FilterOperator,
     FlatMapOperator,
+    KeyedCoProcessOperator,
     KeyedOperator,
     MapBatchOperator,
     MapOperator,
@@ -44,12 +48,13 @@ from runtime.operators import (
     ReduceOperator,
     SourceOperator,
     TimestampsAndWatermarksOperator,
+    TwoInputOperator,
 )
 from runtime.task.sinks import SinkOperator
 
 #: what leaves a chain on a watermark or a timer: records with their timestamps, or the
 #: watermark itself (an int)
-ChainOutput = tuple[Sequence[Any], Sequence[int | None] | None] | int
+ChainOutput = tuple[Sequence[Any], Sequence[int | None] | None] | int | WatermarkStatus
 
 
 def make_operator(node: StreamNode, *, checkpointing: bool, task: str = "") -> Operator:
@@ -75,6 +80,10 @@ def make_operator(node: StreamNode, *, checkpointing: bool, task: str = "") -> O
             return NonKeyedProcessOperator(node.uid, node.name, function)
         case TimestampsDescriptor(strategy=strategy):
             return TimestampsAndWatermarksOperator(node.uid, node.name, strategy)
+        case CoProcessDescriptor(function=function, key_selectors=selectors):
+            if selectors is None:
+                return CoProcessOperator(node.uid, node.name, function)
+            return KeyedCoProcessOperator(node.uid, node.name, selectors, function)
         case SinkDescriptor():
             return SinkOperator(
                 node.uid, node.name, node.operator, checkpointing=checkpointing, writer=task
@@ -97,6 +106,8 @@ class OperatorChain:
         self.sinks = [op for op in self.operators if isinstance(op, SinkOperator)]
         head = self.operators[0]
         self.source = head if isinstance(head, SourceOperator) else None
+        #: a two-input head (``connect``): records and watermarks say which input they are of
+        self.two_input = head if isinstance(head, TwoInputOperator) else None
         #: declared operator cost not yet spent, ms
         self.cost_ms = 0.0
 
@@ -146,13 +157,23 @@ class OperatorChain:
         keys: Sequence[Any] | None = None,
         start: int = 0,
         timestamps: Sequence[int | None] | None = None,
+        input_index: int = 0,
     ) -> tuple[Sequence[Any], Sequence[int | None] | None]:
         """Run ``records`` (with their keys, when shipped by a ``key_by`` edge, and their event
         timestamps, if any) through the operators from ``start``; returns what the last one
-        emits, with its timestamps (None: the records have none)."""
+        emits, with its timestamps (None: the records have none). A two-input head takes them
+        as its input ``input_index``."""
         operators, costs, keyed = self.operators, self._costs, self._keyed
         index = start
         try:
+            head = self.two_input
+            if start == 0 and head is not None:
+                cost = costs[0]
+                if cost is not None:
+                    self.cost_ms += cost[0] + cost[1] * len(records)
+                records, timestamps = head.process_input(input_index, records, timestamps)
+                keys = None
+                start = 1
             for index in range(start, len(operators)):
                 if not len(records):
                     return records, timestamps
@@ -160,6 +181,11 @@ class OperatorChain:
                 if cost is not None:
                     self.cost_ms += cost[0] + cost[1] * len(records)
                 op = operators[index]
+                if keyed[index] and op.batching:  # type: ignore[attr-defined]
+                    if keys is None:
+                        keys = self._keys(index, records)
+                    op.buffer_batch(records, keys, timestamps)  # type: ignore[attr-defined]
+                    return [], None
                 if timestamps is None and not op.assigns_timestamps:
                     if keyed[index]:
                         if keys is None:
@@ -187,11 +213,20 @@ class OperatorChain:
 
     # --- time ---------------------------------------------------------------------------------
 
-    def advance_watermark(self, watermark: int, start: int = 0) -> list[ChainOutput]:
+    def advance_watermark(
+        self, watermark: int, start: int = 0, input_index: int = 0
+    ) -> list[ChainOutput]:
         """The chain's input watermark advanced (or operator ``start - 1`` emitted one): each
         operator in turn fires what it is due and hands the watermark on (or keeps it).
-        Returns what leaves the chain, in order: records and the watermark, if it got through."""
+        Returns what leaves the chain, in order: records and the watermark, if it got through.
+        A two-input head's watermark is the minimum of its inputs'."""
         out: list[ChainOutput] = []
+        head = self.two_input
+        if start == 0 and head is not None:
+            combined = head.input_watermark(input_index, watermark)
+            if combined is None:
+                return out
+            watermark = combined
         current: int | None = watermark
         for index in range(start, len(self.operators)):
             assert current is not None
@@ -208,6 +243,17 @@ class OperatorChain:
                 return out
         out.append(current)  # type: ignore[arg-type]
         return out
+
+    def timer_counts(self) -> dict[str, int]:
+        """Pending timers per keyed operator that has any (for the trace: a snapshot holds
+        them, a restore must give them back)."""
+        counts: dict[str, int] = {}
+        for op in self.operators:
+            if isinstance(op, KeyedOperator):
+                pending = op.pending_timers()
+                if pending:
+                    counts[op.uid] = pending
+        return counts
 
     @property
     def has_timers(self) -> bool:
@@ -241,6 +287,10 @@ class OperatorChain:
                 raise UserCodeError(self.labels[index]) from error
             if records:
                 out.append(self.run(records, None, index + 1, stamps))
+            status = getattr(op, "status_change", None)
+            if status is not None:  # idleness goes straight downstream (operators pass it on)
+                op.status_change = None  # type: ignore[attr-defined]
+                out.append(WatermarkStatus(status))
             if watermark is not None:
                 out.extend(self.advance_watermark(watermark, index + 1))
         return out

@@ -136,6 +136,7 @@ class SubtaskCheckpointCoordinator:
                 emitted=emitted,
                 consumed=consumed,
                 output_persisted=_record_counts(output_state),
+                timers=self.chain.timer_counts(),
             )
         )
         if alignment_ms is not None and self.inputs is not None:

@@ -307,6 +307,7 @@ class StreamTaskCore:
             task_name=spec.name,
             attempt=spec.attempt,
             auto_watermark_interval=spec.auto_watermark_interval,
+            batch=spec.batch,
         )
         restore = spec.restore
         self.chain.open(
@@ -324,6 +325,8 @@ class StreamTaskCore:
                         # records of recovered in-flight data, per input and output channel
                         "input": _record_counts(restore.input_channels),
                         "output": _record_counts(restore.output_channels),
+                        # pending timers restored, per keyed operator
+                        "timers": self.chain.timer_counts(),
                     },
                 )
             )
@@ -499,10 +502,14 @@ class StreamTaskCore:
         if isinstance(delivered, Buffer):
             self.records_in += len(delivered.records)
             keys = delivered.keys if self.spec.keyed_input else None
-            self._write(*self.chain.run(delivered.records, keys, 0, delivered.timestamps))
+            self._write(
+                *self.chain.run(delivered.records, keys, 0, delivered.timestamps, poll.input_index)
+            )
         elif isinstance(delivered, (Watermark, WatermarkStatus)):
             if poll.watermark is not None:
-                self._emit_outputs(self.chain.advance_watermark(poll.watermark))
+                self._emit_outputs(
+                    self.chain.advance_watermark(poll.watermark, 0, poll.input_index)
+                )
             if poll.idle is not None and self.writer is not None:
                 self.writer.partition.broadcast_event(WatermarkStatus(poll.idle))
                 self._send()
@@ -526,6 +533,10 @@ class StreamTaskCore:
             if isinstance(output, int):
                 if self.writer is not None:
                     self.writer.partition.broadcast_event(Watermark(output))
+                    self._send()
+            elif isinstance(output, WatermarkStatus):
+                if self.writer is not None:
+                    self.writer.partition.broadcast_event(output)
                     self._send()
             else:
                 self._write(*output)

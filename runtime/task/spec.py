@@ -84,3 +84,5 @@ class TaskSpec:
     auto_watermark_interval: int = 200
     #: the logical input of each input channel (0, or 1 for a two-input operator's second)
     channel_inputs: tuple[int, ...] = ()
+    #: ``execution.runtime-mode: BATCH``
+    batch: bool = False

@@ -479,3 +479,15 @@ def test_key_by_with_a_key_hash_routes_every_key_where_that_hash_says() -> None:
     for parity in (0, 1):
         subtask = key_group_for(parity, 128, odd_even) * 4 // 128
         assert {where[k] for k in range(parity, 200, 2)} == {subtask}
+
+
+def test_start_new_chain_cuts_the_chain_before_the_operator_only() -> None:
+    env = StreamExecutionEnvironment(parallelism=2)
+    env.from_collection(range(10)).map(lambda x: x).filter(bool).start_new_chain().map(
+        lambda x: x * 2
+    ).collect("out")
+    job = env.build_job_graph("chains")
+    assert [v.name for v in job.vertices] == ["Collection Source -> Map", "Filter -> Map -> out"]
+    assert sorted(env.execute("chains", timeout=60).collected("out")) == [
+        x * 2 for x in range(1, 10)
+    ]

@@ -97,3 +97,13 @@ def test_a_key_hash_of_the_stream_routes_and_groups_keys_alike() -> None:
     backend.value_state("v").update(1)
     groups = backend.snapshot()["states"]["v"]["key_groups"]
     assert list(groups) == [str(murmur_hash(1_000_003) % 128)]
+
+
+def test_shuffle_sends_each_record_to_a_random_channel_the_same_way_every_run() -> None:
+    records = list(range(1000))
+    runs = [ChannelSelector(Partitioner.SHUFFLE, 4, start=1).split(records) for _ in range(2)]
+    assert runs[0] == runs[1]  # seeded per subtask: replayable
+    assert sorted(r for _, part, _ in runs[0] for r in part) == records
+    assert all(200 < len(part) < 300 for _, part, _ in runs[0])
+    other = ChannelSelector(Partitioner.SHUFFLE, 4, start=2).split(records)
+    assert other != runs[0]

@@ -1,0 +1,15 @@
+"""``pyflink.datastream.time_characteristic``: ``TimeCharacteristic`` (Flink 1.x; Flink 2
+always uses event time where a stream has timestamps: setting it has no effect)."""
+
+from __future__ import annotations
+
+import enum
+
+
+class TimeCharacteristic(enum.Enum):
+    ProcessingTime = 0
+    IngestionTime = 1
+    EventTime = 2
+
+
+__all__ = ["TimeCharacteristic"]
