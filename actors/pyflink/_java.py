@@ -221,6 +221,38 @@ def tuple_hash(hashes: Iterable[int]) -> int:
     return int32(h)
 
 
+def row_header(kind: int, nulls: list[bool]) -> bytes:
+    """The first bytes of Flink's ``RowSerializer``: the kind in the two high bits, then one
+    bit per field that is null, eight bits a byte."""
+    bits = [bool(kind & 1), bool(kind & 2), *nulls]
+    out = bytearray()
+    for start in range(0, len(bits), 8):
+        byte = 0
+        for i, bit in enumerate(bits[start : start + 8]):
+            if bit:
+                byte |= 0x80 >> i
+        out.append(byte)
+    return bytes(out)
+
+
+def string_bytes(value: str) -> bytes:
+    """Flink's ``StringSerializer`` (``StringValue.writeString``): the length + 1, then each
+    UTF-16 unit, in 7-bit groups (low group first, high bit: more follow)."""
+    data = value.encode("utf-16-be")
+    out = bytearray()
+
+    def varint(number: int) -> None:
+        while number >= 0x80:
+            out.append((number | 0x80) & 0xFF)
+            number >>= 7
+        out.append(number)
+
+    varint(len(data) // 2 + 1)
+    for i in range(0, len(data), 2):
+        varint(data[i] << 8 | data[i + 1])
+    return bytes(out)
+
+
 def row_hash(kind: int, fields: Iterable[int | None]) -> int:
     """Flink's ``Row.hashCode`` from its kind and its fields' hash codes (None: a null field):
     ``31 * kind`` plus the fields' deep hash, in which a field counts ``31 + hashCode``

@@ -28,16 +28,13 @@ from tests.pyflink.compare import (
 #: Flink's default parallelism where the expected outputs were captured (2 cores)
 PINNED = ["-D", "parallelism.default=2"]
 
-_BATCH = "needs set_runtime_mode(BATCH) semantics from main (final reduce values, keys sorted)"
 _WINDOWS = "needs windows (runtime/windows.py) from main"
 
 EXAMPLE_CASES = [
     pytest.param("basic_operations", id="basic_operations"),
     pytest.param("state_access", id="state_access"),
     pytest.param("event_time_timer", id="event_time_timer"),
-    pytest.param(
-        "word_count", id="word_count", marks=pytest.mark.xfail(strict=True, reason=_BATCH)
-    ),
+    pytest.param("word_count", id="word_count"),
     *(
         pytest.param(name, id=name, marks=pytest.mark.xfail(strict=True, reason=_WINDOWS))
         for name in (
@@ -68,7 +65,9 @@ def test_flink_example_prints_what_flink_prints(
     assert "Job has been submitted with JobID" in err and "FINISHED" in err
 
 
-@pytest.mark.parametrize("name", ["java_formats", "key_routing", "checkpointed_running_totals"])
+@pytest.mark.parametrize(
+    "name", ["java_formats", "key_routing", "checkpointed_running_totals", "connected_orders"]
+)
 def test_pyflink_program_prints_what_flink_prints(
     name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -127,6 +126,20 @@ def test_file_sink_commits_every_record_once(
     parts = [p for p in output.rglob("*") if p.is_file() and ".staging" not in p.parts]
     lines = sorted(line for p in parts for line in p.read_text().splitlines())
     assert lines == (EXPECTED / "files_and_numbers.lines").read_text().splitlines()
+
+
+def test_word_count_reads_and_writes_files_as_flink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Flink's word_count.py with --input (FileSource) and --output (FileSink), BATCH mode:
+    the part file holds Flink's lines, in Flink's order (keys by their serialized bytes)."""
+    output = tmp_path / "out"
+    arguments = ["--input", str(HERE / "data" / "words.txt"), "--output", str(output)]
+    code, out, err = run(capsys, EXAMPLES / "word_count.py", "--", *arguments)
+    assert code == 0, err
+    assert out == expected_output("word_count_files")
+    (part,) = [p for p in output.rglob("*") if p.is_file() and ".staging" not in p.parts]
+    assert part.read_text() == (EXPECTED / "word_count_files.lines").read_text()
 
 
 def test_comparison_is_per_prefix() -> None:

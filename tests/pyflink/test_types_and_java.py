@@ -13,7 +13,7 @@ import pytest
 
 from actors.pyflink import _java
 from actors.pyflink.common import Row, RowKind, Types
-from actors.pyflink.common.typeinfo import key_hash, printed
+from actors.pyflink.common.typeinfo import key_hash, key_order, printed
 from runtime import serde
 from runtime.serde import StateFormatError
 
@@ -77,6 +77,21 @@ def test_key_hash_is_pyflinks_row_of_the_key() -> None:
     assert key_hash(Types.LONG())(2**40 + 3) == 62 + _java.long_hash(2**40 + 3)
     assert key_hash(None)(None) == 31  # a None key is a null field
     assert key_hash(Types.ROW([Types.STRING()]))(Row("hello")) == 62 + 99162384
+
+
+def test_batch_key_order_is_flinks_serialized_key_bytes() -> None:
+    # Row(pickled bytes): a header byte, the length, the bytes: shorter pickles first
+    words = ["to", "a", "The", "be", "'tis", "And"]
+    assert sorted(words, key=key_order(None)) == ["a", "be", "to", "And", "The", "'tis"]
+    assert sorted(["b", None, "a"], key=key_order(None)) == ["a", "b", None]  # null: 0x20 header
+    # Row(String): StringValue's length + 1 first; chars as 7-bit groups
+    assert key_order(Types.STRING())("ab") == b"\x00\x03ab"
+    assert key_order(Types.STRING())("é") == b"\x00\x02\xe9\x01"
+    # Row(Integer): big-endian two's complement, compared unsigned: negatives after positives
+    assert sorted([-1, 2, 0, -5], key=key_order(Types.INT())) == [0, 2, -5, -1]
+    assert key_order(Types.TUPLE([Types.INT(), Types.STRING()]))((1, "a")) == (
+        b"\x00\x00\x00\x00\x01\x02a"
+    )
 
 
 def test_values_become_what_the_type_makes_them() -> None:

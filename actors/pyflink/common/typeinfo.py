@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import enum
 import pickle
+import struct
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
@@ -60,6 +61,11 @@ class TypeInformation:
     def java_hash(self, value: Any) -> int:
         """Java's ``hashCode`` of the value (never called with None)."""
         raise TypeError(f"ckptsim cannot hash a key of type {self!r} as Flink does")
+
+    def serialize(self, value: Any) -> bytes:
+        """The bytes Flink's serializer of this type writes for the value (never None): the
+        order of keys in BATCH mode is the order of these bytes."""
+        return pickled(value)
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other)
@@ -162,6 +168,22 @@ class BasicTypeInfo(TypeInformation):
         if kind is BasicType.BIG_DEC:
             return _java.big_decimal_hash(Decimal(value))
         return super().java_hash(value)
+
+    def serialize(self, value: Any) -> bytes:
+        kind = self._basic_type
+        if kind is BasicType.STRING:
+            return _java.string_bytes(value)
+        if kind in _INT_BITS:
+            return int(value).to_bytes(_INT_BITS[kind] // 8, "big", signed=True)
+        if kind is BasicType.FLOAT:
+            return struct.pack(">f", float(value))
+        if kind is BasicType.DOUBLE:
+            return struct.pack(">d", float(value))
+        if kind is BasicType.BOOLEAN:
+            return b"\x01" if value else b"\x00"
+        if kind is BasicType.CHAR:
+            return ord(value).to_bytes(2, "big")
+        return super().serialize(value)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, BasicTypeInfo) and self._basic_type == other._basic_type
@@ -351,6 +373,10 @@ class PickledBytesTypeInfo(TypeInformation):
     def java_hash(self, value: Any) -> int:
         return _java.bytes_hash(pickled(value))
 
+    def serialize(self, value: Any) -> bytes:
+        data = pickled(value)  # a byte[]: its length, then its bytes
+        return len(data).to_bytes(4, "big") + data
+
     def __repr__(self) -> str:
         return "PickledByteArrayTypeInfo"
 
@@ -424,6 +450,10 @@ class TupleTypeInfo(_Fields):
     def java_hash(self, value: Any) -> int:
         return _java.tuple_hash(h or 0 for h in self._hashes(self._values(value)))
 
+    def serialize(self, value: Any) -> bytes:
+        values = self._values(value)
+        return b"".join(t.serialize(v) for t, v in zip(self._field_types, values, strict=True))
+
     def __repr__(self) -> str:
         return f"TupleTypeInfo({', '.join(str(t) for t in self._field_types)})"
 
@@ -496,6 +526,13 @@ class RowTypeInfo(_Fields):
     def java_hash(self, value: Any) -> int:
         values, kind = self._row_values(value)
         return _java.row_hash(kind.value, self._hashes(values))
+
+    def serialize(self, value: Any) -> bytes:
+        values, kind = self._row_values(value)
+        fields = b"".join(
+            t.serialize(v) for t, v in zip(self._field_types, values, strict=True) if v is not None
+        )
+        return _java.row_header(kind.value, [v is None for v in values]) + fields
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RowTypeInfo) and self._field_types == other._field_types
@@ -763,6 +800,20 @@ def printed(type_info: TypeInformation | None) -> Any:
 
 def _python_str(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
+
+
+def key_order(key_type: TypeInformation | None) -> Any:
+    """The order of keys in BATCH mode: Flink sorts a keyed operator's input by the key's
+    serialized bytes (``Row(key)``: a header byte, then the key as ``key_type``, pickled
+    bytes without one), compared as unsigned bytes."""
+    of = (key_type or PickledBytesTypeInfo()).serialize
+
+    def bytes_of_key(key: Any) -> bytes:
+        if key is None:
+            return _java.row_header(0, [True])
+        return _java.row_header(0, [False]) + of(key)
+
+    return bytes_of_key
 
 
 def key_hash(key_type: TypeInformation | None) -> Any:

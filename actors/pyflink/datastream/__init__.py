@@ -5,6 +5,7 @@ from __future__ import annotations
 from actors.pyflink._unsupported import CONNECTORS, missing
 from actors.pyflink.datastream.checkpoint_config import CheckpointConfig
 from actors.pyflink.datastream.checkpointing_mode import CheckpointingMode
+from actors.pyflink.datastream.connected_streams import ConnectedStreams
 from actors.pyflink.datastream.data_stream import DataStream, DataStreamSink, KeyedStream
 from actors.pyflink.datastream.execution_mode import RuntimeExecutionMode
 from actors.pyflink.datastream.externalized_checkpoint_retention import (
@@ -76,6 +77,7 @@ __all__ = [
     "CoFlatMapFunction",
     "CoMapFunction",
     "CoProcessFunction",
+    "ConnectedStreams",
     "DataStream",
     "DataStreamSink",
     "ExternalizedCheckpointRetention",

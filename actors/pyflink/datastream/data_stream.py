@@ -28,6 +28,7 @@ from actors.pyflink.common.typeinfo import (
     TypeInformation,
     converter,
     key_hash,
+    key_order,
     printed,
 )
 from actors.pyflink.datastream.functions import (
@@ -159,11 +160,7 @@ class DataStream:
         return self
 
     def start_new_chain(self) -> DataStream:
-        node = self._single("start_new_chain")
-        plain: Any = ck.DataStream(self._stream.env, [node])
-        if not hasattr(plain, "start_new_chain"):
-            unsupported("DataStream.start_new_chain()", "use disable_chaining()")
-        plain.start_new_chain()
+        ck.DataStream(self._stream.env, [self._single("start_new_chain")]).start_new_chain()
         return self
 
     def disable_chaining(self) -> DataStream:
@@ -213,7 +210,9 @@ class DataStream:
         get_key = key_selector if callable(key_selector) else key_selector.get_key
         convert = converter(key_type)
         selector = get_key if convert is None else _KeyAs(get_key, convert)
-        keyed = self._stream.key_by(selector, key_hash=key_hash(key_type))
+        keyed = self._stream.key_by(
+            selector, key_hash=key_hash(key_type), key_order=key_order(key_type)
+        )
         return KeyedStream(self._env, keyed, self, key_type)
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy) -> DataStream:
@@ -228,9 +227,7 @@ class DataStream:
         )
 
     def shuffle(self) -> DataStream:
-        shuffle = getattr(self._stream, "shuffle", None)
-        stream = shuffle() if shuffle is not None else self._stream.rebalance()
-        return DataStream(self._env, stream, self._type, [])
+        return DataStream(self._env, self._stream.shuffle(), self._type, [])
 
     def rebalance(self) -> DataStream:
         return DataStream(self._env, self._stream.rebalance(), self._type, [])
