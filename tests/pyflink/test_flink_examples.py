@@ -142,6 +142,19 @@ def test_word_count_reads_and_writes_files_as_flink(
     assert part.read_text() == (EXPECTED / "word_count_files.lines").read_text()
 
 
+def test_the_pyflink_example_prints_what_flink_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/pyflink_word_count.py: its lines go to the subtasks Flink sends them to (the
+    order within a subtask is not Flink's to keep: its source feeds two flat_map subtasks
+    round-robin from a random start)."""
+    code, out, err = run(capsys, HERE.parents[1] / "examples" / "pyflink_word_count.py")
+    assert code == 0, err
+    ours, flinks = by_prefix(out), by_prefix(expected_output("pyflink_word_count"))
+    assert {p: sorted(lines) for p, lines in ours.items()} == {
+        p: sorted(lines) for p, lines in flinks.items()
+    }
+    assert "COMPLETED" in err  # checkpointed, its summary on stderr
+
+
 def test_comparison_is_per_prefix() -> None:
     """The comparison itself: order matters within a prefix, not across prefixes."""
     assert by_prefix("1> a\n2> b\n1> c\nplain\n") == {
