@@ -66,7 +66,14 @@ def test_flink_example_prints_what_flink_prints(
 
 
 @pytest.mark.parametrize(
-    "name", ["java_formats", "key_routing", "checkpointed_running_totals", "connected_orders"]
+    "name",
+    [
+        "java_formats",
+        "key_routing",
+        "checkpointed_running_totals",
+        "connected_orders",
+        "fusion",
+    ],
 )
 def test_pyflink_program_prints_what_flink_prints(
     name: str, capsys: pytest.CaptureFixture[str]
