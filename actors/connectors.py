@@ -15,8 +15,11 @@ buffers and publishes them to the job's result on commit.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
+import re
 import sys
+import uuid
 from pathlib import Path
 from typing import IO, Any, Protocol, assert_never
 
@@ -124,35 +127,86 @@ class FileConnector(NoTransactions):
         return None
 
 
+#: the namespace of the writer ids the deterministic runtime derives (``writer_id``)
+_WRITERS = uuid.UUID("9f1d4f5e-6c1b-4d0e-9a53-0c6b3e2f8a71")
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+def writer_id(job_id: str, task: TaskId, attempt: int, sink: str, *, deterministic: bool) -> str:
+    """A unique id for one writer (a sink subtask's attempt), which its part files are named
+    by, as Flink's ``FileSink`` names them by a random UUID per writer. Random on threads; on
+    the deterministic runtime derived from the job id (the seed's), the task, the attempt and
+    the sink, so that a seed replays the same file names (``StagedFiles`` makes sure its
+    folder holds no file of that id yet)."""
+    if deterministic:
+        return str(uuid.uuid5(_WRITERS, f"{job_id}/{task}/{attempt}/{sink}"))
+    return str(uuid.uuid4())
+
+
 class StagedFiles:
     """Flink's ``FileSink`` pattern for one sink subtask, whatever the file format: records
-    go to an in-progress file under ``<dir>/.staging/``; the snapshot for checkpoint *n*
-    turns it into a pending file (the pre-committed transaction); the checkpoint's completion
-    renames that to ``<dir>/part-<vertex>-<subtask>-<n>.<suffix>``, the file readers see. A
-    restore commits the restored pending files and deletes every other staged file of the
-    subtask. Subclasses write the in-progress file and close it (``_close_writer``)."""
+    go to an in-progress file ``<dir>/.staging/part-<vertex>-<subtask>-<writer>.inprogress``;
+    the snapshot for checkpoint *n* turns it into the pending file ``...-<writer>-<n>.pending``
+    (the pre-committed transaction); the checkpoint's completion renames that to
+    ``<dir>/part-<vertex>-<subtask>-<writer>-<n>.<suffix>``, the file readers see. ``<writer>``
+    is a UUID of this writer (this attempt of the subtask), so no writer ever replaces another
+    one's file, as Flink's ``<prefix>-<uuid>-<counter><suffix>``. A restore from checkpoint
+    *n* commits the restored pending files (whichever writer staged them), deletes every other
+    staged file of the subtask and retracts its part files committed after *n*. Subclasses
+    write the in-progress file and close it (``_close_writer``)."""
 
-    def __init__(self, directory: Path, task: TaskId, suffix: str, attempt: int) -> None:
+    def __init__(
+        self, directory: Path, task: TaskId, suffix: str, writer: str | None = None
+    ) -> None:
         self.directory = directory
         self.staging = directory / ".staging"
         self.staging.mkdir(parents=True, exist_ok=True)
         self.stem = f"part-{task.vertex}-{task.subtask}"
         self.suffix = suffix
-        self.in_progress = self.staging / f"{self.stem}.attempt-{attempt}.inprogress"
+        #: this subtask's files, of any writer (and the names of earlier ckptsim versions:
+        #: no writer, ``.attempt-<n>.inprogress``)
+        self._names = re.compile(
+            rf"{re.escape(self.stem)}(?:-(?P<writer>{_UUID}))?(?:-(?P<txn>\d+|end))?"
+            rf"(?:\.attempt-\d+)?\.(?P<kind>inprogress|pending|{re.escape(suffix)})"
+        )
+        self.writer_id = self._unused(writer or str(uuid.uuid4()))
+        self.in_progress = self.staging / f"{self.stem}-{self.writer_id}.inprogress"
         self.pending: list[int] = []
+
+    def _unused(self, writer: str) -> str:
+        """``writer``, or (if files of that id are here already: a second simulated run of
+        one seed) an id derived from it that no file here has."""
+        while any(
+            any(folder.glob(f"{self.stem}-{writer}[-.]*"))
+            for folder in (self.directory, self.staging)
+        ):
+            writer = str(uuid.uuid5(_WRITERS, writer))
+        return writer
 
     def _close_writer(self) -> bool:
         """Close the in-progress file; False when nothing was written since the last one."""
         raise NotImplementedError
 
     def _pending_path(self, checkpoint_id: int | str) -> Path:
-        return self.staging / f"{self.stem}-{checkpoint_id}.pending"
+        return self.staging / f"{self.stem}-{self.writer_id}-{checkpoint_id}.pending"
 
-    def final_path(self, checkpoint_id: int | str | None) -> Path:
-        """The committed file of a checkpoint (None: the one file of a sink without
-        checkpoints)."""
-        suffix = "" if checkpoint_id is None else f"-{checkpoint_id}"
-        return self.directory / f"{self.stem}{suffix}.{self.suffix}"
+    def final_path(self, checkpoint_id: int | str | None, writer: str | None = None) -> Path:
+        """The committed file of a checkpoint written by ``writer`` (default: this one; None
+        as the checkpoint: the one file of a sink without checkpoints)."""
+        if checkpoint_id is None:
+            return self.directory / f"{self.stem}.{self.suffix}"
+        writer = self.writer_id if writer is None else writer
+        middle = f"-{writer}" if writer else ""
+        return self.directory / f"{self.stem}{middle}-{checkpoint_id}.{self.suffix}"
+
+    def _files(self, folder: Path, kind: str) -> list[tuple[Path, str, str | None]]:
+        """This subtask's files of ``kind`` in ``folder``: (path, writer, transaction)."""
+        found = []
+        for path in folder.glob(f"{self.stem}[-.]*"):
+            match = self._names.fullmatch(path.name)
+            if match is not None and match["kind"] == kind:
+                found.append((path, match["writer"] or "", match["txn"]))
+        return found
 
     def _close_in_progress(self, into: Path) -> bool:
         if not self._close_writer():
@@ -173,13 +227,20 @@ class StagedFiles:
             self.pending.remove(k)
 
     def _commit(self, checkpoint_id: int | str) -> None:
-        pending, final = self._pending_path(checkpoint_id), self.final_path(checkpoint_id)
-        if pending.exists():
-            os.replace(pending, final)
-        elif not final.exists():
+        """Commit checkpoint ``checkpoint_id``'s pending file: this writer's, or (restored)
+        the one an earlier writer staged; nothing if it was committed already."""
+        own = self._pending_path(checkpoint_id)
+        if own.exists():
+            os.replace(own, self.final_path(checkpoint_id))
+            return
+        txn = str(checkpoint_id)
+        staged = [(p, w) for p, w, t in self._files(self.staging, "pending") if t == txn]
+        for pending, writer in staged:
+            os.replace(pending, self.final_path(checkpoint_id, writer))
+        if not staged and not any(t == txn for _, _, t in self._files(self.directory, self.suffix)):
             raise FileNotFoundError(
-                f"cannot commit {final.name}: its pending file {pending} is gone (was the "
-                "sink's directory changed?)"
+                f"cannot commit checkpoint {checkpoint_id} of {self.stem}: its pending file "
+                f"is gone from {self.staging} (was the sink's directory changed?)"
             )
 
     def _recover(self, states: list[Any]) -> tuple[list[int], list[str]]:
@@ -193,24 +254,24 @@ class StagedFiles:
         return sorted(keep), self._discard_staged(but=self.in_progress)
 
     def retract_after(self, checkpoint_id: int) -> list[str]:
-        """After a restore of checkpoint ``checkpoint_id``: delete this subtask's part files
-        committed for later checkpoints (or at an end without a final checkpoint), whose
-        records the replay writes again; returns their names."""
-        prefix, suffix = f"{self.stem}-", f".{self.suffix}"
+        """After a restore of checkpoint ``checkpoint_id`` (0: a restart with no checkpoint):
+        delete this subtask's part files, of any writer, committed for later checkpoints (or
+        at an end without a final checkpoint), whose records the replay writes again; returns
+        their names."""
         retracted = []
-        for part in self.directory.glob(f"{self.stem}-*{suffix}"):
-            tail = part.name[len(prefix) : -len(suffix)]
-            if tail == "end" or (tail.isdigit() and int(tail) > checkpoint_id):
+        for part, _, txn in self._files(self.directory, self.suffix):
+            if txn == "end" or (txn is not None and int(txn) > checkpoint_id):
                 part.unlink(missing_ok=True)
                 retracted.append(part.name)
         return sorted(retracted)
 
     def _discard_staged(self, but: Path | None = None) -> list[str]:
         discarded = []
-        for leftover in self.staging.glob(f"{self.stem}[-.]*"):
-            if leftover != but:
-                leftover.unlink(missing_ok=True)
-                discarded.append(leftover.name)
+        for kind in ("inprogress", "pending"):
+            for leftover, _, _ in self._files(self.staging, kind):
+                if leftover != but:
+                    leftover.unlink(missing_ok=True)
+                    discarded.append(leftover.name)
         return sorted(discarded)
 
     def _commit_rest(self) -> None:
@@ -226,15 +287,14 @@ class StagedFiles:
 class TransactionalFileConnector(StagedFiles):
     """``sink_to_file`` with checkpointing: text or JSON lines, staged per checkpoint."""
 
-    def __init__(self, path: str, task: TaskId, fmt: str, attempt: int) -> None:
-        super().__init__(Path(path), task, "jsonl" if fmt == "json" else "txt", attempt)
+    def __init__(self, path: str, task: TaskId, fmt: str, writer: str | None = None) -> None:
+        super().__init__(Path(path), task, "jsonl" if fmt == "json" else "txt", writer)
         self.fmt = fmt
         self.file: IO[bytes] | None = None
 
     def write(self, records: Any) -> None:
         if self.file is None:
-            # "w": an in-progress file left here was never pre-committed (an earlier run that
-            # stopped, or one with the same attempt number): its records are replayed
+            # "w": the file is this writer's own (its id is unique), new after each pre-commit
             self.file = open(self.in_progress, "wb")  # noqa: SIM115
         self.file.write(_lines(records, self.fmt))
 
@@ -269,8 +329,11 @@ def make_connector(
     *,
     transactional: bool = False,
     attempt: int = 0,
+    writer: str | None = None,
 ) -> Connector | None:
-    """The connector of one sink subtask (None for a collect sink: it needs none)."""
+    """The connector of one sink subtask (None for a collect sink: it needs none).
+    ``writer``: the unique id its part files are named by (``writer_id``; None: a random
+    one), given to a ``sink_to`` factory that takes a ``writer`` keyword."""
     match sink.sink:
         case SinkKind.COLLECT:
             return None
@@ -279,13 +342,28 @@ def make_connector(
         case SinkKind.FILE:
             assert sink.path is not None
             if transactional:
-                return TransactionalFileConnector(sink.path, task, sink.format, attempt)
+                return TransactionalFileConnector(sink.path, task, sink.format, writer)
             return FileConnector(sink.path, task, sink.format)
         case SinkKind.CUSTOM:  # DataStream.sink_to(factory)
             assert sink.factory is not None
+            extra = {"writer": writer} if _takes_writer(sink.factory) else {}
             connector: Connector = sink.factory(
-                task=task, parallelism=parallelism, transactional=transactional, attempt=attempt
+                task=task,
+                parallelism=parallelism,
+                transactional=transactional,
+                attempt=attempt,
+                **extra,
             )
             return connector
         case _:
             assert_never(sink.sink)
+
+
+def _takes_writer(factory: Any) -> bool:
+    """Whether a ``sink_to`` factory names a ``writer`` parameter (the documented signature
+    has ``task``, ``parallelism``, ``transactional`` and ``attempt``; ``**kwargs`` alone may
+    be passed on to something that takes no writer)."""
+    try:
+        return "writer" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # no signature to read: call it as documented
+        return False

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import gc
+import os
 import threading
 import time
 import uuid
@@ -28,7 +30,12 @@ from runtime.graph import JobGraph
 from runtime.job import ExecutionPlan, JobResult, plan_execution, restore_plan
 from runtime.messages import RestoredFromCheckpoint
 from runtime.restart import RestartStrategy, restart_strategy
-from runtime.storage import FileSystemCheckpointStorage, load_checkpoint, make_temp_dir
+from runtime.storage import (
+    CheckpointStorageError,
+    FileSystemCheckpointStorage,
+    load_checkpoint,
+    make_temp_dir,
+)
 
 log = get_logger(__name__)
 
@@ -162,6 +169,24 @@ def _check_output_folders(job: JobGraph) -> None:
                 )
 
 
+def storage_error(directory: str, error: OSError) -> CheckpointStorageError:
+    """An OS error while setting up the checkpoint storage as one line naming the storage,
+    the errno and the file (``[Errno 28] No space left on device`` reads as the storage's, not
+    the script's): ``checkpoint storage DIR: creating the job's checkpoint directory failed:
+    No space left on device (errno 28, ENOSPC): PATH``."""
+    if error.errno is None:
+        why = str(error) or type(error).__name__
+    else:
+        code = errno.errorcode.get(error.errno)
+        why = f"{error.strerror or os.strerror(error.errno)} (errno {error.errno}"
+        why += f", {code})" if code else ")"
+        if error.filename is not None:
+            why += f": {os.fsdecode(error.filename)}"
+    return CheckpointStorageError(
+        f"checkpoint storage {directory}: creating the job's checkpoint directory failed: {why}"
+    )
+
+
 class JobObserver(Protocol):
     """Hears a job start (with its JobMaster) and end; called from the launcher's thread."""
 
@@ -211,8 +236,13 @@ def _run(
             savepoint_dir=plan.checkpoint.savepoint_dir,
             create_subdir=conf["execution.checkpointing.create-subdir"],
         )
-    except BaseException:
+    except OSError as error:
         rt.shutdown()  # nothing ran yet: let its timer thread and pool go
+        if isinstance(error, CheckpointStorageError):
+            raise
+        raise storage_error(base_dir or "(a temporary directory)", error) from error
+    except BaseException:
+        rt.shutdown()
         raise
     for key, why in conf.inert_settings():
         log.warning("setting_has_no_effect", key=key, reason=why)

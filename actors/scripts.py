@@ -31,7 +31,7 @@ from actors.simulation import SimulationStalled
 from runtime.config import ConfigError
 from runtime.graph import GraphError
 from runtime.job import JobResult, RestoreError
-from runtime.storage import CorruptCheckpointError
+from runtime.storage import CheckpointStorageError, CorruptCheckpointError
 
 
 class ScriptError(Exception):
@@ -190,6 +190,8 @@ def run_script(
             raise ScriptError(f"{path}: {error}") from None
         except (RestoreError, CorruptCheckpointError) as error:
             raise ScriptError(f"cannot start {path} from the given state: {error}") from None
+        except CheckpointStorageError as error:  # the storage's, not the script's (it names it)
+            raise ScriptError(str(error)) from None
         except Exception as error:
             where = _where(path, script, error)
             raise ScriptError(f"{where}: {type(error).__name__}: {error}") from None

@@ -20,7 +20,7 @@ from typing import Any, assert_never
 
 import pykka
 
-from actors.connectors import Connector, make_connector
+from actors.connectors import Connector, make_connector, writer_id
 from actors.execution import ActorRuntime
 from actors.faults import CrashTask
 from actors.logs import get_logger
@@ -135,6 +135,13 @@ class StreamTask(pykka.ThreadingActor):
                     spec.parallelism,
                     transactional=spec.checkpointing and op.operator.sink.transactional,
                     attempt=spec.attempt,
+                    writer=writer_id(
+                        storage.job_id,
+                        spec.task,
+                        spec.attempt,
+                        op.uid,
+                        deterministic=runtime.deterministic,
+                    ),
                 )
                 if connector is not None:
                     self.connectors[op.uid] = connector

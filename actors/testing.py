@@ -29,19 +29,26 @@ the ``JobResult``. Hypothesis shrinks a failure to a small schedule and prints i
 ``topologies()`` draws small random jobs (sources, map/filter/flat_map stages over forward,
 rebalance, hash and broadcast edges, an optional keyed reduce, slow operators) with their
 failure-free result computed in plain Python, as the project's own system properties use.
+
+``threaded_runs()`` draws faults of every kind for a run on the threaded runtime instead
+(``ThreadedRun(faults=...).run(build, settings)``, its trace checked the same way): the
+operating system interleaves the threads, so such a property must hold for any interleaving,
+and a failure replays its job and faults, not its schedule.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import math
 import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hypothesis import reject
@@ -75,13 +82,14 @@ class FaultSpec:
     """A fault drawn without knowing the job: tasks and channels are picked by index, modulo
     the job's own (so one spec means something for any topology)."""
 
-    kind: str  # drop_ack | delay_ack | stall | fail_snapshot | fail_task | crash_task
+    #: drop_ack | delay_ack | stall | fail_snapshot | fail_task | fail_checkpoint | crash_task
+    kind: str
     target: int = 0
     checkpoint_id: int = 1
     at_ms: int = 0
     duration_ms: int = 0
-    #: fail_task / crash_task: after this many records (fail_task with 0: while taking
-    #: checkpoint ``checkpoint_id``)
+    #: fail_task / crash_task: after this many records (fail_task with 0, and
+    #: fail_checkpoint: while taking checkpoint ``checkpoint_id``)
     at_record: int = 0
 
     def resolve(self, tasks: list[str], channels: list[tuple[str, str]]) -> Fault:
@@ -94,9 +102,9 @@ class FaultSpec:
             )
         if self.kind == "fail_snapshot":
             return FailSnapshot(task=task, checkpoint_id=self.checkpoint_id)
-        if self.kind == "fail_task":
-            if self.at_record:
-                return FailTask(task=task, at_record=self.at_record)
+        if self.kind == "fail_task" and self.at_record:
+            return FailTask(task=task, at_record=self.at_record)
+        if self.kind in ("fail_task", "fail_checkpoint"):
             return FailTask(task=task, during_checkpoint=self.checkpoint_id)
         if self.kind == "crash_task":
             return CrashTask(task=task, at_record=max(1, self.at_record))
@@ -108,8 +116,55 @@ class FaultSpec:
         return DropAcknowledgement(task=task, checkpoint_id=self.checkpoint_id)
 
 
+class _CheckedRun:
+    """A job run with its faults, its trace captured and checked: ``Simulation`` and
+    ``ThreadedRun``."""
+
+    faults: tuple[FaultSpec | Fault, ...]
+    events: list[MutableMapping[str, Any]]
+    report: TraceReport | None
+
+    def _run(
+        self,
+        build: Build,
+        settings: Mapping[str, object] | None,
+        *,
+        check: bool,
+        name: str,
+        shrink_seconds: float | None,
+        **execute: Any,
+    ) -> JobResult:
+        env = StreamExecutionEnvironment()
+        build(env)
+        if settings:
+            env.configure(dict(settings))
+        faults = self.resolve_faults(env, name)
+        _shrink_budget(repr(self), SHRINK_SECONDS if shrink_seconds is None else shrink_seconds)
+        with captured_protocol_events() as events, _injected_crashes_unlogged():
+            result = env.execute(name, faults=faults, **execute)
+        for seq, event in enumerate(events, 1):
+            event.setdefault("seq", seq)
+        self.events = events
+        self.report = check_trace(events)
+        if check and self.report.violation is not None:
+            raise TraceViolation(
+                f"{self.report.violation.render()}\nreplay: {self!r}.run(build, settings)"
+            )
+        return result
+
+    def resolve_faults(self, env: StreamExecutionEnvironment, name: str) -> list[Fault]:
+        specs = [f for f in self.faults if isinstance(f, FaultSpec)]
+        faults: list[Fault] = [f for f in self.faults if not isinstance(f, FaultSpec)]
+        if specs:
+            plan = plan_execution(env.build_job_graph(name), env.configuration)
+            tasks = sorted(str(t) for t in plan.tasks)
+            channels = [(str(c.upstream), str(c.downstream)) for c in plan.channels]
+            faults += [spec.resolve(tasks, channels) for spec in specs]
+        return faults
+
+
 @dataclass
-class Simulation:
+class Simulation(_CheckedRun):
     """One simulated run's randomness: replay a failure by constructing it again."""
 
     seed: int = 0
@@ -135,40 +190,53 @@ class Simulation:
         Inside a Hypothesis test, ``shrink_seconds`` (None: ``SHRINK_SECONDS``) bounds how long
         the property shrinks after its first failure (``math.inf``: Hypothesis's own limit,
         five minutes)."""
-        env = StreamExecutionEnvironment()
-        build(env)
-        if settings:
-            env.configure(dict(settings))
-        faults = self.resolve_faults(env, name)
-        _shrink_budget(repr(self), SHRINK_SECONDS if shrink_seconds is None else shrink_seconds)
-        with captured_protocol_events() as events, _injected_crashes_unlogged():
-            result = env.execute(
-                name,
-                runtime="simulation",
-                seed=self.seed,
-                schedule=self.schedule,
-                faults=faults,
-                timeout=timeout,
-            )
-        for seq, event in enumerate(events, 1):
-            event.setdefault("seq", seq)
-        self.events = events
-        self.report = check_trace(events)
-        if check and self.report.violation is not None:
-            raise TraceViolation(
-                f"{self.report.violation.render()}\nreplay: {self!r}.run(build, settings)"
-            )
-        return result
+        return self._run(
+            build,
+            settings,
+            check=check,
+            name=name,
+            shrink_seconds=shrink_seconds,
+            runtime="simulation",
+            seed=self.seed,
+            schedule=self.schedule,
+            timeout=timeout,
+        )
 
-    def resolve_faults(self, env: StreamExecutionEnvironment, name: str) -> list[Fault]:
-        specs = [f for f in self.faults if isinstance(f, FaultSpec)]
-        faults: list[Fault] = [f for f in self.faults if not isinstance(f, FaultSpec)]
-        if specs:
-            plan = plan_execution(env.build_job_graph(name), env.configuration)
-            tasks = sorted(str(t) for t in plan.tasks)
-            channels = [(str(c.upstream), str(c.downstream)) for c in plan.channels]
-            faults += [spec.resolve(tasks, channels) for spec in specs]
-        return faults
+
+@dataclass
+class ThreadedRun(_CheckedRun):
+    """A run on the threaded runtime (every actor on its own thread, the wall clock) with
+    faults drawn as a simulation's (``threaded_runs()``). The operating system interleaves
+    the threads, so a run does not replay message for message: what a failure prints and a
+    new ``ThreadedRun(faults=...)`` replays is the job and its faults, and a property must hold
+    for any interleaving (exactly-once output does). The trace is checked as a simulated
+    run's."""
+
+    faults: tuple[FaultSpec | Fault, ...] = ()
+    events: list[MutableMapping[str, Any]] = field(default_factory=list, repr=False, compare=False)
+    report: TraceReport | None = field(default=None, repr=False, compare=False)
+
+    def run(
+        self,
+        build: Build,
+        settings: Mapping[str, object] | None = None,
+        *,
+        check: bool = True,
+        timeout: float = 120.0,
+        name: str = "threaded job",
+        shrink_seconds: float | None = None,
+    ) -> JobResult:
+        """As ``Simulation.run``, on threads; ``timeout`` (wall seconds) only guards against a
+        hang: a job still running then is cancelled."""
+        return self._run(
+            build,
+            settings,
+            check=check,
+            name=name,
+            shrink_seconds=shrink_seconds,
+            runtime="threaded",
+            timeout=timeout,
+        )
 
 
 # --- what a failing property costs: its output, its shrinking ------------------------------------
@@ -240,6 +308,8 @@ def _injected_crashes_unlogged() -> Iterator[None]:
 
 CHECKPOINT_FAULTS = ("drop_ack", "delay_ack", "stall", "fail_snapshot")
 TASK_FAILURES = ("fail_task", "crash_task")
+#: every kind of fault, failing a task while it takes a checkpoint as a kind of its own
+ALL_FAULTS = (*CHECKPOINT_FAULTS, "fail_task", "fail_checkpoint", "crash_task")
 
 
 def fault_specs(kinds: tuple[str, ...] = CHECKPOINT_FAULTS) -> st.SearchStrategy[FaultSpec]:
@@ -276,6 +346,16 @@ def simulations(
         seed=draw(st.integers(0, 2**32 - 1)),
         schedule=tuple(draw(st.lists(st.integers(0, 15), max_size=max_choices))),
         faults=tuple(drawn),
+    )
+
+
+@st.composite
+def threaded_runs(draw: st.DrawFn, *, max_faults: int = 3) -> ThreadedRun:
+    """Runs on threads with up to ``max_faults`` faults of every kind (``ALL_FAULTS``: lost
+    and late acknowledgements, stalled channels, failed snapshots, a task failing at a record
+    or while it takes a checkpoint, a crashing task actor), at least one of them."""
+    return ThreadedRun(
+        faults=tuple(draw(st.lists(fault_specs(ALL_FAULTS), min_size=1, max_size=max_faults)))
     )
 
 
@@ -343,7 +423,16 @@ class Topology:
 
         return record
 
-    def build(self, env: StreamExecutionEnvironment) -> None:
+    def build(
+        self,
+        env: StreamExecutionEnvironment,
+        *,
+        tap: Callable[[Record], Record] | None = None,
+        files: str | None = None,
+    ) -> None:
+        """The job. ``tap``: a function every source record passes through (chained to the
+        sources: no task more), to act at some point of the run; ``files``: the output goes to
+        ``sink_to_file(files, fmt="json")`` (``read_files``) instead of ``collect("out")``."""
         env.configure({"ckptsim.buffer.records": self.buffer_records})
         streams = [
             env.from_generator(self.source_record(s), self.records, rate=self.rate)
@@ -351,6 +440,8 @@ class Topology:
             .name(f"source {s}")
             for s in range(self.sources)
         ]
+        if tap is not None:
+            streams = [stream.map(tap).name(f"tap {s}") for s, stream in enumerate(streams)]
         stream = streams[0] if len(streams) == 1 else streams[0].union(*streams[1:])
         upstream = self.source_parallelism
         for index, stage in enumerate(self.stages):
@@ -375,7 +466,10 @@ class Topology:
             upstream = stage.parallelism
         if self.reduce:
             stream = stream.key_by(_key).reduce(_add).set_parallelism(self.reduce_parallelism)
-        stream.collect("out")
+        if files is None:
+            stream.collect("out")
+        else:
+            stream.sink_to_file(files, name="out", fmt="json")
 
     def expected(self) -> Counter[Any]:
         """The failure-free result, in plain Python, as ``observe`` reports a run."""
@@ -396,7 +490,10 @@ class Topology:
     def observe(self, result: JobResult) -> Counter[Any]:
         """What a run produced, independent of the schedule: the records (as a multiset), or
         with the keyed sum, per key how many sums it emitted and the final one."""
-        out = result.collected("out")
+        return self.observe_records(result.collected("out"))
+
+    def observe_records(self, out: Iterable[Record]) -> Counter[Any]:
+        """``observe`` of the records a run committed (e.g. ``read_files(path)``)."""
         if not self.reduce:
             return Counter(out)
         counts: Counter[Any] = Counter()
@@ -414,6 +511,15 @@ class Topology:
             counts[k] += 1
             sums[k] = sums.get(k, 0) + v
         return Counter({(k, n, sums[k]): 1 for k, n in counts.items()})
+
+
+def read_files(path: str | os.PathLike[str]) -> list[Record]:
+    """The records in the part files a ``Topology.build(env, files=path)`` job committed."""
+    return [
+        tuple(json.loads(line))
+        for part in sorted(Path(path).glob("part-*"))
+        for line in part.read_text().splitlines()
+    ]
 
 
 @st.composite

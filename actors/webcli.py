@@ -56,8 +56,9 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 
 def serve_forever(url: str) -> None:
-    print(f"Serving {url} until Ctrl-C (or SIGTERM).", file=sys.stderr, flush=True)
+    # SIGTERM is handled before the line says so: a signal sent on reading it ends the serving
     with sigterm_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
+        print(f"Serving {url} until Ctrl-C (or SIGTERM).", file=sys.stderr, flush=True)
         while True:
             time.sleep(3600)
 

@@ -3,8 +3,8 @@ latest completed checkpoint and still writes exactly the failure-free output.
 
 A keyed running total of purchases per user is written by the transactional file sink: each
 subtask stages its records per checkpoint and commits them (renames them into
-``part-<vertex>-<subtask>-<n>.jsonl``) only when the checkpoint completes, so a reader never
-sees records that a restore will replay. Two faults strike mid-run (once each):
+``part-<vertex>-<subtask>-<writer>-<n>.jsonl``) only when the checkpoint completes, so a
+reader never sees records that a restore will replay. Two faults strike mid-run (once each):
 
 - ``fail-task`` on the running-total task at its 3,000th record (its user code "throws");
 - ``crash-task`` on a source subtask at its 5,000th record after that restart (the actor

@@ -168,15 +168,21 @@ class FileSystemCheckpointStorage:
             location = base / f"savepoint-{self.job_id[:6]}-{checkpoint_id}"
         else:
             location = self.root / f"chk-{checkpoint_id}"
-        try:
-            location.mkdir(parents=True)
-        except FileExistsError:
-            if not props.is_savepoint:
-                raise CheckpointStorageError(
-                    f"{location} exists already: a checkpoint directory is never reused"
-                ) from None
-        else:
-            self._created[location] = None
+        taken = 0
+        while True:  # a directory is never reused: a savepoint whose name is taken gets -1, -2...
+            try:
+                location.mkdir(parents=True)
+                break
+            except FileExistsError:
+                if not props.is_savepoint:
+                    raise CheckpointStorageError(
+                        f"{location} exists already: a checkpoint directory is never reused"
+                    ) from None
+                taken += 1
+                location = location.with_name(
+                    f"savepoint-{self.job_id[:6]}-{checkpoint_id}-{taken}"
+                )
+        self._created[location] = None
         self._locations[checkpoint_id] = location
         return str(location)
 

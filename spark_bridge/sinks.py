@@ -5,13 +5,15 @@ records into an in-progress file under ``<path>/.staging/``. With checkpointing 
 sink is transactional (two-phase commit):
 
 - the subtask's snapshot for checkpoint *n* closes the in-progress file as a *pending* file
-  (``.staging/part-<vertex>-<subtask>-<n>.pending``); the pending files are sink state in
-  the checkpoint;
+  (``.staging/part-<vertex>-<subtask>-<writer>-<n>.pending``, ``<writer>`` a UUID of this
+  attempt of the subtask, as Flink names part files); the pending ids are sink state in the
+  checkpoint;
 - when checkpoint *n* completes, the pending files up to *n* are renamed to
-  ``<path>/part-<vertex>-<subtask>-<n>.parquet``: committed, and visible to readers;
+  ``<path>/part-<vertex>-<subtask>-<writer>-<n>.parquet``: committed, and visible to readers;
 - after a failure the job restores the latest completed checkpoint: the sink commits the
-  pending files that checkpoint holds (commits are idempotent) and deletes every other file
-  it staged (written after that checkpoint: the restored sources write those records again).
+  pending files that checkpoint holds (commits are idempotent), deletes every other file
+  it staged and retracts its part files committed for later checkpoints (the restored
+  sources write those records again).
 
 ``spark.read.parquet(path)`` reads only committed files (Spark skips names starting with
 ``.``), so a reader sees every record once: exactly once, with exactly-once checkpoints and a
@@ -68,9 +70,15 @@ class ParquetSink:
             self._set_schema(_arrow_schema(schema))
 
     def __call__(
-        self, *, task: TaskId, parallelism: int, transactional: bool, attempt: int
+        self,
+        *,
+        task: TaskId,
+        parallelism: int,
+        transactional: bool,
+        attempt: int,
+        writer: str | None = None,
     ) -> ParquetConnector:
-        return ParquetConnector(self, task, transactional=transactional, attempt=attempt)
+        return ParquetConnector(self, task, transactional=transactional, writer=writer)
 
     def committed_files(self) -> list[Path]:
         """The files a reader sees now."""
@@ -198,9 +206,9 @@ class ParquetConnector(StagedFiles):
     checkpoint as ``actors.connectors.StagedFiles``)."""
 
     def __init__(
-        self, sink: ParquetSink, task: TaskId, *, transactional: bool, attempt: int
+        self, sink: ParquetSink, task: TaskId, *, transactional: bool, writer: str | None = None
     ) -> None:
-        super().__init__(sink.path, task, "parquet", attempt)
+        super().__init__(sink.path, task, "parquet", writer)
         self.sink = sink
         self.pq = _parquet()
         self.transactional = transactional

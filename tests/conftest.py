@@ -2,7 +2,8 @@
 
 ``ci`` (the default, used by ``make test`` and CI) is derandomized: every run explores the same
 examples, so a red build is reproducible as is. ``dev`` searches randomly (a failure prints the
-``--hypothesis-seed`` that replays it); ``thorough`` searches long.
+``--hypothesis-seed`` that replays it); ``thorough`` searches long; ``soak`` searches randomly
+and runs the threaded-runtime properties (``tests/properties/test_soak.py``) long.
 Select with ``HYPOTHESIS_PROFILE=dev make test``.
 """
 
@@ -28,6 +29,13 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+settings.register_profile(
+    "soak",
+    max_examples=150,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
@@ -36,6 +44,14 @@ def system_examples() -> int:
     profile's default except when searching long."""
     profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
     return {"thorough": 500}.get(profile, 40)
+
+
+def threaded_examples(ci: int) -> int:
+    """Examples per threaded-runtime property (each runs jobs on threads, in wall time, about
+    a second each): ``ci`` in the ``ci`` and ``dev`` profiles (a few seconds), hundreds in
+    ``soak`` (HYPOTHESIS_PROFILE=soak: minutes)."""
+    profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+    return {"soak": 400, "thorough": 100}.get(profile, ci)
 
 
 # The actors log protocol events at info level; tests keep the console quiet (a test that
@@ -49,4 +65,4 @@ structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.
 
 from actors.cli import captured_protocol_events as protocol_events  # noqa: E402
 
-__all__ = ["protocol_events", "system_examples"]
+__all__ = ["protocol_events", "system_examples", "threaded_examples"]

@@ -71,3 +71,73 @@ def first_operator_state(value: object) -> Callable[[Body], None]:
         state["operator_states"][uid] = value
 
     return edit
+
+
+# --- damage, as a disk or a person does it (no checksum recomputed unless said) ---------------------
+
+
+def completed_checkpoints(root: Path) -> list[Path]:
+    """The checkpoints under ``root`` that completed (their ``_metadata`` is written), oldest
+    first."""
+    done = [p for p in root.rglob("chk-*") if (p / METADATA).is_file()]
+    return sorted(done, key=lambda p: int(p.name.removeprefix("chk-")))
+
+
+def flip_a_byte_of_a_state_file(chk: Path) -> Path:
+    path = state_files(chk)[0]
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    return path
+
+
+def delete_a_state_file(chk: Path) -> Path:
+    path = state_files(chk)[-1]
+    path.unlink()
+    return path
+
+
+def empty_a_state_file(chk: Path) -> Path:
+    path = state_files(chk)[-1]
+    path.write_bytes(b"")
+    return path
+
+
+def change_the_metadata(chk: Path) -> Path:
+    path = chk / METADATA
+    document = json.loads(path.read_text())
+    document["metadata"]["timestamp"] += 1  # the checksum no longer fits
+    path.write_text(json.dumps(document))
+    return path
+
+
+def truncate_the_metadata(chk: Path) -> Path:
+    path = chk / METADATA
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    return path
+
+
+def point_a_file_out_of_the_checkpoint(chk: Path) -> Path:
+    """Checksums recomputed: only the restore's path check can refuse it."""
+    return point_first_file_at(chk, "../../etc/passwd")
+
+
+def pickle_into_the_state(chk: Path) -> Path:
+    """Checksums recomputed: only the restore's schema check can refuse it."""
+    return rewrite_state(chk, first_operator_state({"$ckptsim": "pickle", "v": "gASVAA=="}))
+
+
+#: ways to damage a completed checkpoint, each with what the restore says of it
+DAMAGE: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "flipped state": (flip_a_byte_of_a_state_file, "fails its checksum"),
+    "missing state": (delete_a_state_file, "is missing"),
+    "empty state": (empty_a_state_file, "fails its checksum"),
+    "changed metadata": (change_the_metadata, "fails its checksum"),
+    "truncated metadata": (truncate_the_metadata, "is not a ckptsim checkpoint file: not JSON"),
+    "path out of the checkpoint": (
+        point_a_file_out_of_the_checkpoint,
+        "('../../etc/passwd') leads out of the checkpoint directory",
+    ),
+    "crafted state": (pickle_into_the_state, "unknown tag 'pickle'"),
+}

@@ -310,9 +310,12 @@ class StreamTaskCore:
             batch=spec.batch,
         )
         restore = spec.restore
+        # a restart with no checkpoint to restore restores "nothing": its sinks drop what the
+        # earlier attempts staged or committed (the replay writes it again)
+        fresh: dict[str, list[Any]] | None = {} if spec.attempt else None
         self.chain.open(
             ctx,
-            restore.operator_states if restore is not None else None,
+            restore.operator_states if restore is not None else fresh,
             restored_checkpoint=restore.checkpoint_id if restore is not None else 0,
         )
         if restore is not None:

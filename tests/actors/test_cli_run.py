@@ -151,6 +151,22 @@ def test_bad_command_line_settings_exit_2(
     assert "no such script" in capsys.readouterr().err
 
 
+def test_an_unusable_checkpoint_directory_is_named_with_its_errno_not_blamed_on_the_script(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 11: a storage error said ``job.py: NotADirectoryError: ...``, as if the script
+    had raised it. It names the checkpoint storage and the errno instead (exit 2)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    job = script(tmp_path, GOOD)
+    argv = ["run", job, "-q", "--simulate", "-D", f"execution.checkpointing.dir={blocker}/cp"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ckptsim run: checkpoint storage {blocker}/cp")
+    assert "directory failed: Not a directory (errno 20, ENOTDIR)" in err
+    assert job not in err and err.count("\n") == 1
+
+
 def test_a_failed_job_exits_1_with_the_failing_operator_and_the_users_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,7 +13,10 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import os
 import re
+import subprocess
+import sys
 import textwrap
 import threading
 from collections import Counter
@@ -43,7 +46,12 @@ from runtime.reasons import CheckpointFailureReason
 from runtime.status import JobStatus
 from runtime.storage import CorruptCheckpointError, load_checkpoint
 from tests.conftest import protocol_events
-from tests.crafted_checkpoints import first_operator_state, point_first_file_at, rewrite_state
+from tests.crafted_checkpoints import (
+    DAMAGE,
+    completed_checkpoints,
+    delete_a_state_file,
+    flip_a_byte_of_a_state_file,
+)
 
 N = 2_000
 KEYS = 10
@@ -526,55 +534,6 @@ def test_exceeding_the_tolerable_count_without_restarts_fails_the_job_with_that_
 # --- damaged checkpoints: fall back to an older one, or fail naming the file ----------------------
 
 
-def completed_checkpoints(root: Path) -> list[Path]:
-    done = [p for p in root.rglob("chk-*") if (p / "_metadata").is_file()]
-    return sorted(done, key=lambda p: int(p.name.removeprefix("chk-")))
-
-
-def flip_a_byte_of_a_state_file(chk: Path) -> Path:
-    path = sorted(chk.glob("*.state.json"))[0]
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x01
-    path.write_bytes(bytes(data))
-    return path
-
-
-def delete_a_state_file(chk: Path) -> Path:
-    path = sorted(chk.glob("*.state.json"))[-1]
-    path.unlink()
-    return path
-
-
-def change_the_metadata(chk: Path) -> Path:
-    path = chk / "_metadata"
-    document = json.loads(path.read_text())
-    document["metadata"]["timestamp"] += 1  # the checksum no longer fits
-    path.write_text(json.dumps(document))
-    return path
-
-
-def point_a_file_out_of_the_checkpoint(chk: Path) -> Path:
-    """Checksums recomputed: only the restore's path check can refuse it."""
-    return point_first_file_at(chk, "../../etc/passwd")
-
-
-def pickle_into_the_state(chk: Path) -> Path:
-    """Checksums recomputed: only the restore's schema check can refuse it."""
-    return rewrite_state(chk, first_operator_state({"$ckptsim": "pickle", "v": "gASVAA=="}))
-
-
-DAMAGE: dict[str, tuple[Callable[[Path], Path], str]] = {
-    "flipped state": (flip_a_byte_of_a_state_file, "fails its checksum"),
-    "missing state": (delete_a_state_file, "is missing"),
-    "changed metadata": (change_the_metadata, "fails its checksum"),
-    "path out of the checkpoint": (
-        point_a_file_out_of_the_checkpoint,
-        "('../../etc/passwd') leads out of the checkpoint directory",
-    ),
-    "crafted state": (pickle_into_the_state, "unknown tag 'pickle'"),
-}
-
-
 def damaging_job(
     root: Path, damage: Callable[[Path], Path], *, newest: int, damaged: list[Path]
 ) -> Callable[[StreamExecutionEnvironment], None]:
@@ -800,6 +759,24 @@ def savepoint_history(result: JobResult) -> dict[str, Any]:
     return entry
 
 
+def test_a_savepoint_never_goes_into_the_directory_of_another_savepoint(tmp_path: Path) -> None:
+    """Two jobs share a savepoint directory and each takes a savepoint with the same
+    checkpoint id (simulated jobs' ids share their first six digits, which savepoint names
+    carry): the second gets a directory of its own instead of writing into the first's."""
+    shared = {"execution.checkpointing.savepoint-dir": str(tmp_path / "savepoints")}
+    first, _ = simulate(build=with_checkpoint_dir(tmp_path / "a", savepoint_at=15), settings=shared)
+    (a,) = first.savepoints
+    before = {p: p.read_bytes() for p in Path(a).iterdir()}
+    second, _ = simulate(
+        build=with_checkpoint_dir(tmp_path / "b", savepoint_at=15), settings=shared, seed=2
+    )
+    (b,) = second.savepoints
+    assert load_checkpoint(a).checkpoint_id == load_checkpoint(b).checkpoint_id
+    assert a != b and Path(b).parent == Path(a).parent
+    assert {p: p.read_bytes() for p in Path(a).iterdir()} == before
+    assert load_checkpoint(b).checkpoint_id == load_checkpoint(a).checkpoint_id
+
+
 def test_a_stop_with_savepoint_whose_savepoint_expires_leaves_the_job_running_to_its_end(
     tmp_path: Path,
 ) -> None:
@@ -904,6 +881,33 @@ def test_resuming_a_stateful_source_with_another_parallelism_is_a_restore_error(
         simulate(build=wider, settings=settings)
 
 
+def test_resuming_a_file_sink_with_fewer_subtasks_is_a_restore_error_naming_the_sink(
+    tmp_path: Path,
+) -> None:
+    """A file sink's pending transactions are operator state: it keeps its parallelism, so
+    no subtask's part files are left over by a restore (a shrink is refused before it runs)."""
+    out = tmp_path / "out"
+
+    def build(sink_parallelism: int) -> Callable[[StreamExecutionEnvironment], None]:
+        def job(env: StreamExecutionEnvironment) -> None:
+            env.set_parallelism(2)
+            env.enable_checkpointing(10)
+            env.configure({"execution.checkpointing.dir": str(tmp_path / "chk")})
+            counts = env.from_generator(record, N, rate=50_000).uid("numbers").key_by(key)
+            sink = counts.reduce(count).uid("counts").sink_to_file(str(out), name="files")
+            sink.set_parallelism(sink_parallelism)
+            env.stop_with_savepoint(after_records=800)
+
+        return job
+
+    first, _ = simulate(build=build(2))
+    (path,) = first.savepoints
+    before = sorted(p.name for p in out.rglob("*"))
+    with pytest.raises(RestoreError, match=r"operator 'sink-files' ran 2 subtasks .* has 1 now"):
+        simulate(build=build(1), settings={"execution.state-recovery.path": path}, seed=2)
+    assert sorted(p.name for p in out.rglob("*")) == before
+
+
 # --- the transactional file sink ------------------------------------------------------------------
 
 
@@ -915,11 +919,22 @@ def read_part_files(out: Path) -> list[list[int]]:
     ]
 
 
+#: ``part-<vertex>-<subtask>-<writer>-<checkpoint>.jsonl``, the writer a UUID (Flink's FileSink)
+PART = re.compile(
+    r"part-counts-(?P<subtask>\d)-(?P<writer>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}"
+    r"-[0-9a-f]{12})-(?P<txn>\d+|end)\.jsonl"
+)
+
+
+def part_names(out: Path) -> list[re.Match[str]]:
+    names = [PART.fullmatch(p.name) for p in out.glob("part-*")]
+    assert names and all(names), sorted(p.name for p in out.glob("part-*"))
+    return [m for m in names if m]
+
+
 def part_checkpoints(out: Path) -> set[int]:
     """The checkpoints whose transactions the visible part files are."""
-    names = [re.fullmatch(r"part-counts-\d-(\d+)\.jsonl", p.name) for p in out.glob("part-*")]
-    assert all(names), names
-    return {int(m[1]) for m in names if m}
+    return {int(m["txn"]) for m in part_names(out)}
 
 
 def test_after_a_failure_the_committed_part_files_hold_exactly_the_failure_free_output(
@@ -954,6 +969,26 @@ def test_staged_data_of_a_checkpoint_that_never_completed_is_discarded_on_restor
     assert 3 not in part_checkpoints(out) and 3 not in result.completed_checkpoint_ids
     assert observe(read_part_files(out)) == failure_free()
     assert list((out / ".staging").iterdir()) == []
+
+
+def test_resuming_into_a_cleaned_sink_folder_fails_naming_the_missing_file_without_looping(
+    tmp_path: Path,
+) -> None:
+    """The savepoint's pending transaction must be committed on restore, but the folder was
+    emptied: each attempt fails the same way, so the restarts are bounded (3 here) and the
+    failure names the transaction and the folder (issue 11, item 8: it restarted forever)."""
+    out = tmp_path / "out"
+    first, _ = simulate(build=with_checkpoint_dir(tmp_path, stop_after=800, out=out))
+    (path,) = first.savepoints
+    for part in out.rglob("*"):
+        if part.is_file():
+            part.unlink()
+    settings = {"execution.state-recovery.path": path}
+    second, _ = simulate(build=with_checkpoint_dir(tmp_path / "again", out=out), settings=settings)
+    assert second.status is JobStatus.FAILED and second.restarts == 3
+    assert second.failure is not None
+    assert f"is gone from {out / '.staging'} (was the sink's directory changed?)" in second.failure
+    assert all("FileNotFoundError: cannot commit checkpoint" in c for c in second.failures)
 
 
 def test_a_job_that_fails_for_good_shows_readers_only_what_checkpoints_committed(
@@ -1203,3 +1238,229 @@ def test_resuming_from_an_older_retained_checkpoint_rewrites_the_later_part_file
     second = env.execute("resumed", runtime="simulation", seed=2)
     assert second.status is JobStatus.FINISHED
     assert observe(read_part_files(out)) == failure_free()
+
+
+def _retained_then_resumed_from_the_oldest(
+    tmp_path: Path,
+    *,
+    seeds: tuple[int, int],
+    second_root: Path | None = None,
+    second_timeout: float = 600.0,
+    between: Callable[[JobResult], None] = lambda first: None,
+) -> tuple[Path, JobResult, JobResult, int, dict[str, bytes]]:
+    """A run cancelled with retained checkpoints, then a run resumed from the oldest of them
+    into the same output folder (and checkpoint directory, unless ``second_root``): (out,
+    first, second, oldest id, the part files before the second)."""
+    out, root = tmp_path / "out", tmp_path / "chk"
+    retain: dict[str, object] = {
+        "execution.checkpointing.dir": str(root),
+        "execution.checkpointing.num-retained": 3,
+        "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+    }
+    env = StreamExecutionEnvironment()
+    counting(env, out=out)
+    env.configure(retain)
+    first = env.execute("first", runtime="simulation", seed=seeds[0], timeout=0.05)
+    assert first.status is JobStatus.CANCELED and len(first.retained_checkpoints) >= 2
+    oldest = sorted(first.retained_checkpoints, key=lambda p: int(p.rsplit("-", 1)[1]))[0]
+    before = {p.name: p.read_bytes() for p in out.glob("part-*")}
+    between(first)
+    env = StreamExecutionEnvironment()
+    counting(env, out=out)
+    env.configure({**retain, "execution.state-recovery.path": oldest})
+    if second_root is not None:
+        env.configure({"execution.checkpointing.dir": str(second_root)})
+    second = env.execute("resumed", runtime="simulation", seed=seeds[1], timeout=second_timeout)
+    return out, first, second, load_checkpoint(oldest).checkpoint_id, before
+
+
+@pytest.mark.parametrize(
+    "seeds", [(1, 2), (1, 1)], ids=["another seed", "the same seed (the same job id)"]
+)
+def test_part_files_are_named_by_a_unique_writer_and_none_replaces_another(
+    tmp_path: Path, seeds: tuple[int, int]
+) -> None:
+    """Flink's FileSink names part files ``<prefix>-<uuid>-<counter>``, the UUID per writer.
+    Here ``part-<vertex>-<subtask>-<writer>-<checkpoint>.<ext>``: the resumed run's checkpoint
+    ids repeat the first run's after the oldest retained one, yet it writes under writer ids
+    of its own (also when a simulated run of the same seed derives the same ones: they are
+    taken), so it never replaces a committed file; the files it retracts are the first run's
+    after the restored checkpoint, and the first run's files up to it stay as they were."""
+    out, _, second, oldest, before = _retained_then_resumed_from_the_oldest(
+        tmp_path, seeds=seeds, second_root=tmp_path / "chk2" if seeds[0] == seeds[1] else None
+    )
+    assert second.status is JobStatus.FINISHED
+    assert observe(read_part_files(out)) == failure_free()
+    first_writers = {PART.fullmatch(name)["writer"] for name in before}  # type: ignore[index]
+    kept = {m.string: m for m in part_names(out) if m["writer"] in first_writers}
+    assert kept and all(m["txn"] != "end" and int(m["txn"]) <= oldest for m in kept.values())
+    assert {name: (out / name).read_bytes() for name in kept} == {n: before[n] for n in kept}
+    first_txns = {int(PART.fullmatch(name)["txn"]) for name in before}  # type: ignore[index]
+    assert set(second.completed_checkpoint_ids) & first_txns, "the ids repeat"
+    new = [m for m in part_names(out) if m["writer"] not in first_writers]
+    # one writer per subtask and attempt
+    writers = {(m["subtask"], m["writer"]) for m in new}
+    assert len({w for _, w in writers}) == len(writers)
+    assert second.restarts == 0 and len(writers) == 2
+
+
+def test_checkpoint_ids_never_name_two_checkpoints_in_one_directory(tmp_path: Path) -> None:
+    """The resumed run's checkpoint ids start again right after the restored checkpoint, so
+    they repeat the first run's; both runs keep their checkpoints in one checkpoint directory,
+    yet each checkpoint has a directory of its own (``<dir>/<job id>/chk-<n>``): the first
+    run's retained checkpoints are byte for byte what they were, and every retained one loads
+    (checksums verified) as the checkpoint its run took."""
+    root = tmp_path / "chk"
+
+    def files() -> dict[Path, bytes]:
+        return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    seen: dict[Path, bytes] = {}
+
+    def before_second(first: JobResult) -> None:
+        seen.update(files())
+
+    _, first, second, oldest, _ = _retained_then_resumed_from_the_oldest(
+        tmp_path, seeds=(1, 2), second_timeout=0.05, between=before_second
+    )
+    assert second.status is JobStatus.CANCELED
+    first_ids = {load_checkpoint(p).checkpoint_id for p in first.retained_checkpoints}
+    second_ids = {load_checkpoint(p).checkpoint_id for p in second.retained_checkpoints}
+    assert first_ids & second_ids, "the resumed run's ids repeat the first run's"
+    assert min(second.completed_checkpoint_ids) == oldest + 1
+    assert not set(first.retained_checkpoints) & set(second.retained_checkpoints)
+    assert {p: b for p, b in files().items() if p in seen} == seen, "nothing was rewritten"
+    for result in (first, second):
+        for path in result.retained_checkpoints:
+            assert Path(path).name == f"chk-{load_checkpoint(path).checkpoint_id}"
+
+
+# --- a restart before the first completed checkpoint: nothing staged is left behind ---------------
+
+
+def staged_files(out: Path) -> list[str]:
+    return (
+        sorted(p.name for p in (out / ".staging").iterdir()) if (out / ".staging").is_dir() else []
+    )
+
+
+@pytest.mark.parametrize("mode", ["aligned", "unaligned"])
+def test_a_restart_before_the_first_checkpoint_leaves_no_pending_or_in_progress_file(
+    tmp_path: Path, mode: str
+) -> None:
+    """The first attempt wrote an in-progress file (and pre-committed checkpoint 1, which
+    never completed) and failed; the second starts from scratch, with no checkpoint to restore
+    its sink from. It deletes what the first attempt staged (an orphan with 3,297 records
+    was left in one run), and the folder holds exactly the failure-free output."""
+    out = tmp_path / "out"
+    fault = FailTask(task=REDUCERS[1], during_checkpoint=1)
+    result, sim = simulate(fault, build=lambda env: counting(env, out=out), settings=MODES[mode])
+    assert result.status is JobStatus.FINISHED and result.restarts == 1
+    assert completed_before_failover(sim) is None and restored_from(sim) == [None]
+    assert staged_files(out) == []
+    assert observe(read_part_files(out)) == failure_free()
+
+
+def _two_pipelines_into_files(out: Path, fault: FailTask | None) -> JobResult:
+    """Pipeline a (100 records) ends before the first checkpoint completes and, with no
+    checkpoints after tasks finish, commits its records at its end; b (6,000) fails later,
+    with no completed checkpoint either (every checkpoint fails once a has finished): the
+    restart runs a again from scratch."""
+    env = StreamExecutionEnvironment(parallelism=1)
+    env.enable_checkpointing(10)
+    env.configure(
+        {
+            "execution.checkpointing.checkpoints-after-tasks-finish": False,
+            **RESTARTS,
+            "ckptsim.buffer.records": 50,
+        }
+    )
+    for name, n, rate in (("a", 100, 100_000), ("b", 6_000, 20_000)):
+        env.from_generator(functools.partial(_tagged, name), n, rate=rate).sink_to_file(
+            str(out / name), name=name, fmt="json"
+        )
+    faults = [fault] if fault is not None else []
+    return env.execute("two pipelines", runtime="simulation", seed=1, faults=faults)
+
+
+def test_a_pipeline_that_ended_before_a_restart_from_scratch_commits_its_records_once(
+    tmp_path: Path,
+) -> None:
+    """a's part file committed at its end is retracted by the restart from scratch, which
+    writes a's records again (they were in the folder twice)."""
+    expected = _two_pipelines_into_files(tmp_path / "expected", None)
+    assert expected.succeeded and not expected.completed_checkpoint_ids
+    result = _two_pipelines_into_files(
+        tmp_path / "out", FailTask(task="source-3#0", at_record=3_000)
+    )
+    assert result.succeeded and result.restarts == 1, result.failures
+    assert not result.completed_checkpoint_ids
+    for name in ("a", "b"):
+        records = Counter(tuple(r) for r in read_part_files(tmp_path / "out" / name))
+        assert records == Counter(tuple(r) for r in read_part_files(tmp_path / "expected" / name))
+        assert staged_files(tmp_path / "out" / name) == []
+
+
+# --- kill -9, then --from-checkpoint ------------------------------------------------------------
+
+#: the counting job into part files; with KILL set, the process kills itself (SIGKILL: no
+#: cleanup of any kind) at a record after its second checkpoint completed
+KILLED_JOB = """
+    import os, signal
+    from pathlib import Path
+
+    ROOT, OUT = Path(os.environ["JOB_ROOT"]), os.environ["JOB_OUT"]
+    KILL = "JOB_KILL" in os.environ
+    seen = [0]
+
+    def record(i):
+        return (i % 10, i, 1)
+
+    def kill_after_two_checkpoints(r):
+        seen[0] += 1
+        if KILL and seen[0] % 50 == 0:
+            if len([p for p in ROOT.rglob("chk-*") if (p / "_metadata").is_file()]) >= 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return r
+
+    def build(env):
+        env.set_parallelism(2)
+        env.enable_checkpointing(10)
+        env.configure({"execution.checkpointing.dir": str(ROOT),
+                       "execution.checkpointing.num-retained": 2,
+                       "ckptsim.buffer.records": 50})
+        (env.from_generator(record, 2_000, rate=50_000).uid("numbers")
+            .map(kill_after_two_checkpoints).uid("sabotage")
+            .key_by(lambda r: r[0])
+            .reduce(lambda a, b: (a[0], b[1], a[2] + b[2])).uid("counts")
+            .processing_cost(per_buffer_ms=1)
+            .sink_to_file(OUT, name="files", fmt="json"))
+"""
+
+
+def test_kill_9_then_from_checkpoint_leaves_exactly_the_failure_free_output(
+    tmp_path: Path,
+) -> None:
+    """The process dies at once (nothing cleaned up: in-progress and pending files, every
+    checkpoint directory stay); the run resumed from its latest completed checkpoint commits
+    what that checkpoint pre-committed, deletes the rest of what the first run staged, and
+    the folder ends with exactly the failure-free output."""
+    job, root, out = tmp_path / "job.py", tmp_path / "chk", tmp_path / "out"
+    job.write_text(textwrap.dedent(KILLED_JOB))
+
+    def ckptsim(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "actors.cli", "run", "-q", "--simulate", *argv]
+        env = {**os.environ, "JOB_ROOT": str(root), "JOB_OUT": str(out), **env}
+        # a guard against a hang, not a measure
+        return subprocess.run(
+            command, capture_output=True, text=True, timeout=240, check=False, env=env
+        )
+
+    killed = ckptsim("--seed", "1", str(job), JOB_KILL="1")
+    assert killed.returncode == -9, killed.stderr
+    assert list((out / ".staging").iterdir()), "the first run left staged files"
+    latest = completed_checkpoints(root)[-1]
+    resumed = ckptsim("--seed", "2", "--from-checkpoint", str(latest), str(job))
+    assert resumed.returncode == 0, resumed.stderr
+    assert observe(read_part_files(out)) == failure_free()
+    assert list((out / ".staging").iterdir()) == []

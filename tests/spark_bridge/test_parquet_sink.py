@@ -20,6 +20,11 @@ TASK = TaskId("sink-2", 1)
 SCHEMA = pa.schema([("user", pa.int64()), ("total", pa.float64())])
 
 
+def writer(attempt: int) -> str:
+    """The writer id the task gives the connector of an attempt (a UUID)."""
+    return f"00000000-0000-4000-8000-{attempt:012d}"
+
+
 def connector(sink: ParquetSink, *, attempt: int = 0, transactional: bool = True) -> Any:
     """Through ``make_connector``, as a task makes it for ``sink_to(factory)``."""
     made = make_connector(
@@ -28,6 +33,7 @@ def connector(sink: ParquetSink, *, attempt: int = 0, transactional: bool = True
         2,
         transactional=transactional,
         attempt=attempt,
+        writer=writer(attempt),
     )
     assert isinstance(made, ParquetConnector)
     return made
@@ -53,11 +59,11 @@ def test_records_become_visible_only_when_their_checkpoint_completes(tmp_path: P
     state = c.pre_commit(1)
     assert state == {"pending": [1]}
     assert committed(tmp_path) == []  # pre-committed: staged, not visible
-    assert staged(tmp_path) == ["part-sink-2-1-1.pending"]
+    assert staged(tmp_path) == [f"part-sink-2-1-{writer(0)}-1.pending"]
     c.write([(3, 3.5)])
     c.commit(1)
     assert committed(tmp_path) == [(1, 1.5), (2, 2.5)]
-    assert [p.name for p in sink.committed_files()] == ["part-sink-2-1-1.parquet"]
+    assert [p.name for p in sink.committed_files()] == [f"part-sink-2-1-{writer(0)}-1.parquet"]
     c.commit(1)  # a repeated notification commits nothing twice
     assert committed(tmp_path) == [(1, 1.5), (2, 2.5)]
 
@@ -79,6 +85,8 @@ def test_a_restore_commits_the_checkpoints_files_and_discards_what_came_after(
     again = connector(sink, attempt=1)
     again.restore([at_2])  # the job restores checkpoint 2
     assert committed(tmp_path) == [(1, 1.0)]  # checkpoint 2's file, committed on restore
+    # under the name of the writer that staged it (attempt 0), as Flink's FileSink commits
+    assert [p.name for p in sink.committed_files()] == [f"part-sink-2-1-{writer(0)}-2.parquet"]
     assert staged(tmp_path) == []  # checkpoint 3's and the failed attempt's files are gone
     again.restore([at_2])  # idempotent
     assert committed(tmp_path) == [(1, 1.0)]
@@ -137,3 +145,32 @@ def test_records_that_do_not_fit_the_schema_are_named_in_the_error(tmp_path: Pat
         sink.to_batch([(1, 1.0), (2, "two")])
     with pytest.raises(SchemaMismatch, match="only None"):
         ParquetSink(tmp_path / "x").to_batch([(1, None)])
+
+
+def test_a_restore_retracts_what_any_writer_committed_after_the_restored_checkpoint(
+    tmp_path: Path,
+) -> None:
+    """Resuming from checkpoint 1 of a run that went on to commit 2 and 3: the later files
+    go (their records are replayed), whoever wrote them; checkpoint 1's stays."""
+    sink = ParquetSink(tmp_path, SCHEMA)
+    first = connector(sink)
+    states = []
+    for k in (1, 2, 3):
+        first.write([(k, float(k))])
+        states.append(first.pre_commit(k))
+        first.commit(k)
+    first.close(finished=False)
+    assert committed(tmp_path) == [(1, 1.0), (2, 2.0), (3, 3.0)]
+    again = connector(sink, attempt=1)
+    again.restore([states[0]])
+    assert again.retract_after(1) == [
+        f"part-sink-2-1-{writer(0)}-2.parquet",
+        f"part-sink-2-1-{writer(0)}-3.parquet",
+    ]
+    assert committed(tmp_path) == [(1, 1.0)]
+    again.write([(2, 2.0)])
+    again.commit(again.pre_commit(2)["pending"][0])  # the new writer's own file for 2
+    assert sorted(p.name for p in sink.committed_files()) == [
+        f"part-sink-2-1-{writer(0)}-1.parquet",
+        f"part-sink-2-1-{writer(1)}-2.parquet",
+    ]
