@@ -131,6 +131,7 @@ def test_file_sink_commits_every_record_once(
     if faults is not None:
         assert "Restarts: 1" in err
     parts = [p for p in output.rglob("*") if p.is_file() and ".staging" not in p.parts]
+    assert parts and all(p.name.startswith("out-") and p.suffix == ".txt" for p in parts)
     lines = sorted(line for p in parts for line in p.read_text().splitlines())
     assert lines == (EXPECTED / "files_and_numbers.lines").read_text().splitlines()
 
@@ -147,6 +148,8 @@ def test_word_count_reads_and_writes_files_as_flink(
     assert out == expected_output("word_count_files")
     (part,) = [p for p in output.rglob("*") if p.is_file() and ".staging" not in p.parts]
     assert part.read_text() == (EXPECTED / "word_count_files.lines").read_text()
+    # OutputFileConfig: Flink's prefix-<uuid>-0.ext; ckptsim's prefix-<vertex>-<subtask>...ext
+    assert part.name.startswith("prefix-") and part.suffix == ".ext"
 
 
 def test_the_pyflink_example_prints_what_flink_prints(capsys: pytest.CaptureFixture[str]) -> None:

@@ -367,7 +367,14 @@ class FileSink(Sink):
             line = type_info.java_str
         lines = stream._plain().map(line, name="toString")
         name = stream._env._sink_name("File Sink")
-        return lines.sink_to_file(self.base_path, name=name, fmt="text")
+        config = self.output_file_config
+        return lines.sink_to_file(
+            self.base_path,
+            name=name,
+            fmt="text",
+            part_prefix=config.get_part_prefix(),
+            part_suffix=config.get_part_suffix() or None,
+        )
 
 
 __getattr__ = missing(
