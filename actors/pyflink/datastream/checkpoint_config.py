@@ -45,20 +45,20 @@ class CheckpointConfig:
         interval = self._get("interval")
         return -1 if interval is None else int(interval)
 
-    def set_checkpoint_interval(self, checkpoint_interval: int) -> CheckpointConfig:
+    def set_checkpoint_interval(self, checkpoint_interval: int | Duration) -> CheckpointConfig:
         return self._set("interval", millis(checkpoint_interval))
 
     def get_checkpoint_timeout(self) -> int:
         return int(self._get("timeout"))
 
-    def set_checkpoint_timeout(self, checkpoint_timeout: int) -> CheckpointConfig:
+    def set_checkpoint_timeout(self, checkpoint_timeout: int | Duration) -> CheckpointConfig:
         return self._set("timeout", millis(checkpoint_timeout))
 
     def get_min_pause_between_checkpoints(self) -> int:
         return int(self._get("min-pause"))
 
     def set_min_pause_between_checkpoints(
-        self, min_pause_between_checkpoints: int
+        self, min_pause_between_checkpoints: int | Duration
     ) -> CheckpointConfig:
         return self._set("min-pause", millis(min_pause_between_checkpoints))
 
