@@ -166,7 +166,7 @@ def run_script(
     as_main = _as_main(script, argv) if pyflink or argv else contextlib.nullcontext()
     with active(session), timer or contextlib.nullcontext(), pyflink_imports(), as_main:
         try:
-            exec(code, namespace)
+            _exec(code, namespace, path, script)
             if not session.results:
                 build = namespace.get("build")
                 if not callable(build):
@@ -196,6 +196,18 @@ def run_script(
             where = _where(path, script, error)
             raise ScriptError(f"{where}: {type(error).__name__}: {error}") from None
     return session.results[-1]
+
+
+def _exec(code: Any, namespace: dict[str, Any], path: str, script: Path) -> None:
+    """Run the script's code; ``sys.exit()`` ends the script (0 or None: as if it ended;
+    another status: the script cannot run, as its own argument parser says)."""
+    try:
+        exec(code, namespace)
+    except SystemExit as stop:
+        if stop.code not in (0, None):
+            raise ScriptError(
+                f"{_where(path, script, stop)}: the script exited with status {stop.code}"
+            ) from None
 
 
 def _where(path: str, script: Path, error: BaseException) -> str:

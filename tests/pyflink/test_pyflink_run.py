@@ -255,3 +255,25 @@ def test_execute_runs_what_was_built_since_the_last_execute(
         "True",
         "No operators defined in streaming topology. Cannot execute.",
     ]
+
+
+EXITS = """
+    import sys
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    env.from_collection(["done"]).print()
+    env.execute()
+    sys.exit(int(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize(("status", "code"), [("0", 0), ("3", 2)])
+def test_sys_exit_ends_the_program(
+    status: str, code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    returned, out, err = run(capsys, program(tmp_path, EXITS), "--simulate", "-q", "--", status)
+    assert returned == code
+    assert out == "done\n"
+    assert ("exited with status 3" in err) == (status == "3")
