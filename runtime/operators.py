@@ -109,6 +109,11 @@ class Operator:
         """When this operator next needs ``on_processing_time`` (epoch ms), or None."""
         return None
 
+    def take_status_change(self) -> bool | None:
+        """The stream this operator emits went idle (True) or active again (False) since the
+        last call (a watermark generator with idleness), or None."""
+        return None
+
     def on_processing_time(self, now: int) -> tuple[Emitted, int | None]:
         """Processing time reached ``now``: what fires, and a watermark to emit (a periodic
         watermark generator)."""
@@ -862,6 +867,10 @@ class TimestampsAndWatermarksOperator(Operator):
                 self.status_change = False
             return ([], []), watermark
         return ([], []), None
+
+    def take_status_change(self) -> bool | None:
+        change, self.status_change = self.status_change, None
+        return change
 
     def end_input(self) -> Sequence[Any]:
         self._next_emit = None

@@ -46,6 +46,15 @@ class HashingKeySelector:
         return self.fn(record)
 
 
+def _same_types(a: Any, b: Any) -> bool:
+    """Equal keys with the same types throughout (so they hash alike)."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is tuple:
+        return all(_same_types(x, y) for x, y in zip(a, b, strict=True))
+    return True
+
+
 def key_hash_of(selector: KeySelector | None) -> KeyHash:
     """The hash function keys of ``selector`` are grouped by."""
     return selector.key_hash if isinstance(selector, HashingKeySelector) else hash_code
@@ -108,7 +117,8 @@ class ChannelSelector:
         self._key_hash = key_hash_of(key_selector)
         self.max_parallelism = max_parallelism
         self._next = start % num_channels if num_channels else 0
-        self._channel_of_key: dict[Any, int] = {}
+        #: key -> (the key object the entry was made for, its channel)
+        self._channel_of_key: dict[Any, tuple[Any, int]] = {}
         #: shuffle: a random channel per record, seeded per subtask (a run is replayable)
         self._random = random.Random(start) if partitioner is Partitioner.SHUFFLE else None
 
@@ -168,11 +178,16 @@ class ChannelSelector:
         for record in records:
             key = key_of(record)
             try:
-                channel = cache[key]
+                stored, channel = cache[key]
+                if stored is not key:
+                    # equal keys of other types (1, True, 1.0) hash apart, as in Java
+                    kt = type(key)
+                    if type(stored) is not kt or (kt is tuple and not _same_types(stored, key)):
+                        channel = self.channel_for_key(key)
             except KeyError:
                 channel = self.channel_for_key(key)
                 if len(cache) < 1 << 20:
-                    cache[key] = channel
+                    cache[key] = (key, channel)
             except TypeError as error:  # an unhashable key
                 raise TypeError(
                     f"key_by produced an unhashable key {key!r} ({type(key).__name__}); "

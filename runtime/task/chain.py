@@ -102,7 +102,9 @@ class OperatorChain:
         self.operators = [make_operator(n, checkpointing=checkpointing, task=task) for n in nodes]
         self.labels = [n.label for n in nodes]
         self._costs = [n.cost if n.cost != (0.0, 0.0) else None for n in nodes]
-        self._keyed = [isinstance(op, KeyedOperator) for op in self.operators]
+        self._keyed: list[KeyedOperator | None] = [
+            op if isinstance(op, KeyedOperator) else None for op in self.operators
+        ]
         self.sinks = [op for op in self.operators if isinstance(op, SinkOperator)]
         head = self.operators[0]
         self.source = head if isinstance(head, SourceOperator) else None
@@ -181,29 +183,27 @@ class OperatorChain:
                 if cost is not None:
                     self.cost_ms += cost[0] + cost[1] * len(records)
                 op = operators[index]
-                if keyed[index] and op.batching:  # type: ignore[attr-defined]
+                keyed_op = keyed[index]
+                if keyed_op is not None:
                     if keys is None:
                         keys = self._keys(index, records)
-                    op.buffer_batch(records, keys, timestamps)  # type: ignore[attr-defined]
-                    return [], None
-                if timestamps is None and not op.assigns_timestamps:
-                    if keyed[index]:
-                        if keys is None:
-                            keys = self._keys(index, records)
-                        records = op.process_keyed_batch(records, keys)  # type: ignore[attr-defined]
+                    if keyed_op.batching:  # BATCH: the whole input first, sorted at its end
+                        keyed_op.buffer_batch(records, keys, timestamps)
+                        return [], None
+                    if timestamps is None and not op.assigns_timestamps:
+                        records = keyed_op.process_keyed_batch(records, keys)
                     else:
-                        records = op.process_batch(records)
+                        if timestamps is None:
+                            timestamps = [None] * len(records)
+                        records, timestamps = keyed_op.process_keyed_timestamped(
+                            records, keys, timestamps
+                        )
+                elif timestamps is None and not op.assigns_timestamps:
+                    records = op.process_batch(records)
                 else:
                     if timestamps is None:
                         timestamps = [None] * len(records)
-                    if keyed[index]:
-                        if keys is None:
-                            keys = self._keys(index, records)
-                        records, timestamps = op.process_keyed_timestamped(  # type: ignore[attr-defined]
-                            records, keys, timestamps
-                        )
-                    else:
-                        records, timestamps = op.process_timestamped(records, timestamps)
+                    records, timestamps = op.process_timestamped(records, timestamps)
                 keys = None
         except UserCodeError:
             raise
@@ -227,21 +227,20 @@ class OperatorChain:
             if combined is None:
                 return out
             watermark = combined
-        current: int | None = watermark
         for index in range(start, len(self.operators)):
-            assert current is not None
             op = self.operators[index]
             try:
-                (records, stamps), current = op.process_watermark(current)
+                (records, stamps), handed_on = op.process_watermark(watermark)
             except UserCodeError:
                 raise
             except Exception as error:
                 raise UserCodeError(self.labels[index]) from error
             if records:
                 out.append(self.run(records, None, index + 1, stamps))
-            if current is None:
+            if handed_on is None:
                 return out
-        out.append(current)  # type: ignore[arg-type]
+            watermark = handed_on
+        out.append(watermark)
         return out
 
     def timer_counts(self) -> dict[str, int]:
@@ -287,9 +286,8 @@ class OperatorChain:
                 raise UserCodeError(self.labels[index]) from error
             if records:
                 out.append(self.run(records, None, index + 1, stamps))
-            status = getattr(op, "status_change", None)
+            status = op.take_status_change()
             if status is not None:  # idleness goes straight downstream (operators pass it on)
-                op.status_change = None  # type: ignore[attr-defined]
                 out.append(WatermarkStatus(status))
             if watermark is not None:
                 out.extend(self.advance_watermark(watermark, index + 1))

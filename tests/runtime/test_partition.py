@@ -107,3 +107,13 @@ def test_shuffle_sends_each_record_to_a_random_channel_the_same_way_every_run() 
     assert all(200 < len(part) < 300 for _, part, _ in runs[0])
     other = ChannelSelector(Partitioner.SHUFFLE, 4, start=2).split(records)
     assert other != runs[0]
+
+
+def test_equal_keys_of_other_types_are_routed_by_their_own_hash_whatever_came_first() -> None:
+    """1, True and 1.0 are equal in Python but hash apart (as Long, Boolean and Double in
+    Java): the routing cache must not send one where the other went."""
+    for first, then in [(True, 1), (1, True), (1, 1.0), ((1, "a"), (True, "a"))]:
+        fresh = ChannelSelector(Partitioner.HASH, 64, key_selector=lambda r: r)
+        warmed = ChannelSelector(Partitioner.HASH, 64, key_selector=lambda r: r)
+        warmed.split([first])
+        assert warmed.split([then]) == fresh.split([then]), (first, then)
