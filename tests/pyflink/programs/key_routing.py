@@ -29,6 +29,7 @@ def main():
         (1, "a"),
         ("x", 2.5),
         None,
+        True,
         b"raw",
     ]
     source = env.from_collection(keys)
