@@ -9,7 +9,7 @@ import pytest
 import structlog.testing
 
 from actors.pyflink._unsupported import reset_warnings
-from actors.pyflink.common import Configuration, Duration
+from actors.pyflink.common import Configuration, Duration, Types
 from actors.pyflink.datastream import (
     CheckpointingMode,
     ExternalizedCheckpointRetention,
@@ -89,3 +89,17 @@ def test_a_configuration_sets_known_keys_warns_on_jvm_keys_and_refuses_others() 
     assert Configuration.from_dict({"a": True, "b": 1}).to_dict() == {"a": "true", "b": "1"}
     assert conf.get_integer("parallelism.default", 0) == 2
     assert conf.get_boolean("missing", True) is True
+
+
+def test_operator_attributes_apply_to_the_operator_a_call_made() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    source = env.from_collection([1.5, 2.5])
+    floats = source.map(lambda x: x, output_type=Types.FLOAT()).name("to float").uid("f")
+    floats.set_parallelism(3)
+    user, conversion = floats._nodes
+    assert (user.name, user.uid, user.parallelism) == ("to float", "f", 3)
+    assert conversion.parallelism == 3  # stays chained to it
+    # a partitioning or a union runs no code of its own: naming it changes nothing
+    assert source.rebalance().name("x").uid("y").get_name() == "Partition"
+    assert floats.union(source).disable_chaining().set_parallelism(2).get_name() == "Partition"
+    assert user.name == "to float" and user.chainable

@@ -40,7 +40,7 @@ from actors.pyflink.datastream.functions import (
     ReduceFunction,
 )
 from runtime import datastream as ck
-from runtime.graph import GraphError, StreamNode
+from runtime.graph import StreamNode
 from runtime.row import Row
 from runtime.watermarks import WatermarkStrategy
 
@@ -107,22 +107,28 @@ class DataStream:
             nodes.append(stream.nodes[0])
         return DataStream(self._env, stream, output_type, nodes)
 
-    def _single(self, what: str) -> StreamNode:
-        if len(self._nodes) != 1 and len(self._stream.nodes) != 1:
-            raise GraphError(f"{what}() applies to one operator; call it before union()")
-        return self._nodes[0]
+    def _operator(self) -> StreamNode | None:
+        """The operator this stream's attributes set; None for a stream out of a partitioning
+        (``rebalance()``, ``union()``, ...), whose name, uid, parallelism and chaining PyFlink
+        sets on a transformation that runs no code: here they change nothing."""
+        return self._nodes[0] if self._nodes else None
 
     # --- attributes ----------------------------------------------------------------------------
 
     def get_name(self) -> str:
-        return self._single("get_name").name
+        node = self._operator()
+        return node.name if node is not None else "Partition"
 
     def name(self, name: str) -> DataStream:
-        self._single("name").name = name
+        node = self._operator()
+        if node is not None:
+            node.name = name
         return self
 
     def uid(self, uid: str) -> DataStream:
-        self._single("uid").uid = uid
+        node = self._operator()
+        if node is not None:
+            node.uid = uid
         return self
 
     def set_uid_hash(self, uid_hash: str) -> DataStream:
@@ -160,11 +166,15 @@ class DataStream:
         return self
 
     def start_new_chain(self) -> DataStream:
-        ck.DataStream(self._stream.env, [self._single("start_new_chain")]).start_new_chain()
+        node = self._operator()
+        if node is not None:
+            ck.DataStream(self._stream.env, [node]).start_new_chain()
         return self
 
     def disable_chaining(self) -> DataStream:
-        self._single("disable_chaining").chainable = False
+        node = self._operator()
+        if node is not None:
+            node.chainable = False
         return self
 
     def slot_sharing_group(self, slot_sharing_group: Any) -> DataStream:
