@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime
+import io
 import math
 import pickle
 from decimal import Decimal
@@ -11,10 +12,12 @@ from typing import Any
 
 import pytest
 
+from actors.connectors import PrintConnector
 from actors.pyflink import _java
 from actors.pyflink.common import Row, RowKind, Types
 from actors.pyflink.common.typeinfo import key_hash, key_order, printed
 from runtime import serde
+from runtime.checkpoint import TaskId
 from runtime.serde import StateFormatError
 
 # value -> (Double.toString, Float.toString of the value as a float), from Java 17
@@ -189,3 +192,16 @@ def test_a_row_round_trips_through_a_checkpoint() -> None:
 def test_a_row_ckptsim_did_not_write_is_refused(text: str) -> None:
     with pytest.raises(StateFormatError):
         serde.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("identifier", "parallelism", "prefix"),
+    [(None, 1, ""), (None, 4, "3> "), ("out", 1, "out> "), ("out", 4, "out:3> "), ("", 4, "3> ")],
+)
+def test_print_sink_prefixes_as_flinks_print_sink_output_writer(
+    identifier: str | None, parallelism: int, prefix: str
+) -> None:
+    stream = io.StringIO()
+    connector = PrintConnector(TaskId("sink-1", 2), parallelism, stream, identifier=identifier)
+    connector.write(["a", "b"])
+    assert stream.getvalue() == f"{prefix}a\n{prefix}b\n"
