@@ -9,7 +9,7 @@ the task's (``runtime.task.sinks``): they do no I/O, their connectors do.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -66,6 +66,8 @@ class OperatorContext:
     auto_watermark_interval: int = 200
     #: ``execution.runtime-mode: BATCH``: keyed operators take their whole input, sorted by key
     batch: bool = False
+    #: ``pipeline.global-job-parameters``
+    job_parameters: Mapping[str, str] = field(default_factory=dict)
 
 
 class Operator:
@@ -202,7 +204,7 @@ class _RuntimeContext(RuntimeContext):
         return f"{ctx.task_name} ({ctx.subtask + 1}/{ctx.parallelism})"
 
     def get_job_parameter(self, key: str, default_value: str) -> str:
-        return default_value
+        return self._ctx.job_parameters.get(key, default_value)
 
 
 def _bind(fn: Any, method: str, ctx: OperatorContext, backend: KeyedStateBackend | None) -> Any:

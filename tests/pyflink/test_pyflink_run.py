@@ -277,3 +277,37 @@ def test_sys_exit_ends_the_program(
     assert returned == code
     assert out == "done\n"
     assert ("exited with status 3" in err) == (status == "3")
+
+
+def test_global_job_parameters_reach_every_function(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``set_global_job_parameters`` (``pipeline.global-job-parameters``) is what a function's
+    runtime context answers ``get_job_parameter`` with; ``-D`` replaces it."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.datastream import StreamExecutionEnvironment
+        from pyflink.datastream.functions import MapFunction, RuntimeContext
+
+        class Tag(MapFunction):
+            def open(self, runtime_context: RuntimeContext):
+                self.tag = runtime_context.get_job_parameter("tag", "none")
+                self.other = runtime_context.get_job_parameter("other", "none")
+
+            def map(self, value):
+                return f"{self.tag}/{self.other}:{value}"
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        env.get_config().set_global_job_parameters({"tag": "blue"})
+        assert env.get_config().get_global_job_parameters() == {"tag": "blue"}
+        env.from_collection([1, 2]).map(Tag()).print()
+        env.execute()
+        """,
+    )
+    code, out, _ = run(capsys, script, "--simulate")
+    assert (code, out) == (0, "blue/none:1\nblue/none:2\n")
+    code, out, _ = run(capsys, script, "--simulate", "-D", "pipeline.global-job-parameters=other:x")
+    # the command line's -D applies on top of the program's settings, as for every key
+    assert (code, out.splitlines()[0]) == (0, "none/x:1")

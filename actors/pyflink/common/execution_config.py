@@ -19,7 +19,6 @@ _SERIALIZERS = "ckptsim keeps records as Python objects (no Java serializers)"
 class ExecutionConfig:
     def __init__(self, env: Any) -> None:
         self._env = env  # the PyFlink StreamExecutionEnvironment
-        self._global_job_parameters: dict[str, str] = {}
 
     # --- what ckptsim uses ---------------------------------------------------------------------
 
@@ -48,14 +47,18 @@ class ExecutionConfig:
         return value
 
     def get_global_job_parameters(self) -> dict[str, str]:
-        return dict(self._global_job_parameters)
+        value: dict[str, str] | None = self._env._setting("pipeline.global-job-parameters")
+        return dict(value or {})
 
     def set_global_job_parameters(
         self, global_job_parameters_dict: Mapping[str, Any]
     ) -> ExecutionConfig:
-        self._global_job_parameters = {
-            str(k): str(v) for k, v in global_job_parameters_dict.items()
-        }
+        """What every function reads with ``RuntimeContext.get_job_parameter``
+        (``pipeline.global-job-parameters``)."""
+        self._env._configure(
+            "pipeline.global-job-parameters",
+            {str(k): str(v) for k, v in global_job_parameters_dict.items()},
+        )
         return self
 
     # --- accepted, with no effect ---------------------------------------------------------------
