@@ -806,6 +806,8 @@ class TimestampsAndWatermarksOperator(Operator):
         #: the stream went idle (True) or active again (False) in the last call: the chain
         #: sends the status downstream
         self.status_change: bool | None = None
+        #: the largest watermark the generator returned from ``on_event``
+        self._punctuated = MIN_WATERMARK
 
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
@@ -833,7 +835,9 @@ class TimestampsAndWatermarksOperator(Operator):
             stamped = list(timestamps)
         on_event = self.generator.on_event
         for ts in stamped:
-            on_event(MIN_WATERMARK if ts is None else ts)
+            punctuated = on_event(MIN_WATERMARK if ts is None else ts)
+            if punctuated is not None and punctuated > self._punctuated:
+                self._punctuated = punctuated  # goes out with the next periodic emission
         if self.ctx is not None:
             self._last_record_at = self.ctx.time.processing
         return records, stamped
@@ -861,8 +865,9 @@ class TimestampsAndWatermarksOperator(Operator):
                 self.idle = True
                 self.status_change = True
             return ([], []), None
-        watermark = self.generator.on_periodic_emit()
-        if watermark is not None and watermark > self.current_watermark:
+        periodic = self.generator.on_periodic_emit()
+        watermark = self._punctuated if periodic is None else max(periodic, self._punctuated)
+        if watermark > self.current_watermark:
             self.current_watermark = watermark
             if self.idle:  # a watermark makes the stream active again (before it goes out)
                 self.idle = False
