@@ -1,7 +1,8 @@
 """The ``ckptsim`` command line. The only place logging (structlog) is configured.
 
 Commands:
-  run SCRIPT            run a topology script on actors (see actors/scripts.py for the contract)
+  run SCRIPT [-- ARGS]  run a topology script or a PyFlink program on actors (see
+                        actors/scripts.py for the contract; ARGS: the program's own arguments)
   conformance PATH...   run conformance scenarios (files, or folders searched for *.scn)
   check TRACE.jsonl     re-validate a run's trace offline against the protocol's invariants
   demo                  a scripted walk through an aligned and an unaligned checkpoint
@@ -224,17 +225,20 @@ def _run_with_outputs(
 ) -> int:
     from actors import report
     from actors.launcher import JobCancellationTimeout
-    from actors.scripts import ScriptError, ScriptTimeout, run_script
+    from actors.scripts import ScriptError, ScriptTimeout, is_pyflink_program, run_script
     from actors.session import Session
     from actors.simulation import SimulationStalled
     from runtime.restart import BOUNDED_RESTARTS
 
     interactive = sys.stderr.isatty() and not args.quiet
     display = report.ProgressDisplay() if interactive else None
+    # a PyFlink program's standard output is what Flink would print: ckptsim's own lines go
+    # to stderr (as they do when the archive goes to stdout)
+    own_lines_to_stderr = args.stats == "-" or is_pyflink_program(args.script)
 
     options: dict[str, object] = {"timeout": timeout, **outputs.options}
     if not args.quiet:  # Flink's CLI names each job it submits; so does ckptsim, first
-        stream = sys.stderr if args.stats == "-" else sys.stdout
+        stream = sys.stderr if own_lines_to_stderr else sys.stdout
         options["observer"] = _Announcer(options.get("observer"), stream)  # type: ignore[arg-type]
     if args.simulate:
         options["runtime"] = "simulation"
@@ -245,7 +249,7 @@ def _run_with_outputs(
     session = Session(settings=settings, options=options, bounded_restarts=True)
     try:
         with _sigterm_interrupts(), display or contextlib.nullcontext():
-            result = run_script(args.script, session, timeout=timeout)
+            result = run_script(args.script, session, timeout=timeout, argv=args.script_args)
     except ScriptError as error:
         print(f"ckptsim run: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -257,7 +261,7 @@ def _run_with_outputs(
         )
         return EXIT_FAILED
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM: the job was cancelled and cleaned up
-        return _interrupted(stop, quiet=args.quiet, summary_to_stderr=args.stats == "-")
+        return _interrupted(stop, quiet=args.quiet, summary_to_stderr=own_lines_to_stderr)
     except SimulationStalled as error:
         print(f"ckptsim run: the simulation stalled: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -265,8 +269,8 @@ def _run_with_outputs(
         print(f"ckptsim run: {error}", file=sys.stderr)
         return EXIT_FAILED
     outputs.finish()  # the archive (--stats), the timeline
-    if not args.quiet:  # on stderr when the archive goes to stdout
-        print(report.summary_table(result), file=sys.stderr if args.stats == "-" else sys.stdout)
+    if not args.quiet:  # on stderr when the archive or a PyFlink program's output is on stdout
+        print(report.summary_table(result), file=sys.stderr if own_lines_to_stderr else sys.stdout)
     cause = result.root_cause
     if not result.succeeded and cause is not None:  # the user's own frames, once
         print(f"ckptsim run: {cause.describe()}\n{cause.traceback}".rstrip(), file=sys.stderr)
@@ -455,7 +459,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ckptsim {_version()}")
     _logging_options(parser, default=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    run = sub.add_parser("run", help="run a topology script on actors")
+    run = sub.add_parser(
+        "run",
+        help="run a topology script or a PyFlink program on actors",
+        usage="ckptsim run SCRIPT [options] [-- ARGS...]  (ARGS: a PyFlink program's own)",
+    )
     run.add_argument("script", metavar="SCRIPT")
     run.add_argument(
         "-D",
@@ -563,8 +571,14 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    script_args: list[str] = []
+    if "--" in words:  # `ckptsim run SCRIPT [options] -- ARGS...`: the script's own arguments
+        at = words.index("--")
+        words, script_args = words[:at], words[at + 1 :]
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
+        args.script_args = script_args
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code not in (0, None) else EXIT_OK
     if args.command is None:

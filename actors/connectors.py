@@ -61,10 +61,20 @@ class NoTransactions:
 
 
 class PrintConnector(NoTransactions):
-    """Flink's print sink: ``<subtask index + 1>> <record>`` per record (not transactional)."""
+    """Flink's print sink: ``<subtask index + 1>> <record>`` per record (not transactional);
+    with a sink identifier ``<identifier>:<subtask index + 1>> `` (``<identifier>> `` at
+    parallelism 1), as Flink's ``PrintSinkOutputWriter``."""
 
-    def __init__(self, task: TaskId, parallelism: int, stream: IO[str] | None = None) -> None:
-        self.prefix = f"{task.subtask + 1}> " if parallelism > 1 else ""
+    def __init__(
+        self,
+        task: TaskId,
+        parallelism: int,
+        stream: IO[str] | None = None,
+        identifier: str | None = None,
+    ) -> None:
+        subtask = f"{task.subtask + 1}" if parallelism > 1 else ""
+        label = f"{identifier}:{subtask}" if identifier and subtask else identifier or subtask
+        self.prefix = f"{label}> " if label else ""
         self.stream = stream or sys.stdout
 
     def write(self, records: Any) -> None:
@@ -94,14 +104,30 @@ def _lines(records: Any, fmt: str) -> bytes:
     return ("\n".join(map(str, records)) + "\n").encode()
 
 
-class FileConnector(NoTransactions):
-    """Without checkpointing: one part file per subtask, ``<path>/part-<vertex>-<subtask>.<ext>``."""
+def _suffix(fmt: str, part_suffix: str | None) -> str:
+    """A part file's extension: the sink's own (``OutputFileConfig``'s ``.ext``) or the
+    format's."""
+    if part_suffix:
+        return part_suffix.removeprefix(".")
+    return "jsonl" if fmt == "json" else "txt"
 
-    def __init__(self, path: str, task: TaskId, fmt: str) -> None:
+
+class FileConnector(NoTransactions):
+    """Without checkpointing: one part file per subtask, ``<path>/<prefix>-<vertex>-<subtask>.<ext>``
+    (prefix ``part``)."""
+
+    def __init__(
+        self,
+        path: str,
+        task: TaskId,
+        fmt: str,
+        prefix: str = "part",
+        part_suffix: str | None = None,
+    ) -> None:
         directory = Path(path)
         directory.mkdir(parents=True, exist_ok=True)
-        suffix = "jsonl" if fmt == "json" else "txt"
-        self.path = directory / f"part-{task.vertex}-{task.subtask}.{suffix}"
+        suffix = _suffix(fmt, part_suffix)
+        self.path = directory / f"{prefix}-{task.vertex}-{task.subtask}.{suffix}"
         self.fmt = fmt
         self.file = open(self.path, "wb")  # noqa: SIM115 - closed in close()
 
@@ -146,12 +172,17 @@ class StagedFiles:
     write the in-progress file and close it (``_close_writer``)."""
 
     def __init__(
-        self, directory: Path, task: TaskId, suffix: str, writer: str | None = None
+        self,
+        directory: Path,
+        task: TaskId,
+        suffix: str,
+        writer: str | None = None,
+        prefix: str = "part",
     ) -> None:
         self.directory = directory
         self.staging = directory / ".staging"
         self.staging.mkdir(parents=True, exist_ok=True)
-        self.stem = f"part-{task.vertex}-{task.subtask}"
+        self.stem = f"{prefix}-{task.vertex}-{task.subtask}"
         self.suffix = suffix
         #: this subtask's files, of any writer (and the names of earlier ckptsim versions:
         #: no writer, ``.attempt-<n>.inprogress``)
@@ -277,8 +308,16 @@ class StagedFiles:
 class TransactionalFileConnector(StagedFiles):
     """``sink_to_file`` with checkpointing: text or JSON lines, staged per checkpoint."""
 
-    def __init__(self, path: str, task: TaskId, fmt: str, writer: str | None = None) -> None:
-        super().__init__(Path(path), task, "jsonl" if fmt == "json" else "txt", writer)
+    def __init__(
+        self,
+        path: str,
+        task: TaskId,
+        fmt: str,
+        writer: str | None = None,
+        prefix: str = "part",
+        part_suffix: str | None = None,
+    ) -> None:
+        super().__init__(Path(path), task, _suffix(fmt, part_suffix), writer, prefix)
         self.fmt = fmt
         self.file: IO[bytes] | None = None
 
@@ -328,12 +367,15 @@ def make_connector(
         case SinkKind.COLLECT:
             return None
         case SinkKind.PRINT:
-            return PrintConnector(task, parallelism)
+            return PrintConnector(task, parallelism, identifier=sink.identifier)
         case SinkKind.FILE:
             assert sink.path is not None
+            prefix, suffix = sink.part_prefix, sink.part_suffix
             if transactional:
-                return TransactionalFileConnector(sink.path, task, sink.format, writer)
-            return FileConnector(sink.path, task, sink.format)
+                return TransactionalFileConnector(
+                    sink.path, task, sink.format, writer, prefix, suffix
+                )
+            return FileConnector(sink.path, task, sink.format, prefix, suffix)
         case SinkKind.CUSTOM:  # DataStream.sink_to(factory)
             assert sink.factory is not None
             extra = {"writer": writer} if _takes_writer(sink.factory) else {}

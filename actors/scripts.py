@@ -3,17 +3,24 @@
 A script either defines ``build(env)`` (``ckptsim`` makes the environment, calls it, and
 executes the job), or makes its own ``StreamExecutionEnvironment`` and calls ``execute``.
 Either way the command line's settings apply. Problems in the script itself (a syntax error,
-no job, a cycle, a bad parallelism or config key) are ``ScriptError``s with a message that
-says what to fix.
+no job, a cycle, a bad parallelism or config key, something ckptsim cannot run) are
+``ScriptError``s with a message that says what to fix.
+
+While a script runs, ``import pyflink...`` resolves to ckptsim's PyFlink API
+(``actors.pyflink``). A script that imports ``pyflink`` is a PyFlink program: it runs as
+``python`` would run it (``__name__ == "__main__"``, its folder on ``sys.path``, ``sys.argv``
+its own arguments).
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import signal
+import sys
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +36,23 @@ from runtime.storage import CheckpointStorageError, CorruptCheckpointError
 
 class ScriptError(Exception):
     """The script cannot be run as a job (exit status 2)."""
+
+
+class UnsupportedFeature(Exception):
+    """The script uses something ckptsim cannot run (a connector that needs Flink's JVM, the
+    Table API, ...): it stops before its job starts (exit status 2); the message names it and
+    what to use instead."""
+
+
+class JobFailed(Exception):
+    """``execute()`` of an API that raises when its job fails (PyFlink's, as Flink's): the
+    script stops there, and the run reports the failed job as any failed job."""
+
+    def __init__(self, result: JobResult) -> None:
+        cause = result.root_cause
+        why = cause.describe() if cause is not None else (result.failure or result.status.value)
+        super().__init__(f"Job execution failed: {why}")
+        self.result = result
 
 
 class ScriptTimeout(BaseException):
@@ -78,10 +102,49 @@ def _timer(seconds: float | None) -> _ScriptTimer | None:
     return _ScriptTimer(seconds) if seconds is not None and usable else None
 
 
-def run_script(path: str, session: Session, *, timeout: float | None = None) -> JobResult:
+def is_pyflink_program(path: str) -> bool:
+    """Whether the script imports ``pyflink`` (at any depth of its code); False when it cannot
+    be read or parsed (``run_script`` reports that)."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(
+            a.name == "pyflink" or a.name.startswith("pyflink.") for a in node.names
+        ):
+            return True
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and node.module is not None
+            and (node.module == "pyflink" or node.module.startswith("pyflink."))
+        ):
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def _as_main(script: Path, argv: Sequence[str]) -> Iterator[None]:
+    """``sys.argv`` and ``sys.path[0]`` as ``python SCRIPT ARGS...`` has them, for the run."""
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = [str(script), *argv]
+    sys.path.insert(0, str(script.resolve().parent))
+    try:
+        yield
+    finally:
+        sys.argv = saved_argv
+        sys.path[:] = saved_path
+
+
+def run_script(
+    path: str, session: Session, *, timeout: float | None = None, argv: Sequence[str] = ()
+) -> JobResult:
     """Run the script and the job it builds; ``timeout`` (seconds) bounds the script's own code
     outside its jobs (a job's timeout is ``session.options["timeout"]``), raising
-    ``ScriptTimeout``."""
+    ``ScriptTimeout``. ``argv``: a PyFlink program's own arguments."""
+    from actors.pyflink.imports import pyflink_imports  # noqa: PLC0415
+
     script = Path(path)
     try:
         source = script.read_text(encoding="utf-8")
@@ -94,13 +157,16 @@ def run_script(path: str, session: Session, *, timeout: float | None = None) -> 
     except SyntaxError as error:
         where = f"{path}:{error.lineno}" if error.lineno else path
         raise ScriptError(f"{where}: syntax error: {error.msg}") from None
-    namespace: dict[str, Any] = {"__name__": "__ckptsim__", "__file__": str(script)}
+    pyflink = is_pyflink_program(path)
+    name = "__main__" if pyflink else "__ckptsim__"
+    namespace: dict[str, Any] = {"__name__": name, "__file__": str(script)}
     timer = _timer(timeout)
     if timer is not None:
         session.pause_script_timer = timer.paused
-    with active(session), timer or contextlib.nullcontext():
+    as_main = _as_main(script, argv) if pyflink or argv else contextlib.nullcontext()
+    with active(session), timer or contextlib.nullcontext(), pyflink_imports(), as_main:
         try:
-            exec(code, namespace)
+            _exec(code, namespace, path, script)
             if not session.results:
                 build = namespace.get("build")
                 if not callable(build):
@@ -116,6 +182,10 @@ def run_script(path: str, session: Session, *, timeout: float | None = None) -> 
             raise ScriptTimeout(f"{_where(path, script, stop)}") from None
         except (ScriptError, SimulationStalled, JobCancellationTimeout):
             raise
+        except JobFailed:  # the failed job is the run's result
+            pass
+        except UnsupportedFeature as error:
+            raise ScriptError(f"{_where(path, script, error)}: {error}") from None
         except (GraphError, ConfigError) as error:
             raise ScriptError(f"{path}: {error}") from None
         except (RestoreError, CorruptCheckpointError) as error:
@@ -126,6 +196,18 @@ def run_script(path: str, session: Session, *, timeout: float | None = None) -> 
             where = _where(path, script, error)
             raise ScriptError(f"{where}: {type(error).__name__}: {error}") from None
     return session.results[-1]
+
+
+def _exec(code: Any, namespace: dict[str, Any], path: str, script: Path) -> None:
+    """Run the script's code; ``sys.exit()`` ends the script (0 or None: as if it ended;
+    another status: the script cannot run, as its own argument parser says)."""
+    try:
+        exec(code, namespace)
+    except SystemExit as stop:
+        if stop.code not in (0, None):
+            raise ScriptError(
+                f"{_where(path, script, stop)}: the script exited with status {stop.code}"
+            ) from None
 
 
 def _where(path: str, script: Path, error: BaseException) -> str:

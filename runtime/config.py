@@ -205,6 +205,21 @@ def parse_restart_type(value: object) -> str:
     )
 
 
+def parse_map(value: object) -> dict[str, str]:
+    """Flink's map syntax (``k1:v1,k2:v2``) or a mapping: string keys and values."""
+    if isinstance(value, Mapping):
+        return {str(k): str(v) for k, v in value.items()}
+    if isinstance(value, str):
+        out: dict[str, str] = {}
+        for item in filter(None, (part.strip() for part in value.split(","))):
+            key, sep, val = item.partition(":")
+            if not sep or not key.strip():
+                raise ValueError(f"expected key:value pairs separated by commas, got {item!r}")
+            out[key.strip()] = val.strip()
+        return out
+    raise ValueError("expected key:value pairs separated by commas (k1:v1,k2:v2) or a mapping")
+
+
 def parse_string(value: object) -> str:
     if isinstance(value, str) and value.strip():
         return value.strip()
@@ -276,6 +291,7 @@ def _opt(
         "bool": parse_bool,
         "memory": parse_memory,
         "string": parse_string,
+        "map": parse_map,
         "float": parse_float,
         "restart": parse_restart_type,
     }
@@ -534,6 +550,12 @@ OPTIONS: tuple[ConfigOption, ...] = (
         inert="buffers are cut at the segment size (and ckptsim.buffer.records)",
     ),
     _opt("parallelism.default", "int", 1, "Default parallelism of operators.", minimum=1),
+    _opt(
+        "pipeline.global-job-parameters",
+        "map",
+        None,
+        "Parameters every function can read (RuntimeContext.get_job_parameter): k1:v1,k2:v2.",
+    ),
     _opt(
         "pipeline.auto-watermark-interval",
         "duration",

@@ -440,15 +440,38 @@ class DataStream:
         """Gather the records; ``JobResult.output[name]`` has them when the job is done."""
         return self._sink(SinkDescriptor(sink=SinkKind.COLLECT), name)
 
-    def print(self, name: str = "print") -> DataStreamSink:
-        return self._sink(SinkDescriptor(sink=SinkKind.PRINT), name)
+    def print(self, name: str = "print", *, identifier: str | None = None) -> DataStreamSink:
+        """Each record's ``str`` on standard output, after ``N> `` (subtask N, parallelism
+        above 1) or ``identifier:N> `` / ``identifier> `` (Flink's ``print(sink_identifier)``)."""
+        return self._sink(SinkDescriptor(sink=SinkKind.PRINT, identifier=identifier), name)
 
-    def sink_to_file(self, path: str, *, name: str = "file", fmt: str = "text") -> DataStreamSink:
+    def sink_to_file(
+        self,
+        path: str,
+        *,
+        name: str = "file",
+        fmt: str = "text",
+        part_prefix: str = "part",
+        part_suffix: str | None = None,
+    ) -> DataStreamSink:
         """Write one part file per subtask under ``path`` (``text``: one line per record;
-        ``json``: one JSON document per line)."""
+        ``json``: one JSON document per line), named ``<part_prefix>-...<part_suffix>``
+        (default extension ``.txt`` / ``.jsonl``)."""
         if fmt not in ("text", "json"):
             raise GraphError(f"sink_to_file format must be 'text' or 'json', got {fmt!r}")
-        return self._sink(SinkDescriptor(sink=SinkKind.FILE, path=path, format=fmt), name)
+        if not part_prefix or "/" in part_prefix or (part_suffix and "/" in part_suffix):
+            raise GraphError(
+                f"sink_to_file: a part prefix is a non-empty file name part, got {part_prefix!r}"
+                f" (suffix {part_suffix!r})"
+            )
+        sink = SinkDescriptor(
+            sink=SinkKind.FILE,
+            path=path,
+            format=fmt,
+            part_prefix=part_prefix,
+            part_suffix=part_suffix,
+        )
+        return self._sink(sink, name)
 
     def sink_to(self, factory: Callable[..., Any], *, name: str) -> DataStreamSink:
         """A sink of your own: ``factory(task=..., parallelism=..., transactional=...,

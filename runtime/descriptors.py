@@ -132,11 +132,16 @@ class SinkKind(enum.Enum):
 class SinkDescriptor:
     kind: ClassVar[str] = "sink"
     sink: SinkKind
-    #: FILE: the directory and format ("text" or "json")
+    #: FILE: the directory and format ("text" or "json"), and the part files' name prefix and
+    #: extension (None: the format's, ``txt`` or ``jsonl``)
     path: str | None = None
     format: str = "text"
+    part_prefix: str = "part"
+    part_suffix: str | None = None
     #: CUSTOM: ``factory(task=..., parallelism=..., transactional=..., attempt=...)``
     factory: UserFn | None = None
+    #: PRINT: the sink identifier printed before each record (Flink's ``print(identifier)``)
+    identifier: str | None = None
 
 
 OperatorDescriptor = (

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from runtime.state import (
@@ -32,6 +32,13 @@ if TYPE_CHECKING:
         ValueState,
         ValueStateDescriptor,
     )
+
+
+IN = TypeVar("IN")
+OUT = TypeVar("OUT")
+KEY = TypeVar("KEY")
+W = TypeVar("W")
+W2 = TypeVar("W2")
 
 
 class TimeDomain(enum.Enum):
@@ -282,7 +289,7 @@ class KeyedCoProcessFunction(Function):
         return None
 
 
-class WindowFunction(Function):
+class WindowFunction(Function, Generic[IN, OUT, KEY, W]):
     """Called once per key and window that fires, with the window's records (or, after a
     ``reduce``/``aggregate``, its one aggregate)."""
 
@@ -290,13 +297,16 @@ class WindowFunction(Function):
         raise NotImplementedError
 
 
-class AllWindowFunction(Function):
+class AllWindowFunction(Function, Generic[IN, OUT, W]):
     def apply(self, window: Any, inputs: Iterable[Any]) -> Iterable[Any] | None:
         raise NotImplementedError
 
 
-class ProcessWindowFunction(Function):
-    class Context:
+class ProcessWindowFunction(Function, Generic[IN, OUT, KEY, W]):
+    """``ProcessWindowFunction[IN, OUT, KEY, W]`` as PyFlink spells it (the type arguments
+    document, nothing checks them)."""
+
+    class Context(Generic[W2]):
         def window(self) -> Any:
             raise NotImplementedError
 
@@ -313,16 +323,16 @@ class ProcessWindowFunction(Function):
             raise NotImplementedError
 
     def process(
-        self, key: Any, context: ProcessWindowFunction.Context, elements: Iterable[Any]
+        self, key: Any, context: ProcessWindowFunction.Context[Any], elements: Iterable[Any]
     ) -> Iterable[Any] | None:
         raise NotImplementedError
 
-    def clear(self, context: ProcessWindowFunction.Context) -> None:
+    def clear(self, context: ProcessWindowFunction.Context[Any]) -> None:
         """The window is purged (default: nothing)."""
 
 
-class ProcessAllWindowFunction(Function):
-    class Context:
+class ProcessAllWindowFunction(Function, Generic[IN, OUT, W]):
+    class Context(Generic[W2]):
         def window(self) -> Any:
             raise NotImplementedError
 
@@ -333,9 +343,9 @@ class ProcessAllWindowFunction(Function):
             raise NotImplementedError
 
     def process(
-        self, context: ProcessAllWindowFunction.Context, elements: Iterable[Any]
+        self, context: ProcessAllWindowFunction.Context[Any], elements: Iterable[Any]
     ) -> Iterable[Any] | None:
         raise NotImplementedError
 
-    def clear(self, context: ProcessAllWindowFunction.Context) -> None:
+    def clear(self, context: ProcessAllWindowFunction.Context[Any]) -> None:
         pass

@@ -193,6 +193,7 @@ def plan_execution(
     segment_size: int = conf["taskmanager.memory.segment-size"]
     auto_watermark_interval: int = conf["pipeline.auto-watermark-interval"]
     batch = conf["execution.runtime-mode"] == "BATCH"
+    job_parameters = tuple(sorted((conf["pipeline.global-job-parameters"] or {}).items()))
     channels = job.channels()
     num_inputs: dict[TaskId, int] = {}
     input_of_channel: dict[TaskId, dict[int, int]] = {}
@@ -256,6 +257,7 @@ def plan_execution(
                 restore=(restore or {}).get(task),
                 auto_watermark_interval=auto_watermark_interval,
                 batch=batch,
+                job_parameters=job_parameters,
                 channel_inputs=tuple(
                     index for _, index in sorted(input_of_channel.get(task, {}).items())
                 ),

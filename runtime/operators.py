@@ -9,7 +9,7 @@ the task's (``runtime.task.sinks``): they do no I/O, their connectors do.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -66,6 +66,8 @@ class OperatorContext:
     auto_watermark_interval: int = 200
     #: ``execution.runtime-mode: BATCH``: keyed operators take their whole input, sorted by key
     batch: bool = False
+    #: ``pipeline.global-job-parameters``
+    job_parameters: Mapping[str, str] = field(default_factory=dict)
 
 
 class Operator:
@@ -202,7 +204,7 @@ class _RuntimeContext(RuntimeContext):
         return f"{ctx.task_name} ({ctx.subtask + 1}/{ctx.parallelism})"
 
     def get_job_parameter(self, key: str, default_value: str) -> str:
-        return default_value
+        return self._ctx.job_parameters.get(key, default_value)
 
 
 def _bind(fn: Any, method: str, ctx: OperatorContext, backend: KeyedStateBackend | None) -> Any:
@@ -808,6 +810,8 @@ class TimestampsAndWatermarksOperator(Operator):
         #: the stream went idle (True) or active again (False) in the last call: the chain
         #: sends the status downstream
         self.status_change: bool | None = None
+        #: the largest watermark the generator returned from ``on_event``
+        self._punctuated = MIN_WATERMARK
 
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
@@ -835,7 +839,9 @@ class TimestampsAndWatermarksOperator(Operator):
             stamped = list(timestamps)
         on_event = self.generator.on_event
         for ts in stamped:
-            on_event(MIN_WATERMARK if ts is None else ts)
+            punctuated = on_event(MIN_WATERMARK if ts is None else ts)
+            if punctuated is not None and punctuated > self._punctuated:
+                self._punctuated = punctuated  # goes out with the next periodic emission
         if self.ctx is not None:
             self._last_record_at = self.ctx.time.processing
         return records, stamped
@@ -863,8 +869,9 @@ class TimestampsAndWatermarksOperator(Operator):
                 self.idle = True
                 self.status_change = True
             return ([], []), None
-        watermark = self.generator.on_periodic_emit()
-        if watermark is not None and watermark > self.current_watermark:
+        periodic = self.generator.on_periodic_emit()
+        watermark = self._punctuated if periodic is None else max(periodic, self._punctuated)
+        if watermark > self.current_watermark:
             self.current_watermark = watermark
             if self.idle:  # a watermark makes the stream active again (before it goes out)
                 self.idle = False

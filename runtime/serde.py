@@ -2,8 +2,9 @@
 
 A checkpoint is data, not code: operator and keyed state, source positions and in-flight
 records are written as JSON. Supported: None, bool, int, float, str, bytes, list, tuple, dict
-(any supported keys), set and frozenset. Tuples, bytes, sets and non-string dict keys are
-tagged so they come back as they went in.
+(any supported keys), set, frozenset and ``runtime.row.Row`` (PyFlink's row record: its values,
+field names and kind). Tuples, bytes, sets, rows and non-string dict keys are tagged so they
+come back as they went in.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import hashlib
 import json
 import math
 from typing import Any
+
+from runtime.row import Row, RowKind
 
 _TAG = "$ckptsim"
 
@@ -64,6 +67,13 @@ def _encode_other(value: Any, where: str) -> Any:
         return {_TAG: kind, "v": sorted(items, key=lambda x: json.dumps(x, sort_keys=True))}
     if isinstance(value, bytes):
         return {_TAG: "bytes", "v": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, Row):
+        return {
+            _TAG: "row",
+            "v": [encode(v, where=where) for v in value],
+            "f": value.get_field_names(),
+            "k": value.get_row_kind().value,
+        }
     if isinstance(value, dict):
         if all(isinstance(k, str) for k in value) and _TAG not in value:
             return {k: encode(v, where=where) for k, v in value.items()}
@@ -74,7 +84,7 @@ def _encode_other(value: Any, where: str) -> Any:
     raise StateSerializationError(
         f"cannot write a {type(value).__name__} into a checkpoint ({where}): checkpoints are "
         "JSON data, not pickle. Keep state and records as None, bool, int, float, str, bytes, "
-        "list, tuple, dict or set, or convert the value (e.g. a dataclass with "
+        "list, tuple, dict, set or Row, or convert the value (e.g. a dataclass with "
         "dataclasses.asdict) before storing it."
     )
 
@@ -85,7 +95,7 @@ class StateFormatError(ValueError):
 
 
 #: every tag ``encode`` writes; anything else in a checkpoint was not written by ckptsim
-TAGS = ("tuple", "tuples", "set", "frozenset", "bytes", "dict", "float")
+TAGS = ("tuple", "tuples", "set", "frozenset", "bytes", "dict", "float", "row")
 _FLOATS = frozenset({"nan", "inf", "-inf"})
 
 
@@ -131,8 +141,33 @@ def _decode(data: Any) -> Any:
             return frozenset(_decode(v) for v in payload)
         if tag == "dict":
             return {_decode(k): _decode(v) for k, v in payload}
+        if tag == "row":
+            return _decode_row(data, payload)
         raise ValueError(f"unknown tag {tag!r}")
     return data
+
+
+def _decode_row(data: dict[str, Any], payload: list[Any]) -> Row:
+    fields, kind = data.get("f"), data.get("k", 0)
+    if _row_problem(fields, kind, len(payload)) is not None:
+        raise ValueError("not a row")
+    row = Row(*(_decode(v) for v in payload))
+    row.set_field_names(fields)
+    row.set_row_kind(RowKind(kind))
+    return row
+
+
+def _row_problem(fields: Any, kind: Any, arity: int) -> tuple[str, str] | None:
+    """What is wrong with a row's names ``f`` and kind ``k`` (None: nothing)."""
+    if fields is not None and (
+        type(fields) is not list
+        or len(fields) != arity
+        or not all(type(name) is str for name in fields)
+    ):
+        return "['f']", f"a row's field names are {arity} strings or null, got {fields!r}"
+    if type(kind) is not int or kind not in range(len(RowKind)):
+        return "['k']", f"a row's kind is 0 to {len(RowKind) - 1}, got {kind!r}"
+    return None
 
 
 def _problem(data: Any, at: str) -> tuple[str, str] | None:
@@ -171,6 +206,10 @@ def _problem(data: Any, at: str) -> tuple[str, str] | None:
         return None
     if type(payload) is not list:
         return inside, f"the value of a {tag!r} tag is a {type(payload).__name__}, not a list"
+    if tag == "row":
+        wrong = _row_problem(data.get("f"), data.get("k", 0), len(payload))
+        if wrong is not None:
+            return f"{at}{wrong[0]}", wrong[1]
     for i, item in enumerate(payload):
         if tag in ("tuples", "dict") and (
             type(item) is not list or (tag == "dict" and len(item) != 2)

@@ -308,6 +308,7 @@ class StreamTaskCore:
             attempt=spec.attempt,
             auto_watermark_interval=spec.auto_watermark_interval,
             batch=spec.batch,
+            job_parameters=dict(spec.job_parameters),
         )
         restore = spec.restore
         # a restart with no checkpoint to restore restores "nothing": its sinks drop what the

@@ -86,3 +86,5 @@ class TaskSpec:
     channel_inputs: tuple[int, ...] = ()
     #: ``execution.runtime-mode: BATCH``
     batch: bool = False
+    #: ``pipeline.global-job-parameters``
+    job_parameters: tuple[tuple[str, str], ...] = ()

@@ -13,6 +13,7 @@ from runtime.watermarks import (
     MIN_WATERMARK,
     BoundedOutOfOrdernessGenerator,
     StatusWatermarkValve,
+    WatermarkGenerator,
     WatermarkStrategy,
 )
 
@@ -112,3 +113,17 @@ def test_no_watermarks_still_hands_on_the_end_of_event_time() -> None:
     time.set_now(1000)
     assert op.on_processing_time(time.processing) == (([], []), None)
     assert op.process_watermark(MAX_WATERMARK)[1] == MAX_WATERMARK
+
+
+def test_a_punctuated_watermark_goes_out_with_the_next_periodic_emission() -> None:
+    class EveryTenth(WatermarkGenerator):
+        def on_event(self, timestamp: int) -> int | None:
+            return timestamp if timestamp % 10 == 0 else None
+
+    time = TaskTime()
+    op = make_operator(
+        WatermarkStrategy.for_generator(EveryTenth).with_timestamp_assigner(lambda v, _: v), time
+    )
+    op.process_timestamped([3, 20, 27], [None, None, None])
+    time.set_now(200)
+    assert op.on_processing_time(time.processing) == (([], []), 20)

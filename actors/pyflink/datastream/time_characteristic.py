@@ -1,5 +1,5 @@
 """``pyflink.datastream.time_characteristic``: ``TimeCharacteristic`` (Flink 1.x; Flink 2
-always uses event time where a stream has timestamps: setting it has no effect)."""
+uses event time wherever a stream has timestamps: setting it has no effect)."""
 
 from __future__ import annotations
 

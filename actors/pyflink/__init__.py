@@ -1,0 +1,18 @@
+"""PyFlink's DataStream API on ckptsim: ``ckptsim run my_job.py`` runs a PyFlink program as
+written.
+
+While ``ckptsim run`` runs a script, ``import pyflink...`` resolves to this package
+(``actors.pyflink.imports``): ``pyflink.common`` and ``pyflink.datastream`` with PyFlink's
+module tree, class names and method names. ``env.execute()`` runs the job on ckptsim's actors
+with its checkpointing, ``-D`` settings, ``--simulate``, ``--web`` and faults. Where the job
+model has the class (user functions, state descriptors, windows, watermark strategies) it is
+re-exported here, one implementation for both spellings; where PyFlink's spelling differs,
+a thin layer adapts it. What ckptsim cannot run stops the program with one line saying what
+to use instead.
+"""
+
+from __future__ import annotations
+
+from actors.pyflink.version import __version__
+
+__all__ = ["__version__"]

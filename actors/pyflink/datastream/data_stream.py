@@ -1,0 +1,660 @@
+"""``pyflink.datastream.data_stream``: ``DataStream``, ``KeyedStream``, ``DataStreamSink``, ...
+
+Each PyFlink stream wraps a stream of ckptsim's own DataStream API (``runtime.datastream``,
+one implementation) and its type information. What the type changes is applied where
+PyFlink applies it:
+
+- an operator given an ``output_type`` is followed by a chained conversion to that type
+  (``FLOAT`` rounds to 32 bits, ``ROW`` makes a ``Row``, ...), which is switched off at
+  ``execute()`` when PyFlink would fuse the next Python operator into the same Python
+  function (forward edge, same parallelism, chaining on): then no serializer runs between
+  them and the value passes as it is;
+- ``print()`` writes Python ``str`` of a stream without type, ``+I[...]`` of a row stream and
+  Java's ``toString`` otherwise (``(hi,1)`` for a ``TUPLE``, ``1.0E10`` for a ``DOUBLE``);
+- ``key_by`` routes and groups keys by Java's ``hashCode`` of the key as PyFlink hands it to
+  Java: ``Row(pickled bytes)``, or ``Row(key as key_type)``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from actors.pyflink._unsupported import CONNECTORS, ignored, missing, unsupported
+from actors.pyflink.common.typeinfo import (
+    PickledBytesTypeInfo,
+    RowTypeInfo,
+    TypeInformation,
+    converter,
+    key_hash,
+    key_order,
+    printed,
+)
+from actors.pyflink.datastream.functions import (
+    FilterFunction,
+    FlatMapFunction,
+    Function,
+    KeyedProcessFunction,
+    MapFunction,
+    ReduceFunction,
+)
+from runtime import datastream as ck
+from runtime.graph import StreamNode
+from runtime.row import Row
+from runtime.watermarks import WatermarkStrategy
+
+if TYPE_CHECKING:
+    from actors.pyflink.common.execution_config import ExecutionConfig
+    from actors.pyflink.datastream.stream_execution_environment import (
+        StreamExecutionEnvironment,
+    )
+
+
+class Converter:
+    """The chained operator that makes values what a type's serializer makes them (a
+    ``map_batch`` function); ``active`` is decided at ``execute()``."""
+
+    __slots__ = ("active", "fn")
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+        self.active = True
+
+    def __call__(self, batch: Sequence[Any]) -> Sequence[Any]:
+        if not self.active:
+            return batch
+        fn = self.fn
+        return [fn(v) for v in batch]
+
+
+class DataStream:
+    """A stream: what its operators emit, with its type information (None: pickled)."""
+
+    def __init__(
+        self,
+        env: StreamExecutionEnvironment,
+        stream: ck.DataStream,
+        type_info: TypeInformation | None = None,
+        nodes: list[StreamNode] | None = None,
+    ) -> None:
+        self._env = env
+        self._stream = stream
+        self._type = type_info
+        #: the operators the PyFlink call made (the user's first, then a conversion)
+        self._nodes = nodes if nodes is not None else list(stream.nodes)
+
+    # --- building blocks -----------------------------------------------------------------------
+
+    def _derive(
+        self,
+        stream: ck.DataStream,
+        output_type: TypeInformation | None,
+        *,
+        python: bool = True,
+    ) -> DataStream:
+        """The stream out of the operator just added to ``stream``: a Python operator (one
+        PyFlink may fuse with its predecessor), converted to ``output_type``."""
+        node = stream.nodes[0]
+        if python:
+            self._env._python_nodes.add(node.node_id)
+        nodes = [node]
+        fn = converter(output_type)
+        if fn is not None:
+            convert = Converter(fn)
+            stream = stream.map_batch(convert, name=f"{node.name} (as {output_type!r})")
+            self._env._converters[stream.nodes[0].node_id] = convert
+            nodes.append(stream.nodes[0])
+        return DataStream(self._env, stream, output_type, nodes)
+
+    def _operator(self) -> StreamNode | None:
+        """The operator this stream's attributes set; None for a stream out of a partitioning
+        (``rebalance()``, ``union()``, ...), whose name, uid, parallelism and chaining PyFlink
+        sets on a transformation that runs no code: here they change nothing."""
+        return self._nodes[0] if self._nodes else None
+
+    # --- attributes ----------------------------------------------------------------------------
+
+    def get_name(self) -> str:
+        node = self._operator()
+        return node.name if node is not None else "Partition"
+
+    def name(self, name: str) -> DataStream:
+        node = self._operator()
+        if node is not None:
+            node.name = name
+        return self
+
+    def uid(self, uid: str) -> DataStream:
+        node = self._operator()
+        if node is not None:
+            node.uid = uid
+        return self
+
+    def set_uid_hash(self, uid_hash: str) -> DataStream:
+        ignored("DataStream.set_uid_hash()", "ckptsim matches state by uid (uid())")
+        return self
+
+    def set_parallelism(self, parallelism: int) -> DataStream:
+        for node in self._nodes:
+            ck._check_parallelism(node.name, parallelism)
+            node.parallelism = parallelism
+        return self
+
+    def set_max_parallelism(self, max_parallelism: int) -> DataStream:
+        ignored(
+            "DataStream.set_max_parallelism()",
+            "ckptsim has one max parallelism per job (env.set_max_parallelism)",
+        )
+        return self
+
+    def get_type(self) -> TypeInformation:
+        return self._type if self._type is not None else PickledBytesTypeInfo()
+
+    def get_execution_environment(self) -> StreamExecutionEnvironment:
+        return self._env
+
+    def get_execution_config(self) -> ExecutionConfig:
+        return self._env.get_config()
+
+    def force_non_parallel(self) -> DataStream:
+        self.set_parallelism(1)
+        return self
+
+    def set_buffer_timeout(self, timeout_millis: int) -> DataStream:
+        ignored("DataStream.set_buffer_timeout()", _BUFFERS)
+        return self
+
+    def start_new_chain(self) -> DataStream:
+        node = self._operator()
+        if node is not None:
+            ck.DataStream(self._stream.env, [node]).start_new_chain()
+        return self
+
+    def disable_chaining(self) -> DataStream:
+        node = self._operator()
+        if node is not None:
+            node.chainable = False
+        return self
+
+    def slot_sharing_group(self, slot_sharing_group: Any) -> DataStream:
+        ignored("slot_sharing_group()", "ckptsim runs every task on its own actor")
+        return self
+
+    def set_description(self, description: str) -> DataStream:
+        return self
+
+    # --- transformations -----------------------------------------------------------------------
+
+    def map(
+        self, func: Callable[[Any], Any] | MapFunction, output_type: TypeInformation | None = None
+    ) -> DataStream:
+        _check(func, MapFunction, "map")
+        fn: Any = func
+        return self._derive(self._stream.map(fn, name="Map"), output_type)
+
+    def flat_map(
+        self,
+        func: Callable[[Any], Iterable[Any]] | FlatMapFunction,
+        output_type: TypeInformation | None = None,
+    ) -> DataStream:
+        _check(func, FlatMapFunction, "flat_map")
+        return self._derive(self._stream.flat_map(_iterable(func), name="FlatMap"), output_type)
+
+    def filter(self, func: Callable[[Any], bool] | FilterFunction) -> DataStream:
+        _check(func, FilterFunction, "filter")
+        fn: Any = func
+        return self._derive(self._stream.filter(fn, name="Filter"), self._type)
+
+    def process(self, func: Any, output_type: TypeInformation | None = None) -> DataStream:
+        """A ``ProcessFunction`` over every record."""
+        return self._derive(self._stream.process(func, name="Process"), output_type)
+
+    def key_by(
+        self, key_selector: Callable[[Any], Any] | Any, key_type: TypeInformation | None = None
+    ) -> KeyedStream:
+        if not callable(key_selector) and not callable(getattr(key_selector, "get_key", None)):
+            raise TypeError(
+                "Parameter key_selector should be type of KeySelector or a callable function."
+            )
+        get_key = key_selector if callable(key_selector) else key_selector.get_key
+        convert = converter(key_type)
+        selector = get_key if convert is None else _KeyAs(get_key, convert)
+        keyed = self._stream.key_by(
+            selector, key_hash=key_hash(key_type), key_order=key_order(key_type)
+        )
+        return KeyedStream(self._env, keyed, self, key_type)
+
+    def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy) -> DataStream:
+        stream = self._stream.assign_timestamps_and_watermarks(
+            watermark_strategy, name="Timestamps/Watermarks"
+        )
+        return DataStream(self._env, stream, self._type)
+
+    def union(self, *streams: DataStream) -> DataStream:
+        return DataStream(
+            self._env, self._stream.union(*(s._plain() for s in streams)), self._type, []
+        )
+
+    def shuffle(self) -> DataStream:
+        return DataStream(self._env, self._stream.shuffle(), self._type, [])
+
+    def rebalance(self) -> DataStream:
+        return DataStream(self._env, self._stream.rebalance(), self._type, [])
+
+    def forward(self) -> DataStream:
+        return DataStream(self._env, self._stream.forward(), self._type, [])
+
+    def broadcast(self, broadcast_state_descriptor: Any = None) -> DataStream:
+        if broadcast_state_descriptor is not None:
+            unsupported(
+                "broadcast(MapStateDescriptor) (broadcast state)",
+                "use connect() with a CoProcessFunction, or broadcast() of a plain stream",
+            )
+        return DataStream(self._env, self._stream.broadcast(), self._type, [])
+
+    def rescale(self) -> DataStream:
+        unsupported("DataStream.rescale()", "use rebalance() or forward()")
+
+    def partition_custom(self, partitioner: Any, key_selector: Any) -> DataStream:
+        unsupported("DataStream.partition_custom()", "use key_by(), rebalance() or shuffle()")
+
+    def project(self, *field_indexes: int) -> DataStream:
+        from actors.pyflink.common.typeinfo import TupleTypeInfo  # noqa: PLC0415
+
+        if not isinstance(self._type, TupleTypeInfo):
+            raise Exception("project() only supports tuple type inputs")
+        types = self._type.get_field_types()
+        output = TupleTypeInfo([types[i] for i in field_indexes])
+        return self.map(lambda v: tuple(v[i] for i in field_indexes), output_type=output)
+
+    def connect(self, ds: DataStream) -> Any:
+        from actors.pyflink.datastream.connected_streams import ConnectedStreams  # noqa: PLC0415
+
+        return ConnectedStreams(self, ds)
+
+    def window_all(self, window_assigner: Any) -> Any:
+        from actors.pyflink.datastream.window import all_windowed  # noqa: PLC0415
+
+        return all_windowed(self, window_assigner)
+
+    def _plain(self) -> ck.DataStream:
+        """The ckptsim stream of this stream's records."""
+        return self._stream
+
+    # --- sinks ---------------------------------------------------------------------------------
+
+    def print(self, sink_identifier: str | None = None) -> DataStreamSink:
+        """As Flink's print sink: ``N> `` prefixes above parallelism 1, ``id:N> `` / ``id> ``
+        with a sink identifier; the records as PyFlink hands them to Java's print sink."""
+        out = self._aligned()
+        name = self._env._sink_name("Print to Std. Out")
+        sink = out._plain().print(name, identifier=sink_identifier)
+        return DataStreamSink(sink)
+
+    def _aligned(self) -> DataStream:
+        """PyFlink's ``_align_output_type``: a pickled stream goes to Java as ``str``, a row
+        stream as ``+I[...]`` (both by a Python map); other types are Java's objects, which
+        Java's sinks write with their ``toString``."""
+        fn = printed(self._type)
+        python = self._type is None or isinstance(self._type, PickledBytesTypeInfo | RowTypeInfo)
+        plain = self._plain()
+        mapped = plain.map(fn, name="Map" if python else "toString")
+        if python:
+            self._env._python_nodes.add(mapped.nodes[0].node_id)
+        return DataStream(self._env, mapped, None)
+
+    def sink_to(self, sink: Any) -> DataStreamSink:
+        from actors.pyflink.datastream.connectors.file_system import FileSink  # noqa: PLC0415
+
+        if not isinstance(sink, FileSink):
+            unsupported(f"sink_to({type(sink).__name__})", CONNECTORS)
+        return DataStreamSink(sink._attach(self))
+
+    def add_sink(self, sink_func: Any) -> DataStreamSink:
+        unsupported(f"add_sink({type(sink_func).__name__}) (a Java SinkFunction)", CONNECTORS)
+
+    def execute_and_collect(
+        self, job_execution_name: str | None = None, limit: int | None = None
+    ) -> Any:
+        """Runs the job now and returns its records (all of them: a list when ``limit`` is
+        given, as PyFlink, else an iterator)."""
+        name = self._env._sink_name("collect")
+        self._plain().collect(name)
+        result = self._env.execute(job_execution_name or "Flink Streaming Job")
+        records = list(result.job_result.output.get(name, []))
+        if limit is not None:
+            return records[:limit]
+        return CloseableIterator(records)
+
+    def get_side_output(self, output_tag: Any) -> DataStream:
+        unsupported(
+            "side outputs (OutputTag, get_side_output)", "emit tagged records and filter them"
+        )
+
+    def cache(self) -> Any:
+        unsupported("DataStream.cache()", "run the job once and keep what collect() gathered")
+
+
+class CloseableIterator(Iterator[Any]):
+    """The records ``execute_and_collect`` gathered."""
+
+    def __init__(self, records: Sequence[Any]) -> None:
+        self._records = iter(records)
+
+    def __next__(self) -> Any:
+        return next(self._records)
+
+    def next(self) -> Any:
+        return next(self._records)
+
+    def close(self) -> None:
+        self._records = iter(())
+
+    def __enter__(self) -> CloseableIterator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class KeyedStream(DataStream):
+    """A stream partitioned by key: reduce, keyed process functions, windows."""
+
+    def __init__(
+        self,
+        env: StreamExecutionEnvironment,
+        keyed: ck.KeyedStream,
+        origin: DataStream,
+        key_type: TypeInformation | None,
+    ) -> None:
+        super().__init__(env, keyed, origin._type, [])
+        self._keyed = keyed
+        self._origin = origin
+        self._key_type = key_type
+
+    def _plain(self) -> ck.DataStream:
+        # the records, still hash-partitioned by key (PyFlink maps the keyed stream)
+        return self._keyed.map(_identity, name="Map")
+
+    # keyed streams take no operator attributes (PyFlink raises the same)
+    def set_parallelism(self, parallelism: int) -> DataStream:
+        raise Exception("Set parallelism for KeyedStream is not supported.")
+
+    def name(self, name: str) -> DataStream:
+        raise Exception("Set name for KeyedStream is not supported.")
+
+    def get_name(self) -> str:
+        raise Exception("Get name of KeyedStream is not supported.")
+
+    def uid(self, uid: str) -> DataStream:
+        raise Exception("Set uid for KeyedStream is not supported.")
+
+    def set_max_parallelism(self, max_parallelism: int) -> DataStream:
+        raise Exception("Set max parallelism for KeyedStream is not supported.")
+
+    def start_new_chain(self) -> DataStream:
+        raise Exception("Start new chain for KeyedStream is not supported.")
+
+    def disable_chaining(self) -> DataStream:
+        raise Exception("Disable chaining for KeyedStream is not supported.")
+
+    def force_non_parallel(self) -> DataStream:
+        raise Exception("Set force non-parallel for KeyedStream is not supported.")
+
+    # --- keyed transformations -----------------------------------------------------------------
+
+    def _keyed_process(
+        self, function: Any, output_type: TypeInformation | None, name: str
+    ) -> DataStream:
+        stream = self._keyed.process(function, name=name)
+        return self._derive(stream, output_type, python=False)
+
+    def map(
+        self, func: Callable[[Any], Any] | MapFunction, output_type: TypeInformation | None = None
+    ) -> DataStream:
+        _check(func, MapFunction, "map")
+        return self._keyed_process(_KeyedAdapter(func, "map"), output_type, "Map")
+
+    def flat_map(
+        self,
+        func: Callable[[Any], Iterable[Any]] | FlatMapFunction,
+        output_type: TypeInformation | None = None,
+    ) -> DataStream:
+        _check(func, FlatMapFunction, "flat_map")
+        return self._keyed_process(_KeyedAdapter(func, "flat_map"), output_type, "FlatMap")
+
+    def filter(self, func: Callable[[Any], bool] | FilterFunction) -> DataStream:
+        _check(func, FilterFunction, "filter")
+        return self._keyed_process(_KeyedAdapter(func, "filter"), self._type, "Filter")
+
+    def process(self, func: Any, output_type: TypeInformation | None = None) -> DataStream:
+        if not isinstance(func, KeyedProcessFunction):
+            raise TypeError("KeyedProcessFunction is required for KeyedStream.")
+        return self._keyed_process(func, output_type, "KeyedProcess")
+
+    def reduce(self, func: Callable[[Any, Any], Any] | ReduceFunction) -> DataStream:
+        """Reduce per key; the output has the input's type (as PyFlink)."""
+        _check(func, ReduceFunction, "reduce")
+        fn: Any = func
+        stream = self._keyed.reduce(fn, name="Reduce")
+        return self._derive(stream, self._type, python=False)
+
+    def sum(self, position_to_sum: int | str = 0) -> DataStream:
+        return self.reduce(_Accumulate(position_to_sum, "sum")).name("Sum")
+
+    def min(self, position_to_min: int | str = 0) -> DataStream:
+        return self.reduce(_Accumulate(position_to_min, "min")).name("Min")
+
+    def max(self, position_to_max: int | str = 0) -> DataStream:
+        return self.reduce(_Accumulate(position_to_max, "max")).name("Max")
+
+    def min_by(self, position_to_min_by: int | str = 0) -> DataStream:
+        return self.reduce(_Accumulate(position_to_min_by, "min_by")).name("MinBy")
+
+    def max_by(self, position_to_max_by: int | str = 0) -> DataStream:
+        return self.reduce(_Accumulate(position_to_max_by, "max_by")).name("MaxBy")
+
+    def window(self, window_assigner: Any) -> Any:
+        from actors.pyflink.datastream.window import windowed  # noqa: PLC0415
+
+        return windowed(self, window_assigner)
+
+    def count_window(self, size: int, slide: int = 0) -> Any:
+        from actors.pyflink.datastream.window import count_windowed  # noqa: PLC0415
+
+        return count_windowed(self, size, slide)
+
+    def key_by(self, key_selector: Any, key_type: TypeInformation | None = None) -> KeyedStream:
+        return self._origin.key_by(key_selector, key_type)
+
+    def union(self, *streams: DataStream) -> DataStream:
+        return DataStream(self._env, self._plain(), self._type).union(*streams)
+
+    def connect(self, ds: DataStream) -> Any:
+        from actors.pyflink.datastream.connected_streams import ConnectedStreams  # noqa: PLC0415
+
+        return ConnectedStreams(self, ds)
+
+    def _values(self) -> DataStream:
+        return DataStream(self._env, self._plain(), self._type)
+
+    def shuffle(self) -> DataStream:
+        return self._values().shuffle()
+
+    def rebalance(self) -> DataStream:
+        return self._values().rebalance()
+
+    def forward(self) -> DataStream:
+        return self._values().forward()
+
+    def broadcast(self, broadcast_state_descriptor: Any = None) -> DataStream:
+        return self._values().broadcast(broadcast_state_descriptor)
+
+    def project(self, *field_indexes: int) -> DataStream:
+        return self._values().project(*field_indexes)
+
+
+class DataStreamSink:
+    """A sink: its name, uid and parallelism."""
+
+    def __init__(self, sink: ck.DataStreamSink) -> None:
+        self._sink = sink
+
+    def name(self, name: str) -> DataStreamSink:
+        self._sink.node.name = name
+        return self
+
+    def uid(self, uid: str) -> DataStreamSink:
+        self._sink.uid(uid)
+        return self
+
+    def set_uid_hash(self, uid_hash: str) -> DataStreamSink:
+        ignored("DataStreamSink.set_uid_hash()", "ckptsim matches state by uid (uid())")
+        return self
+
+    def set_parallelism(self, parallelism: int) -> DataStreamSink:
+        self._sink.set_parallelism(parallelism)
+        return self
+
+    def set_description(self, description: str) -> DataStreamSink:
+        return self
+
+    def disable_chaining(self) -> DataStreamSink:
+        self._sink.node.chainable = False
+        return self
+
+    def slot_sharing_group(self, slot_sharing_group: Any) -> DataStreamSink:
+        ignored("slot_sharing_group()", "ckptsim runs every task on its own actor")
+        return self
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+_BUFFERS = "ckptsim cuts buffers by size and record count (taskmanager.memory.segment-size)"
+
+
+def _check(func: Any, kind: type, method: str) -> None:
+    if not isinstance(func, kind) and not callable(func):
+        raise TypeError(f"The input must be a {kind.__name__} or a callable function")
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _iterable(func: Any) -> Any:
+    """``flat_map``'s function: PyFlink takes a generator or any iterable; None emits nothing."""
+    if isinstance(func, Function):
+        return func
+    return _FlatMapCallable(func)
+
+
+class _FlatMapCallable:
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[Any], Iterable[Any] | None]) -> None:
+        self.fn = fn
+
+    def __call__(self, value: Any) -> Iterable[Any]:
+        produced = self.fn(value)
+        return () if produced is None else produced
+
+
+class _KeyAs:
+    """A key selector whose keys become what ``key_type``'s serializer makes them."""
+
+    __slots__ = ("convert", "fn")
+
+    def __init__(self, fn: Callable[[Any], Any], convert: Callable[[Any], Any]) -> None:
+        self.fn = fn
+        self.convert = convert
+
+    def __call__(self, value: Any) -> Any:
+        return self.convert(self.fn(value))
+
+
+class _KeyedAdapter(KeyedProcessFunction):
+    """map / flat_map / filter on a keyed stream: a keyed process function (as PyFlink does),
+    so that the function's ``open`` gets a runtime context with keyed state."""
+
+    def __init__(self, func: Any, method: str) -> None:
+        self.func = func
+        self.method = method
+        self.call: Callable[[Any], Any] = (
+            getattr(func, method) if isinstance(func, Function) else func
+        )
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _KeyedAdapter:
+        return _KeyedAdapter(copy.deepcopy(self.func, memo), self.method)
+
+    def open(self, runtime_context: Any) -> None:
+        if isinstance(self.func, Function):
+            self.func.open(runtime_context)
+
+    def close(self) -> None:
+        if isinstance(self.func, Function):
+            self.func.close()
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        if self.method == "map":
+            return (self.call(value),)
+        if self.method == "filter":
+            return (value,) if self.call(value) else ()
+        produced = self.call(value)
+        return () if produced is None else produced
+
+
+class _Accumulate(ReduceFunction):
+    """``sum`` / ``min`` / ``max`` / ``min_by`` / ``max_by`` of a field (PyFlink's rules: a
+    tuple gives a new tuple, a list or ``Row`` the updated value, a plain value the value)."""
+
+    def __init__(self, position: int | str, kind: str) -> None:
+        if not isinstance(position, int | str):
+            raise TypeError(
+                "The field position must be of int or str type to locate the value to "
+                f"calculate for min, max, min_by, max_by and sum.The given type is: {type(position)}"
+            )
+        self.position = position
+        self.kind = kind
+
+    def reduce(self, value1: Any, value2: Any) -> Any:
+        pos, kind = self.position, self.kind
+        fielded = isinstance(value2, tuple | list | Row)
+        if kind in ("min_by", "max_by"):
+            a, b = (value1[pos], value2[pos]) if fielded else (value1, value2)
+            better = b < a if kind == "min_by" else b > a
+            return value2 if better else value1
+        if not fielded:
+            if pos != 0:
+                raise TypeError(
+                    f"The {pos} field selected on a basic type. A field expression on a basic "
+                    "type can only select the 0th field (which means selecting the entire "
+                    "basic type)."
+                )
+            return _combine(kind, value1, value2)
+        combined = _combine(kind, value1[pos], value2[pos])
+        if isinstance(value2, tuple):
+            items = list(value1)
+            items[pos] = combined  # type: ignore[index]
+            return tuple(items)
+        result = copy.copy(value1)  # a new record: the one emitted before stays as it was
+        result[pos] = combined
+        return result
+
+
+def _combine(kind: str, a: Any, b: Any) -> Any:
+    if kind == "sum":
+        return a + b
+    if kind == "min":
+        return b if b < a else a
+    return b if b > a else a
+
+
+__getattr__ = missing(
+    "pyflink.datastream.data_stream",
+    {
+        "BroadcastStream": ("BroadcastStream (broadcast state)", "use connect()"),
+        "BroadcastConnectedStream": ("BroadcastConnectedStream (broadcast state)", "use connect()"),
+    },
+)

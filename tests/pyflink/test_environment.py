@@ -1,0 +1,105 @@
+"""The PyFlink environment's settings map onto ckptsim's Flink configuration keys."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+import structlog.testing
+
+from actors.pyflink._unsupported import reset_warnings
+from actors.pyflink.common import Configuration, Duration, Types
+from actors.pyflink.datastream import (
+    CheckpointingMode,
+    ExternalizedCheckpointRetention,
+    RuntimeExecutionMode,
+    StreamExecutionEnvironment,
+)
+from runtime.config import ConfigError
+
+
+def test_checkpoint_config_reads_and_writes_the_checkpointing_keys() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    config = env.get_checkpoint_config()
+    assert not config.is_checkpointing_enabled() and config.get_checkpoint_interval() == -1
+    env.enable_checkpointing(250, CheckpointingMode.AT_LEAST_ONCE)
+    config.set_checkpoint_timeout(30_000)
+    config.set_min_pause_between_checkpoints(Duration.of_millis(40))
+    config.set_max_concurrent_checkpoints(2)
+    config.set_fail_on_checkpointing_errors(False)
+    config.set_externalized_checkpoint_retention(
+        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
+    )
+    config.set_force_unaligned_checkpoints()
+    conf = env._env.configuration
+    assert conf["execution.checkpointing.interval"] == 250
+    assert conf["execution.checkpointing.mode"] == "AT_LEAST_ONCE"
+    assert conf["execution.checkpointing.timeout"] == 30_000
+    assert conf["execution.checkpointing.min-pause"] == 40
+    assert conf["execution.checkpointing.max-concurrent-checkpoints"] == 2
+    assert conf["execution.checkpointing.tolerable-failed-checkpoints"] == 2**31 - 1
+    assert conf["execution.checkpointing.externalized-checkpoint-retention"] == (
+        "RETAIN_ON_CANCELLATION"
+    )
+    assert conf["execution.checkpointing.unaligned.forced"] is True
+    assert env.get_checkpointing_mode() is CheckpointingMode.AT_LEAST_ONCE
+    assert config.is_externalized_checkpoints_enabled()
+    assert not config.is_fail_on_checkpointing_errors()
+    config.enable_unaligned_checkpoints()
+    config.set_aligned_checkpoint_timeout(Duration.of_seconds(1))
+    assert config.is_unaligned_checkpoints_enabled()
+    assert config.get_aligned_checkpoint_timeout() == Duration.of_seconds(1)
+    assert conf["execution.checkpointing.aligned-checkpoint-timeout"] == 1000
+
+
+def test_execution_config_and_runtime_mode() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    assert env.get_parallelism() == (os.cpu_count() or 1)  # Flink's local default
+    env.get_config().set_auto_watermark_interval(50).set_parallelism(3)
+    assert env._env.configuration["pipeline.auto-watermark-interval"] == 50
+    assert env.get_config().get_auto_watermark_interval() == 50
+    assert env.get_parallelism() == 3
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    assert env._env.configuration["execution.runtime-mode"] == "BATCH"
+    env.set_max_parallelism(64)
+    assert env.get_max_parallelism() == 64
+
+
+def test_a_configuration_sets_known_keys_warns_on_jvm_keys_and_refuses_others() -> None:
+    conf = Configuration()
+    conf.set_string("execution.checkpointing.interval", "2 s")
+    conf.set_integer("parallelism.default", 2)
+    conf.set_boolean("execution.checkpointing.unaligned.enabled", True)
+    conf.set_string("taskmanager.memory.process.size", "1g")
+    conf.set_string("pipeline.name", "named by its configuration")
+    reset_warnings()  # one warning per call and run: this test's run starts here
+    with structlog.testing.capture_logs() as logs:
+        env = StreamExecutionEnvironment.get_execution_environment(conf)
+    settings = env._env.configuration
+    assert settings["execution.checkpointing.interval"] == 2000
+    assert settings["execution.checkpointing.unaligned.enabled"] is True
+    assert env.get_parallelism() == 2
+    assert env._job_name == "named by its configuration"
+    assert [e["call"] for e in logs if e["event"] == "pyflink_call_ignored"] == [
+        "configuration key taskmanager.memory.process.size"
+    ]
+    with pytest.raises(ConfigError, match=re.escape("execution.checkpointing.intervall")):
+        env.configure(Configuration().set_string("execution.checkpointing.intervall", "1 s"))
+    assert Configuration.from_dict({"a": True, "b": 1}).to_dict() == {"a": "true", "b": "1"}
+    assert conf.get_integer("parallelism.default", 0) == 2
+    assert conf.get_boolean("missing", True) is True
+
+
+def test_operator_attributes_apply_to_the_operator_a_call_made() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    source = env.from_collection([1.5, 2.5])
+    floats = source.map(lambda x: x, output_type=Types.FLOAT()).name("to float").uid("f")
+    floats.set_parallelism(3)
+    user, conversion = floats._nodes
+    assert (user.name, user.uid, user.parallelism) == ("to float", "f", 3)
+    assert conversion.parallelism == 3  # stays chained to it
+    # a partitioning or a union runs no code of its own: naming it changes nothing
+    assert source.rebalance().name("x").uid("y").get_name() == "Partition"
+    assert floats.union(source).disable_chaining().set_parallelism(2).get_name() == "Partition"
+    assert user.name == "to float" and user.chainable

@@ -1,0 +1,313 @@
+"""``ckptsim run`` of PyFlink programs: the import hook, what stops a program, warnings,
+parallelism, failures, and the environment's API."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import textwrap
+import types
+from pathlib import Path
+
+import pytest
+
+import actors.pyflink.common
+import actors.pyflink.datastream.connectors.file_system
+from actors.cli import main
+from actors.pyflink.imports import pyflink_imports
+from actors.scripts import UnsupportedFeature
+
+
+def program(tmp_path: Path, body: str, name: str = "job.py") -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["run", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# --- the import hook ---------------------------------------------------------------------------
+
+
+def _import_outside() -> types.ModuleType | None:
+    """``import pyflink`` outside the hook: a real PyFlink if one is installed, else None."""
+    try:
+        return importlib.import_module("pyflink")
+    except ImportError:
+        return None
+
+
+def test_pyflink_resolves_to_ckptsim_only_inside_the_block() -> None:
+    before = _import_outside()
+    assert before is None or before.__name__ == "pyflink"  # nothing of ckptsim's
+    with pyflink_imports() as finder:
+        common = importlib.import_module("pyflink.common")
+        connectors = importlib.import_module("pyflink.datastream.connectors.file_system")
+        assert finder.used
+        assert common is actors.pyflink.common  # one implementation, two names
+        assert connectors is actors.pyflink.datastream.connectors.file_system
+    left = {n: m for n, m in sys.modules.items() if n == "pyflink" or n.startswith("pyflink.")}
+    assert not any(m.__name__.startswith("actors.") for m in left.values())
+    assert actors.pyflink.common.__spec__ is not None
+    assert actors.pyflink.common.__spec__.name == "actors.pyflink.common"  # not renamed
+    after = _import_outside()
+    assert after is before  # no PyFlink (ImportError) again, or the same real one
+
+
+def test_a_real_pyflink_is_put_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = types.ModuleType("pyflink")
+    real_common = types.ModuleType("pyflink.common")
+    monkeypatch.setitem(sys.modules, "pyflink", real)
+    monkeypatch.setitem(sys.modules, "pyflink.common", real_common)
+    with pyflink_imports():
+        assert importlib.import_module("pyflink.common") is not real_common
+    assert sys.modules["pyflink"] is real
+    assert sys.modules["pyflink.common"] is real_common
+
+
+def test_what_ckptsim_cannot_run_stops_the_import() -> None:
+    with pyflink_imports():
+        with pytest.raises(UnsupportedFeature, match="Table API"):
+            importlib.import_module("pyflink.table")
+        with pytest.raises(UnsupportedFeature, match="kafka connector"):
+            importlib.import_module("pyflink.datastream.connectors.kafka")
+        connectors = importlib.import_module("pyflink.datastream.connectors")
+        with pytest.raises(UnsupportedFeature, match="FlinkKafkaConsumer"):
+            connectors.FlinkKafkaConsumer  # noqa: B018
+
+
+# --- whole programs ----------------------------------------------------------------------------
+
+TABLE = """
+    from pyflink.datastream import StreamExecutionEnvironment
+    from pyflink.table import StreamTableEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    print("never printed")
+"""
+
+KAFKA = """
+    from pyflink.datastream import StreamExecutionEnvironment
+    from pyflink.datastream.connectors import FlinkKafkaConsumer
+"""
+
+ADD_SINK = """
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.from_collection([1, 2]).add_sink(object())
+    env.execute()
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "names", "line"),
+    [
+        (TABLE, ("Table API", "DataStream API"), 3),
+        (KAFKA, ("FlinkKafkaConsumer", "Kafka connector", "FileSource"), 3),
+        (ADD_SINK, ("add_sink", "FileSink"), 5),
+    ],
+)
+def test_unsupported_parts_stop_the_program_with_one_line(
+    body: str,
+    names: tuple[str, ...],
+    line: int,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(capsys, program(tmp_path, body))
+    assert code == 2
+    assert out == ""
+    (message,) = err.splitlines()
+    assert message.startswith(f"ckptsim run: {tmp_path / 'job.py'}:{line}: ")
+    assert "cannot run on ckptsim" in message
+    for name in names:
+        assert name in message
+
+
+JVM_ONLY = """
+    from pyflink.common import Configuration
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    config = Configuration()
+    config.set_string("python.fn-execution.bundle.size", "1000")
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.add_jars("file:///a.jar")
+    env.add_jars("file:///b.jar")
+    env.set_python_executable("python3")
+    env.get_config().enable_object_reuse()
+    env.from_collection(["x"]).print()
+    env.execute()
+"""
+
+
+def test_jvm_only_calls_are_accepted_with_one_warning_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(
+        capsys, program(tmp_path, JVM_ONLY), "--log-format", "json", "-q", "-p", "1"
+    )
+    assert code == 0, err
+    assert out == "x\n"
+    warned = [json.loads(line) for line in err.splitlines() if "pyflink_call_ignored" in line]
+    assert sorted(w["call"] for w in warned) == [
+        "ExecutionConfig.enable_object_reuse()",
+        "add_jars()",
+        "configuration key python.fn-execution.bundle.size",
+        "set_python_executable()",
+    ]
+    assert all(w["level"] == "warning" and w["reason"] for w in warned)
+
+
+PARALLELISM = """
+    import sys
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    if sys.argv[1:] == ["one"]:
+        env.set_parallelism(1)
+    print("parallelism", env.get_parallelism(), file=sys.stderr)
+    env.from_collection(list(range(8))).map(lambda x: x * 10).print()
+    env.execute()
+"""
+
+
+def _prefixes(out: str) -> set[str]:
+    return {line.split("> ")[0] if "> " in line else "" for line in out.splitlines()}
+
+
+def test_parallelism_default_is_the_cpu_count_below_the_command_line_below_the_program(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = program(tmp_path, PARALLELISM)
+    code, _, err = run(capsys, script, "--simulate", "-q")
+    assert code == 0 and f"parallelism {os.cpu_count()}" in err
+    code, out, err = run(capsys, script, "--simulate", "-q", "-p", "3")
+    assert code == 0 and "parallelism 3" in err
+    assert _prefixes(out) == {"1", "2", "3"}
+    code, out, err = run(capsys, script, "--simulate", "-q", "-p", "3", "--", "one")
+    assert code == 0 and "parallelism 1" in err
+    assert _prefixes(out) == {""}  # the program's set_parallelism(1) wins, as in Flink
+
+
+FAILING = """
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    env.from_collection([1, 0]).map(lambda x: 1 // x).print()
+    env.execute("divides")
+    print("after the failed job")
+"""
+
+
+def test_a_failed_job_ends_the_program_as_flinks_execute_raises(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, program(tmp_path, FAILING), "--simulate")
+    assert code == 1
+    assert "after the failed job" not in out
+    assert "ZeroDivisionError" in err
+    assert "Job 'divides' FAILED" in err
+
+
+API = """
+    from pyflink.common import Types
+    from pyflink.datastream import StreamExecutionEnvironment
+    from pyflink.datastream.connectors import NumberSequenceSource
+    from pyflink.common import WatermarkStrategy
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    numbers = env.from_source(NumberSequenceSource(1, 6), WatermarkStrategy.no_watermarks(), "n")
+    print(sorted(numbers.map(lambda n: n * n).execute_and_collect()))
+    print(numbers.map(lambda n: n, output_type=Types.DOUBLE()).execute_and_collect(limit=2))
+    evens = numbers.filter(lambda n: n % 2 == 0).key_by(lambda n: n % 4).sum()
+    evens.print("evens")
+    client = env.execute_async("async job")
+    print(client.get_job_status().result(), len(str(client.get_job_id())))
+    print(client.get_job_execution_result().result().get_job_id() == client.get_job_id())
+    try:
+        env.execute()
+    except RuntimeError as error:
+        print(error)
+"""
+
+
+def test_execute_runs_what_was_built_since_the_last_execute(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, program(tmp_path, API), "--simulate", "-q")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "[1, 4, 9, 16, 25, 36]"
+    assert lines[1] in ("[1.0, 2.0]", "[4.0, 5.0]")  # subtask 0 or 1 first
+    evens = sorted(line for line in lines if line.startswith("evens:"))
+    assert sorted(e.split("> ")[1] for e in evens) == ["2", "4", "8"]
+    assert lines[-3:] == [
+        "JobStatus.FINISHED 32",
+        "True",
+        "No operators defined in streaming topology. Cannot execute.",
+    ]
+
+
+EXITS = """
+    import sys
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    env.from_collection(["done"]).print()
+    env.execute()
+    sys.exit(int(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize(("status", "code"), [("0", 0), ("3", 2)])
+def test_sys_exit_ends_the_program(
+    status: str, code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    returned, out, err = run(capsys, program(tmp_path, EXITS), "--simulate", "-q", "--", status)
+    assert returned == code
+    assert out == "done\n"
+    assert ("exited with status 3" in err) == (status == "3")
+
+
+def test_global_job_parameters_reach_every_function(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``set_global_job_parameters`` (``pipeline.global-job-parameters``) is what a function's
+    runtime context answers ``get_job_parameter`` with; ``-D`` replaces it."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.datastream import StreamExecutionEnvironment
+        from pyflink.datastream.functions import MapFunction, RuntimeContext
+
+        class Tag(MapFunction):
+            def open(self, runtime_context: RuntimeContext):
+                self.tag = runtime_context.get_job_parameter("tag", "none")
+                self.other = runtime_context.get_job_parameter("other", "none")
+
+            def map(self, value):
+                return f"{self.tag}/{self.other}:{value}"
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        env.get_config().set_global_job_parameters({"tag": "blue"})
+        assert env.get_config().get_global_job_parameters() == {"tag": "blue"}
+        env.from_collection([1, 2]).map(Tag()).print()
+        env.execute()
+        """,
+    )
+    code, out, _ = run(capsys, script, "--simulate")
+    assert (code, out) == (0, "blue/none:1\nblue/none:2\n")
+    code, out, _ = run(capsys, script, "--simulate", "-D", "pipeline.global-job-parameters=other:x")
+    # the command line's -D applies on top of the program's settings, as for every key
+    assert (code, out.splitlines()[0]) == (0, "none/x:1")
