@@ -61,6 +61,7 @@ from runtime.windows import (
     MergingWindowAssigner,
     Trigger,
     WindowAssigner,
+    all_window_function,
 )
 
 if TYPE_CHECKING:
@@ -483,6 +484,24 @@ class DataStream:
             SinkDescriptor(sink=SinkKind.CUSTOM, factory=_callable(factory, "sink_to")), name
         )
 
+    def window_all(
+        self, window_assigner: WindowAssigner, *, key_hash: KeyHash | None = None
+    ) -> AllWindowedStream:
+        """Windows over the whole stream, as PyFlink's: the stream keyed by one key (its
+        ``key_hash`` may be given), so one subtask of the window operator gets every record;
+        then ``reduce``/``aggregate``/``apply``/``process`` with ``AllWindowFunction`` /
+        ``ProcessAllWindowFunction``."""
+        if not isinstance(window_assigner, WindowAssigner):
+            raise GraphError(
+                f"window_all() needs a WindowAssigner, got {type(window_assigner).__name__}"
+            )
+        return AllWindowedStream(self.key_by(_one_key, key_hash=key_hash), window_assigner)
+
+
+def _one_key(record: Any) -> int:
+    """The key of every record of a ``window_all`` stream (PyFlink's ``NullByteKeySelector``)."""
+    return 0
+
 
 class KeyedStream(DataStream):
     def reduce(self, fn: Callable[[Any, Any], Any], *, name: str = "Reduce") -> DataStream:
@@ -668,6 +687,26 @@ class WindowedStream:
             function_kind=kind,
         )
         return keyed._then(descriptor, name or type(assigner).__name__)
+
+
+class AllWindowedStream(WindowedStream):
+    """The whole stream cut into windows (``window_all``): window functions are
+    ``AllWindowFunction`` (``apply(window, inputs)``) or ``ProcessAllWindowFunction``
+    (``process(context, elements)``), or such plain functions."""
+
+    def _build(
+        self,
+        contents: str,
+        incremental: Any,
+        function: Any,
+        default_kind: str,
+        name: str | None,
+    ) -> DataStream:
+        try:
+            adapted = all_window_function(function, default_kind)
+        except TypeError as error:
+            raise GraphError(str(error)) from None
+        return super()._build(contents, incremental, adapted, default_kind, name)
 
 
 class ConnectedStreams:

@@ -30,7 +30,15 @@ import enum
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
-from runtime.functions import Function, KeyedStateStore, ProcessWindowFunction, RuntimeContext
+from runtime.functions import (
+    AllWindowFunction,
+    Function,
+    KeyedStateStore,
+    ProcessAllWindowFunction,
+    ProcessWindowFunction,
+    RuntimeContext,
+    WindowFunction,
+)
 from runtime.operators import KeyedOperator, OperatorContext, UserFn, _RuntimeContext
 from runtime.state import (
     AggregatingStateDescriptor,
@@ -1183,7 +1191,7 @@ class _PerWindowState(KeyedStateStore):
         return self._state(state_descriptor)
 
 
-class _WindowContext(ProcessWindowFunction.Context):
+class _WindowContext(ProcessWindowFunction.Context[Any]):
     """What a ``ProcessWindowFunction`` sees: its window, the clocks, per-window and global
     state."""
 
@@ -1239,6 +1247,81 @@ def _open(function: Any, runtime_context: RuntimeContext) -> Any:
     if callable(opener):
         opener(runtime_context)
     return mine
+
+
+class AllWindows(WindowFunction[Any, Any, Any, Any]):
+    """An ``AllWindowFunction`` (``apply(window, inputs)``, or such a function) as the window
+    function of a stream keyed by one key (``window_all``)."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        if _is_function_object(self.function) and callable(getattr(self.function, "open", None)):
+            self.function.open(runtime_context)
+
+    def close(self) -> None:
+        if _is_function_object(self.function) and callable(getattr(self.function, "close", None)):
+            self.function.close()
+
+    def apply(self, key: Any, window: Any, inputs: Iterable[Any]) -> Iterable[Any] | None:
+        if _is_function_object(self.function):
+            produced: Iterable[Any] | None = self.function.apply(window, inputs)
+        else:
+            produced = self.function(window, inputs)
+        return produced
+
+
+class ProcessAllWindows(ProcessWindowFunction[Any, Any, Any, Any]):
+    """A ``ProcessAllWindowFunction`` (``process(context, elements)``, or such a function) as
+    the process window function of a stream keyed by one key (``window_all``)."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        if _is_function_object(self.function) and callable(getattr(self.function, "open", None)):
+            self.function.open(runtime_context)
+
+    def close(self) -> None:
+        if _is_function_object(self.function) and callable(getattr(self.function, "close", None)):
+            self.function.close()
+
+    def process(
+        self, key: Any, context: ProcessWindowFunction.Context[Any], elements: Iterable[Any]
+    ) -> Iterable[Any] | None:
+        if _is_function_object(self.function):
+            produced: Iterable[Any] | None = self.function.process(context, elements)
+        else:
+            produced = self.function(context, elements)
+        return produced
+
+    def clear(self, context: ProcessWindowFunction.Context[Any]) -> None:
+        clear = getattr(self.function, "clear", None)
+        if _is_function_object(self.function) and callable(clear):
+            clear(context)
+
+
+def all_window_function(function: Any, default: str) -> Any:
+    """The window function of ``window_all``: an ``AllWindowFunction`` or a
+    ``ProcessAllWindowFunction`` (or a plain function, applied or processed as ``default``
+    says) adapted to one key."""
+    if function is None or isinstance(function, AllWindows | ProcessAllWindows):
+        return function
+    if isinstance(function, ProcessAllWindowFunction):
+        return ProcessAllWindows(function)
+    if isinstance(function, AllWindowFunction):
+        return AllWindows(function)
+    if callable(function):
+        return ProcessAllWindows(function) if default == "process" else AllWindows(function)
+    if callable(getattr(function, "process", None)):
+        return ProcessAllWindows(function)
+    if callable(getattr(function, "apply", None)):
+        return AllWindows(function)
+    raise TypeError(
+        "a window function of window_all() must be an AllWindowFunction, a "
+        f"ProcessAllWindowFunction or a function, got {type(function).__name__}"
+    )
 
 
 class WindowOperator(KeyedOperator):

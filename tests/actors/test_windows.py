@@ -5,6 +5,7 @@ restored from checkpoints, exactly once; the trace shows the window timers a sna
 
 from __future__ import annotations
 
+import ast
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -16,7 +17,14 @@ from actors import StreamExecutionEnvironment
 from actors.faults import CrashTask, FailTask
 from actors.testing import Simulation
 from runtime.datastream import DataStream, KeyedStream
-from runtime.functions import AggregateFunction, MapFunction, ProcessWindowFunction, WindowFunction
+from runtime.functions import (
+    AggregateFunction,
+    AllWindowFunction,
+    MapFunction,
+    ProcessAllWindowFunction,
+    ProcessWindowFunction,
+    WindowFunction,
+)
 from runtime.operators import OperatorContext, SourceReader
 from runtime.state import hash_code
 from runtime.tracecheck import check_trace
@@ -246,6 +254,56 @@ def test_windows_at_parallelism_two_print_what_pyflink_prints_subtask_by_subtask
         theirs = by_subtask((p, r) for p, r in flink if r[0] == kind)
         assert set(ours) == {1, 2}
         assert ours == theirs, kind
+
+
+# --- window_all: the whole stream, at parallelism 1 --------------------------------------------------
+
+ALL_DATA = sorted(((f"k{i % 3}", (i * 7) % 23 + i, i % 5) for i in range(40)), key=lambda r: r[1])
+
+
+class AllBounds(AllWindowFunction):
+    def apply(self, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
+        for r in inputs:
+            yield ("tumbling", window.start, window.end, r[1], r[2])
+
+
+class AllKeys(ProcessAllWindowFunction):
+    def process(self, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+        keys = sorted({e[0] for e in elements})
+        w = context.window()
+        yield ("sliding", w.start, w.end, len(keys), "+".join(keys))
+
+
+class SessionCountSum(CountSum):
+    def get_result(self, accumulator: Any) -> Any:
+        return ("session", *accumulator)
+
+
+def window_all_job(env: StreamExecutionEnvironment) -> None:
+    """tests/actors/flink_windows/window_all.pyflink in ckptsim's spelling."""
+    env.set_parallelism(1)
+    timed = env.from_collection(ALL_DATA).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda r, _: r[1])
+    )
+    timed.window_all(TumblingEventTimeWindows.of(10)).reduce(
+        lambda a, b: (a[0], max(a[1], b[1]), a[2] + b[2]), AllBounds()
+    ).collect("tumbling")
+    timed.window_all(SlidingEventTimeWindows.of(10, 4)).process(AllKeys()).collect("sliding")
+    timed.window_all(EventTimeSessionWindows.with_gap(2)).aggregate(SessionCountSum()).collect(
+        "session"
+    )
+
+
+def test_window_all_gives_what_pyflink_prints() -> None:
+    result = Simulation(seed=4).run(window_all_job, {"pipeline.auto-watermark-interval": "10 min"})
+    printed = [
+        ast.literal_eval(line)
+        for line in (FLINK / "window_all.out").read_text().split("\n")
+        if line
+    ]
+    assert len(printed) == 28
+    for kind in ("tumbling", "sliding", "session"):
+        assert result.collected(kind) == [p for p in printed if p[0] == kind], kind
 
 
 # --- event time with watermarks while records flow ---------------------------------------------------
