@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 
 from runtime import serde
+from runtime.datastream import StreamExecutionEnvironment
+from runtime.descriptors import WindowDescriptor
 from runtime.functions import AggregateFunction, ProcessWindowFunction, WindowFunction
+from runtime.graph import GraphError
 from runtime.operators import OperatorContext, TaskTime
 from runtime.state import KeyedStateBackend, ReducingState, ValueStateDescriptor, key_group_range
 from runtime.watermarks import MAX_WATERMARK, MIN_WATERMARK
@@ -702,3 +705,32 @@ def test_a_snapshot_keeps_the_accumulator_as_it_was_when_taken() -> None:
     restored.restore_state([serde.loads(serde.dumps(snapshot))])
     assert watermark(restored, MAX_WATERMARK) == [(1, 9)]
     assert watermark(op, MAX_WATERMARK) == [(3, 9)]
+
+
+class NotMerging(Trigger):
+    def on_element(self, element: Any, timestamp: int, window: Any, ctx: Any) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+
+def test_the_windowed_stream_api_refuses_what_flink_refuses() -> None:
+    keyed = StreamExecutionEnvironment().from_collection([("a", 1)]).key_by(lambda r: r[0])
+    with pytest.raises(GraphError, match="needs a WindowAssigner"):
+        keyed.window(5)  # type: ignore[arg-type]
+    windowed = keyed.window(EventTimeSessionWindows.with_gap(5))
+    with pytest.raises(GraphError, match="needs a trigger that can merge"):
+        windowed.trigger(NotMerging()).process(Summary())
+    tumbling = keyed.window(TumblingEventTimeWindows.of(5))
+    with pytest.raises(GraphError, match="a window function must be"):
+        tumbling.apply(42)
+    with pytest.raises(GraphError, match="needs an AggregateFunction"):
+        tumbling.aggregate(lambda a, b: a)
+    with pytest.raises(GraphError, match="allowed_lateness"):
+        tumbling.allowed_lateness(-1)
+    with pytest.raises(GraphError, match="count_window"):
+        keyed.count_window(0)
+    with pytest.raises(GraphError, match="AllWindowFunction"):
+        keyed.window_all(GlobalWindows.create()).apply(42)
+    stream = tumbling.allowed_lateness(Ms(20)).reduce(lambda a, b: a, name="Sums")
+    node = stream.nodes[0]
+    assert isinstance(node.operator, WindowDescriptor)
+    assert (node.name, node.operator.allowed_lateness) == ("Sums", 20)
