@@ -36,8 +36,15 @@ from runtime.descriptors import (
     SinkKind,
     SourceDescriptor,
     TimestampsDescriptor,
+    WindowDescriptor,
 )
-from runtime.functions import KeyedCoProcessFunction, KeyedProcessFunction, ProcessFunction
+from runtime.functions import (
+    KeyedCoProcessFunction,
+    KeyedProcessFunction,
+    ProcessFunction,
+    ProcessWindowFunction,
+    WindowFunction,
+)
 from runtime.graph import GraphError, JobGraph, StreamGraph, StreamNode, build_job_graph
 from runtime.operators import (
     CollectionReader,
@@ -47,7 +54,15 @@ from runtime.operators import (
 )
 from runtime.partition import HashingKeySelector, KeyHash, KeySelector, Partitioner
 from runtime.state import hash_code
-from runtime.watermarks import WatermarkStrategy
+from runtime.watermarks import WatermarkStrategy, millis
+from runtime.windows import (
+    CountSlidingWindowAssigner,
+    CountTumblingWindowAssigner,
+    MergingWindowAssigner,
+    Trigger,
+    WindowAssigner,
+    all_window_function,
+)
 
 if TYPE_CHECKING:
     from runtime.job import JobResult
@@ -469,6 +484,24 @@ class DataStream:
             SinkDescriptor(sink=SinkKind.CUSTOM, factory=_callable(factory, "sink_to")), name
         )
 
+    def window_all(
+        self, window_assigner: WindowAssigner, *, key_hash: KeyHash | None = None
+    ) -> AllWindowedStream:
+        """Windows over the whole stream, as PyFlink's: the stream keyed by one key (its
+        ``key_hash`` may be given), so one subtask of the window operator gets every record;
+        then ``reduce``/``aggregate``/``apply``/``process`` with ``AllWindowFunction`` /
+        ``ProcessAllWindowFunction``."""
+        if not isinstance(window_assigner, WindowAssigner):
+            raise GraphError(
+                f"window_all() needs a WindowAssigner, got {type(window_assigner).__name__}"
+            )
+        return AllWindowedStream(self.key_by(_one_key, key_hash=key_hash), window_assigner)
+
+
+def _one_key(record: Any) -> int:
+    """The key of every record of a ``window_all`` stream (PyFlink's ``NullByteKeySelector``)."""
+    return 0
+
 
 class KeyedStream(DataStream):
     def reduce(self, fn: Callable[[Any, Any], Any], *, name: str = "Reduce") -> DataStream:
@@ -503,6 +536,177 @@ class KeyedStream(DataStream):
             return (*a[:position], a[position] + b[position], *a[position + 1 :])
 
         return self.reduce(add, name=name)
+
+    def window(self, window_assigner: WindowAssigner) -> WindowedStream:
+        """Windows per key (``runtime.windows``: tumbling, sliding, session and global windows
+        in event or processing time); then ``reduce``, ``aggregate``, ``apply`` or
+        ``process``."""
+        if not isinstance(window_assigner, WindowAssigner):
+            raise GraphError(
+                f"window() needs a WindowAssigner, got {type(window_assigner).__name__}"
+            )
+        return WindowedStream(self, window_assigner)
+
+    def count_window(self, size: int, slide: int | None = None) -> WindowedStream:
+        """Count windows per key, as PyFlink's: of ``size`` records, tumbling, or every
+        ``slide`` records (0 or None: tumbling)."""
+        try:
+            assigner: WindowAssigner = (
+                CountTumblingWindowAssigner(size)
+                if not slide
+                else CountSlidingWindowAssigner(size, slide)
+            )
+        except ValueError as error:
+            raise GraphError(f"count_window(): {error}") from None
+        return WindowedStream(self, assigner)
+
+
+class WindowedStream:
+    """A keyed stream cut into windows (Flink's ``WindowedStream``): set the ``trigger`` and
+    ``allowed_lateness``, then ``reduce``/``aggregate`` (incremental: a window keeps one value)
+    or ``apply``/``process`` (a window keeps its records)."""
+
+    def __init__(self, keyed_stream: KeyedStream, window_assigner: WindowAssigner) -> None:
+        self._keyed = keyed_stream
+        self._assigner = window_assigner
+        self._trigger: Trigger | None = None
+        self._allowed_lateness = 0
+
+    def get_execution_environment(self) -> StreamExecutionEnvironment:
+        return self._keyed.env
+
+    def trigger(self, trigger: Trigger) -> WindowedStream:
+        """When windows fire, instead of the assigner's default trigger."""
+        if not isinstance(trigger, Trigger):
+            raise GraphError(f"trigger() needs a Trigger, got {type(trigger).__name__}")
+        self._trigger = trigger
+        return self
+
+    def allowed_lateness(self, time_ms: Any) -> WindowedStream:
+        """How long (ms, or a ``Time``) an event-time window is kept after the watermark passed
+        its end: late records still fire it. Records later than that are dropped."""
+        try:
+            self._allowed_lateness = millis(time_ms, "allowed_lateness")
+        except ValueError as error:
+            raise GraphError(str(error)) from None
+        return self
+
+    def reduce(
+        self,
+        reduce_function: Any,
+        window_function: Any = None,
+        output_type: Any = None,
+        *,
+        name: str | None = None,
+    ) -> DataStream:
+        """Reduces each window's records incrementally (``reduce(a, b)``, a ``ReduceFunction``
+        or a function); the result, or what ``window_function`` (a ``WindowFunction``, a
+        ``ProcessWindowFunction`` or a function ``(key, window, [result])``) makes of it, is
+        emitted."""
+        _function(reduce_function, "reduce")
+        return self._build("reduce", reduce_function, window_function, "apply", name)
+
+    def aggregate(
+        self,
+        aggregate_function: Any,
+        window_function: Any = None,
+        accumulator_type: Any = None,
+        output_type: Any = None,
+        *,
+        name: str | None = None,
+    ) -> DataStream:
+        """Aggregates each window's records incrementally with an ``AggregateFunction``
+        (``create_accumulator``, ``add``, ``get_result``; ``merge`` for session windows); the
+        result, or what ``window_function`` makes of it, is emitted."""
+        for method in ("create_accumulator", "add", "get_result"):
+            if not callable(getattr(aggregate_function, method, None)):
+                raise GraphError(
+                    f"aggregate() needs an AggregateFunction, got "
+                    f"{type(aggregate_function).__name__} (no {method}())"
+                )
+        return self._build("aggregate", aggregate_function, window_function, "apply", name)
+
+    def apply(
+        self, window_function: Any, output_type: Any = None, *, name: str | None = None
+    ) -> DataStream:
+        """A ``WindowFunction`` (``apply(key, window, inputs)``, or such a function) over each
+        window's records."""
+        return self._build("list", None, window_function, "apply", name)
+
+    def process(
+        self, process_window_function: Any, output_type: Any = None, *, name: str | None = None
+    ) -> DataStream:
+        """A ``ProcessWindowFunction`` (``process(key, context, elements)``, or such a
+        function) over each window's records; ``context.window()`` is the window."""
+        return self._build("list", None, process_window_function, "process", name)
+
+    def _build(
+        self,
+        contents: str,
+        incremental: Any,
+        function: Any,
+        default_kind: str,
+        name: str | None,
+    ) -> DataStream:
+        kind: str | None = None
+        if function is not None:
+            if isinstance(function, ProcessWindowFunction):
+                kind = "process"
+            elif isinstance(function, WindowFunction):
+                kind = "apply"
+            elif callable(function):
+                kind = default_kind
+            elif callable(getattr(function, "process", None)):
+                kind = "process"
+            elif callable(getattr(function, "apply", None)):
+                kind = "apply"
+            else:
+                raise GraphError(
+                    f"a window function must be a WindowFunction, a ProcessWindowFunction or "
+                    f"a function, got {type(function).__name__}"
+                )
+        elif contents == "list":
+            raise GraphError("apply() and process() need a window function")
+        assigner = self._assigner
+        keyed = self._keyed
+        assert keyed._key_selector is not None
+        trigger = self._trigger or assigner.get_default_trigger(keyed.env)
+        if isinstance(assigner, MergingWindowAssigner) and not trigger.can_merge():
+            raise GraphError(
+                f"a session window (merging: {assigner!r}) needs a trigger that can merge; "
+                f"{trigger!r} cannot"
+            )
+        descriptor = WindowDescriptor(
+            key_selector=keyed._key_selector,
+            assigner=assigner,
+            trigger=trigger,
+            allowed_lateness=self._allowed_lateness,
+            contents=contents,
+            incremental=incremental,
+            function=function,
+            function_kind=kind,
+        )
+        return keyed._then(descriptor, name or type(assigner).__name__)
+
+
+class AllWindowedStream(WindowedStream):
+    """The whole stream cut into windows (``window_all``): window functions are
+    ``AllWindowFunction`` (``apply(window, inputs)``) or ``ProcessAllWindowFunction``
+    (``process(context, elements)``), or such plain functions."""
+
+    def _build(
+        self,
+        contents: str,
+        incremental: Any,
+        function: Any,
+        default_kind: str,
+        name: str | None,
+    ) -> DataStream:
+        try:
+            adapted = all_window_function(function, default_kind)
+        except TypeError as error:
+            raise GraphError(str(error)) from None
+        return super()._build(contents, incremental, adapted, default_kind, name)
 
 
 class ConnectedStreams:

@@ -94,6 +94,27 @@ class CoProcessDescriptor:
         return None if self.key_selectors is None else self.key_selectors[0]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WindowDescriptor:
+    """``window(...)``/``count_window(...)`` then ``reduce``/``aggregate``/``apply``/``process``:
+    Flink's ``WindowOperator`` (``runtime.windows``)."""
+
+    kind: ClassVar[str] = "window"
+    key_selector: UserFn
+    #: a ``runtime.windows.WindowAssigner`` and ``Trigger`` (copied for each subtask)
+    assigner: Any
+    trigger: Any
+    allowed_lateness: int = 0
+    #: how a window keeps its records: "list", "reduce" or "aggregate"
+    contents: str = "list"
+    #: the reduce function or ``AggregateFunction`` of "reduce"/"aggregate"
+    incremental: Any = None
+    #: the window function, and how it is called: "apply", "process" (None: the reduced or
+    #: aggregated value is the output)
+    function: Any = None
+    function_kind: str | None = None
+
+
 class SinkKind(enum.Enum):
     COLLECT = "collect"  # JobResult.output[name]
     PRINT = "print"
@@ -134,8 +155,9 @@ OperatorDescriptor = (
     | NonKeyedProcessDescriptor
     | TimestampsDescriptor
     | CoProcessDescriptor
+    | WindowDescriptor
     | SinkDescriptor
 )
 
 #: operators whose state is split by key group, so it can move between subtasks
-KEYED = (ReduceDescriptor, ProcessDescriptor)
+KEYED = (ReduceDescriptor, ProcessDescriptor, WindowDescriptor)

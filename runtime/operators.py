@@ -519,8 +519,12 @@ class KeyedOperator(Operator):
         return (out, out_ts), watermark
 
     def next_processing_time(self) -> int | None:
+        """A processing-time timer for T fires once processing time passed T, at T + 1 (as
+        Flink's ``ProcessingTimeServiceUtil.getProcessingTimeDelay``: a record arriving at T
+        still belongs before the timer, as one with timestamp T before a watermark T)."""
         timers = self._timers
-        return None if timers is None else timers.next_processing_time()
+        due = None if timers is None else timers.next_processing_time()
+        return None if due is None else due + 1
 
     def on_processing_time(self, now: int) -> tuple[Emitted, int | None]:
         timers = self._timers
@@ -530,7 +534,7 @@ class KeyedOperator(Operator):
             queue = timers.processing_time
             backend = self.backend
             backend.now = now
-            while (timer := timers.poll_due(queue, now)) is not None:
+            while (timer := timers.poll_due(queue, now - 1)) is not None:
                 backend.current_key = timer.key
                 self.on_processing_timer(timer, out, out_ts)
         return (out, out_ts), None

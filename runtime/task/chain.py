@@ -27,6 +27,7 @@ from runtime.descriptors import (
     SinkDescriptor,
     SourceDescriptor,
     TimestampsDescriptor,
+    WindowDescriptor,
 )
 from runtime.effects import TaskEffect
 from runtime.failure import UserCodeError
@@ -51,6 +52,7 @@ from runtime.operators import (
     TwoInputOperator,
 )
 from runtime.task.sinks import SinkOperator
+from runtime.windows import WindowOperator
 
 #: what leaves a chain on a watermark or a timer: records with their timestamps, or the
 #: watermark itself (an int)
@@ -84,6 +86,19 @@ def make_operator(node: StreamNode, *, checkpointing: bool, task: str = "") -> O
             if selectors is None:
                 return CoProcessOperator(node.uid, node.name, function)
             return KeyedCoProcessOperator(node.uid, node.name, selectors, function)
+        case WindowDescriptor() as window:
+            return WindowOperator(
+                node.uid,
+                node.name,
+                window.key_selector,
+                assigner=window.assigner,
+                trigger=window.trigger,
+                allowed_lateness=window.allowed_lateness,
+                contents=window.contents,
+                incremental=window.incremental,
+                function=window.function,
+                function_kind=window.function_kind,
+            )
         case SinkDescriptor():
             return SinkOperator(
                 node.uid, node.name, node.operator, checkpointing=checkpointing, writer=task

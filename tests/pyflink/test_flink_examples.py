@@ -28,23 +28,16 @@ from tests.pyflink.compare import (
 #: Flink's default parallelism where the expected outputs were captured (2 cores)
 PINNED = ["-D", "parallelism.default=2"]
 
-_WINDOWS = "needs windows (runtime/windows.py) from main"
-
 EXAMPLE_CASES = [
     pytest.param("basic_operations", id="basic_operations"),
     pytest.param("state_access", id="state_access"),
     pytest.param("event_time_timer", id="event_time_timer"),
     pytest.param("word_count", id="word_count"),
-    *(
-        pytest.param(name, id=name, marks=pytest.mark.xfail(strict=True, reason=_WINDOWS))
-        for name in (
-            "tumbling_time_window",
-            "sliding_time_window",
-            "session_with_gap_window",
-            "session_with_dynamic_gap_window",
-            "tumbling_count_window",
-        )
-    ),
+    pytest.param("tumbling_time_window", id="tumbling_time_window"),
+    pytest.param("sliding_time_window", id="sliding_time_window"),
+    pytest.param("session_with_gap_window", id="session_with_gap_window"),
+    pytest.param("session_with_dynamic_gap_window", id="session_with_dynamic_gap_window"),
+    pytest.param("tumbling_count_window", id="tumbling_count_window"),
 ]
 
 
