@@ -20,6 +20,7 @@ import os
 import re
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Protocol, assert_never
 
@@ -71,14 +72,20 @@ class PrintConnector(NoTransactions):
         parallelism: int,
         stream: IO[str] | None = None,
         identifier: str | None = None,
+        formatter: Callable[[Any], str] | None = None,
     ) -> None:
         subtask = f"{task.subtask + 1}" if parallelism > 1 else ""
         label = f"{identifier}:{subtask}" if identifier and subtask else identifier or subtask
         self.prefix = f"{label}> " if label else ""
         self.stream = stream or sys.stdout
+        self.formatter = formatter
 
     def write(self, records: Any) -> None:
-        self.stream.write("".join(f"{self.prefix}{r}\n" for r in records))
+        prefix, fmt = self.prefix, self.formatter
+        if fmt is None:
+            self.stream.write("".join(f"{prefix}{r}\n" for r in records))
+        else:
+            self.stream.write("".join(f"{prefix}{fmt(r)}\n" for r in records))
 
     def pre_commit(self, checkpoint_id: int) -> Any:
         self.stream.flush()
@@ -367,7 +374,9 @@ def make_connector(
         case SinkKind.COLLECT:
             return None
         case SinkKind.PRINT:
-            return PrintConnector(task, parallelism, identifier=sink.identifier)
+            return PrintConnector(
+                task, parallelism, identifier=sink.identifier, formatter=sink.formatter
+            )
         case SinkKind.FILE:
             assert sink.path is not None
             prefix, suffix = sink.part_prefix, sink.part_suffix

@@ -441,10 +441,18 @@ class DataStream:
         """Gather the records; ``JobResult.output[name]`` has them when the job is done."""
         return self._sink(SinkDescriptor(sink=SinkKind.COLLECT), name)
 
-    def print(self, name: str = "print", *, identifier: str | None = None) -> DataStreamSink:
+    def print(
+        self,
+        name: str = "print",
+        *,
+        identifier: str | None = None,
+        formatter: Callable[[Any], str] | None = None,
+    ) -> DataStreamSink:
         """Each record's ``str`` on standard output, after ``N> `` (subtask N, parallelism
         above 1) or ``identifier:N> `` / ``identifier> `` (Flink's ``print(sink_identifier)``)."""
-        return self._sink(SinkDescriptor(sink=SinkKind.PRINT, identifier=identifier), name)
+        return self._sink(
+            SinkDescriptor(sink=SinkKind.PRINT, identifier=identifier, formatter=formatter), name
+        )
 
     def sink_to_file(
         self,

@@ -142,6 +142,9 @@ class SinkDescriptor:
     factory: UserFn | None = None
     #: PRINT: the sink identifier printed before each record (Flink's ``print(identifier)``)
     identifier: str | None = None
+    #: PRINT: how a record is written (default ``str``; the PyFlink layer gives Java's
+    #: ``toString`` of the record's declared type)
+    formatter: UserFn | None = None
 
 
 OperatorDescriptor = (

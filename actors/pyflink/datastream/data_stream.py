@@ -287,21 +287,19 @@ class DataStream:
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
         """As Flink's print sink: ``N> `` prefixes above parallelism 1, ``id:N> `` / ``id> ``
         with a sink identifier; the records as PyFlink hands them to Java's print sink."""
-        out = self._aligned()
         name = self._env._sink_name("Print to Std. Out")
-        sink = out._plain().print(name, identifier=sink_identifier)
-        return DataStreamSink(sink)
-
-    def _aligned(self) -> DataStream:
-        """PyFlink's ``_align_output_type``: a pickled stream goes to Java as ``str``, a row
-        stream as ``+I[...]`` (both by a Python map); other types are Java's objects, which
-        Java's sinks write with their ``toString``."""
         fn = printed(self._type)
-        python = self._type is None or isinstance(self._type, PickledBytesTypeInfo | RowTypeInfo)
-        plain = self._plain()
-        mapped = plain.map(fn, name="Map" if python else "toString")
-        if python:
-            self._env._python_nodes.add(mapped.nodes[0].node_id)
+        if self._type is None or isinstance(self._type, PickledBytesTypeInfo | RowTypeInfo):
+            # PyFlink's _align_output_type: a pickled stream goes to Java as str, a row
+            # stream as +I[...], both by a Python map before the sink
+            out = self._aligned(fn)._plain().print(name, identifier=sink_identifier)
+        else:  # Java's objects: the print sink writes their toString itself
+            out = self._plain().print(name, identifier=sink_identifier, formatter=fn)
+        return DataStreamSink(out)
+
+    def _aligned(self, fn: Any) -> DataStream:
+        mapped = self._plain().map(fn, name="Map")
+        self._env._python_nodes.add(mapped.nodes[0].node_id)
         return DataStream(self._env, mapped, None)
 
     def sink_to(self, sink: Any) -> DataStreamSink:
