@@ -59,6 +59,7 @@ pictures: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
 	$(BIN)/python benchmarks/sinks.py
+	$(BIN)/python benchmarks/parquet_sink.py
 	$(BIN)/python benchmarks/unaligned.py
 	$(BIN)/python benchmarks/simulation.py
 	$(BIN)/python benchmarks/spark_feed.py

@@ -22,8 +22,9 @@ Buffers = tuple[Sequence[Any], ...]
 
 class CollectedOutput:
     def __init__(self, sinks: Collection[str] = ()) -> None:
-        #: without checkpointing: what each sink published when its task ended
-        self.plain: dict[str, list[Any]] = {name: [] for name in sinks}
+        #: without checkpointing: the buffers each sink published when its task ended (by
+        #: reference: ``result`` flattens them once)
+        self.plain: dict[str, list[Sequence[Any]]] = {name: [] for name in sinks}
         self.precommitted: dict[str, dict[Txn, Buffers]] = {}
         #: the job's output, per sink, in commit order
         self.committed: dict[str, dict[Txn, Buffers]] = {}
@@ -35,9 +36,7 @@ class CollectedOutput:
         that a restart replaced publishes nothing)."""
         if attempt != max(self.restore_points, default=0):
             return
-        records = self.plain.setdefault(sink, [])
-        for buffer in buffers:
-            records.extend(buffer)
+        self.plain.setdefault(sink, []).extend(buffers)
 
     def precommit(self, sink: str, txn: Txn, buffers: Buffers, *, attempt: int) -> None:
         if self._survives_restores(attempt, txn[1]):
@@ -90,7 +89,14 @@ class CollectedOutput:
                 number = txn[1]
                 if isinstance(number, int) and number <= last_completed and txn not in committed:
                     committed[txn] = buffers
-        output = {name: list(records) for name, records in self.plain.items()}
+        # every record is copied into its output list once (no list in between: each copy of
+        # millions of references touches every record, and a new list that size costs a young
+        # GC pass over it)
+        output: dict[str, list[Any]] = {}
+        for sink, published in self.plain.items():
+            records = output[sink] = []
+            for buffer in published:
+                records.extend(buffer)
         for sink, committed in self.committed.items():
             records = output.setdefault(sink, [])
             for buffers in committed.values():
