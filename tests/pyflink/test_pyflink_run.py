@@ -311,3 +311,40 @@ def test_global_job_parameters_reach_every_function(
     code, out, _ = run(capsys, script, "--simulate", "-D", "pipeline.global-job-parameters=other:x")
     # the command line's -D applies on top of the program's settings, as for every key
     assert (code, out.splitlines()[0]) == (0, "none/x:1")
+
+
+def test_a_typed_stream_prints_on_the_prefixes_of_the_subtasks_that_made_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Java's print sink writes a typed record's toString itself: chained to its input at the
+    same parallelism, each line carries the prefix of the subtask that produced it, whatever
+    the environment's default parallelism."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.common import Types
+        from pyflink.datastream import StreamExecutionEnvironment
+        from pyflink.datastream.functions import KeyedProcessFunction
+
+        class Where(KeyedProcessFunction):
+            def open(self, runtime_context):
+                self.me = runtime_context.get_index_of_this_subtask()
+
+            def process_element(self, value, ctx):
+                yield value, self.me
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        env.from_collection(list(range(40)), type_info=Types.INT()) \\
+            .key_by(lambda v: v, key_type=Types.INT()) \\
+            .process(Where(), Types.TUPLE([Types.INT(), Types.INT()])).set_parallelism(2) \\
+            .print().set_parallelism(2)
+        env.execute()
+        """,
+    )
+    code, out, _ = run(capsys, script, "--simulate")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 40
+    for line in lines:
+        prefix, record = line.split("> ")
+        assert record.startswith("(") and record.endswith(f",{int(prefix) - 1})"), line
