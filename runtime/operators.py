@@ -399,7 +399,7 @@ class KeyedOperator(Operator):
             ctx = self.ctx
             assert ctx is not None, "open() first"
             self._timers = InternalTimerService(
-                ctx.key_groups, ctx.max_parallelism, self.backend.key_hash
+                ctx.key_groups, ctx.max_parallelism, self.backend.key_hash, self.backend.group_of
             )
             self.has_timers = True
         return self._timers

@@ -665,7 +665,8 @@ class KeyedStateBackend:
     def __len__(self) -> int:
         return sum(len(t) for t in self._tables.values())
 
-    def _group_of(self, key: Any) -> int:
+    def group_of(self, key: Any) -> int:
+        """The key group of ``key`` (remembered per key object)."""
         groups_of = self._groups
         known = groups_of.get(key)
         if known is not None and known[0] is key:
@@ -683,7 +684,7 @@ class KeyedStateBackend:
         and the dicts of map states. Keys and values stay Python objects; the checkpoint writer
         encodes them as JSON.
         """
-        group_of = self._group_of
+        group_of = self.group_of
         states: dict[str, Any] = {}
         for name, table in self._tables.items():
             kind = self._kinds[name]

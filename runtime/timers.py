@@ -140,16 +140,22 @@ class TimerQueue:
     heap, a deduplication map per key group)."""
 
     def __init__(
-        self, key_groups: range, max_parallelism: int, key_hash: Callable[[Any], int]
+        self,
+        key_groups: range,
+        max_parallelism: int,
+        key_hash: Callable[[Any], int],
+        group_of: Callable[[Any], int] | None = None,
     ) -> None:
         self.key_groups = key_groups
         self.max_parallelism = max_parallelism
         self.key_hash = key_hash
+        #: a key's key group (the keyed state backend's, which remembers them)
+        self._group_of = group_of or (lambda key: key_group_for(key, max_parallelism, key_hash))
         self._heap = HeapPriorityQueue(_timer_less)
         self._members: list[dict[tuple[Any, Any, int], Timer]] = [{} for _ in key_groups]
 
     def _members_of(self, key: Any) -> dict[tuple[Any, Any, int], Timer]:
-        group = key_group_for(key, self.max_parallelism, self.key_hash)
+        group = self._group_of(key)
         if group not in self.key_groups:
             raise ValueError(
                 f"a timer for key {key!r} (key group {group}) registered in a subtask that owns "
@@ -205,10 +211,14 @@ class InternalTimerService:
     registered while firing, already due, fires in the same round)."""
 
     def __init__(
-        self, key_groups: range, max_parallelism: int, key_hash: Callable[[Any], int]
+        self,
+        key_groups: range,
+        max_parallelism: int,
+        key_hash: Callable[[Any], int],
+        group_of: Callable[[Any], int] | None = None,
     ) -> None:
-        self.event_time = TimerQueue(key_groups, max_parallelism, key_hash)
-        self.processing_time = TimerQueue(key_groups, max_parallelism, key_hash)
+        self.event_time = TimerQueue(key_groups, max_parallelism, key_hash, group_of)
+        self.processing_time = TimerQueue(key_groups, max_parallelism, key_hash, group_of)
 
     def poll_due(self, queue: TimerQueue, time: int) -> Timer | None:
         head = queue.peek()
