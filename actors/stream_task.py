@@ -303,6 +303,7 @@ class StreamTask(pykka.ThreadingActor):
                     consumed=taken.consumed,
                     output_persisted=taken.output_persisted,
                     timers=taken.timers,
+                    state_entries=taken.state_entries,
                 )
                 elapsed = self.runtime.clock.now() - started
                 self._apply(

@@ -358,6 +358,8 @@ class CheckpointTakenOnTask:
     output_persisted: dict[int, int] = field(default_factory=dict)
     #: pending timers in the snapshot, per keyed operator uid (event time + processing time)
     timers: dict[str, int] = field(default_factory=dict)
+    #: keyed state entries in the snapshot, per keyed operator uid (window contents included)
+    state_entries: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

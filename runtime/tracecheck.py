@@ -156,6 +156,13 @@ def _show(event: Event) -> str:
     return f"#{event.get('seq', '?')} " + json.dumps(fields, sort_keys=True, default=str)
 
 
+def _add_keyed_counts(into: dict[tuple[str, str], int], e: Event) -> None:
+    """Add an event's pending timers and keyed state entries per operator to ``into``."""
+    for kind in ("timers", "state_entries"):
+        for uid, count in _str_counts(e.get(kind)).items():
+            into[(uid, kind)] = into.get((uid, kind), 0) + count
+
+
 def _str_counts(value: Any) -> dict[str, int]:
     """``{name: count}`` from a trace field (absent in older traces: nothing)."""
     if not isinstance(value, Mapping):
@@ -229,9 +236,10 @@ class _Checker:
         #: task -> the waiting_for_final_checkpoint event (FLIP-147), this deployment
         self.waiting_final: dict[str, Event] = {}
         #: the restore of this deployment from a checkpoint of this trace: the pending timers
-        #: its snapshots held per operator, and those the tasks restored (and which tasks did)
-        self.timer_restore: tuple[int, dict[str, int], Event] | None = None
-        self.timers_restored: dict[str, int] = {}
+        #: and keyed state entries its snapshots held per operator, and those the tasks
+        #: restored (and which tasks did)
+        self.keyed_restore: tuple[int, dict[tuple[str, str], int], Event] | None = None
+        self.keyed_restored: dict[tuple[str, str], int] = {}
         self.tasks_restored: set[str] = set()
 
     def fail(self, rule: str, message: str, event: Event, *context: Event | None) -> None:
@@ -336,7 +344,7 @@ class _Checker:
         self.report.tasks = len(self.all_tasks)
 
     def on_job_finished(self, e: Event) -> None:
-        self._check_restored_timers(e)
+        self._check_restored_keyed_state(e)
         self.job_finished = e
         if self.pending:
             cid = min(self.pending)
@@ -388,35 +396,40 @@ class _Checker:
                 self.completed_checkpoints[latest],
             )
         self.unusable.clear()
-        self._check_restored_timers(e)
+        self._check_restored_keyed_state(e)
         self.restoring = (cid, e)
         self.report.restores_checked += 1
-        self.timers_restored, self.tasks_restored = {}, set()
-        self.timer_restore = None
+        self.keyed_restored, self.tasks_restored = {}, set()
+        self.keyed_restore = None
         if cid is not None and cid in self.completed_checkpoints:
-            expected: dict[str, int] = {}
+            expected: dict[tuple[str, str], int] = {}
             for (_, taken_cid), taken in self.taken.items():
                 if taken_cid == cid:
-                    for uid, count in _str_counts(taken.get("timers")).items():
-                        expected[uid] = expected.get(uid, 0) + count
-            self.timer_restore = (cid, expected, e)
+                    _add_keyed_counts(expected, taken)
+            self.keyed_restore = (cid, expected, e)
 
-    def _check_restored_timers(self, e: Event) -> None:
+    def _check_restored_keyed_state(self, e: Event) -> None:
         """When the deployment that restored a checkpoint ends: if every task restored, the
-        pending timers restored per operator are those the checkpoint's snapshots held (keyed
-        timers are state: none lost, none made up, whatever the new parallelism)."""
-        restore = self.timer_restore
+        pending timers and keyed state entries (window contents among them) restored per
+        operator are those the checkpoint's snapshots held: none lost, none made up,
+        whatever the new parallelism."""
+        restore = self.keyed_restore
         if restore is None or not self.all_tasks <= self.tasks_restored:
             return
         cid, expected, said = restore
-        self.timer_restore = None
-        for uid in sorted(set(expected) | set(self.timers_restored)):
-            held, back = expected.get(uid, 0), self.timers_restored.get(uid, 0)
+        self.keyed_restore = None
+        for uid, kind in sorted(set(expected) | set(self.keyed_restored)):
+            held = expected.get((uid, kind), 0)
+            back = self.keyed_restored.get((uid, kind), 0)
             if held != back:
+                rule, what = {
+                    "timers": ("restore-timers", "pending timer(s)"),
+                    "state_entries": ("restore-keyed-state", "keyed state entries"),
+                }[kind]
                 self.fail(
-                    "restore-timers",
-                    f"operator {uid} restored {back} pending timer(s) from checkpoint {cid}, "
-                    f"whose snapshots held {held}",
+                    rule,
+                    f"operator {uid} restored {back} {what} from checkpoint {cid}, whose "
+                    f"snapshots held {held}",
                     e,
                     said,
                 )
@@ -436,8 +449,7 @@ class _Checker:
         for channel, records in inputs.items():
             self.restored_input[(task, channel)] = records
         self.tasks_restored.add(task)
-        for uid, count in _str_counts(e.get("timers")).items():
-            self.timers_restored[uid] = self.timers_restored.get(uid, 0) + count
+        _add_keyed_counts(self.keyed_restored, e)
         if cid is None or cid not in self.completed_checkpoints:
             return  # restored from outside this trace: what it persisted is not known here
         captured = self.captured.get((task, cid), {})

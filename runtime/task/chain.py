@@ -269,6 +269,16 @@ class OperatorChain:
                     counts[op.uid] = pending
         return counts
 
+    def state_entry_counts(self) -> dict[str, int]:
+        """Keyed state entries per keyed operator that has any (for the trace, as timers)."""
+        counts: dict[str, int] = {}
+        for op in self.operators:
+            if isinstance(op, KeyedOperator):
+                entries = len(op.backend)
+                if entries:
+                    counts[op.uid] = entries
+        return counts
+
     @property
     def has_timers(self) -> bool:
         return any(op.has_timers for op in self.operators)

@@ -137,6 +137,7 @@ class SubtaskCheckpointCoordinator:
                 consumed=consumed,
                 output_persisted=_record_counts(output_state),
                 timers=self.chain.timer_counts(),
+                state_entries=self.chain.state_entry_counts(),
             )
         )
         if alignment_ms is not None and self.inputs is not None:

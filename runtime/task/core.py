@@ -329,8 +329,9 @@ class StreamTaskCore:
                         # records of recovered in-flight data, per input and output channel
                         "input": _record_counts(restore.input_channels),
                         "output": _record_counts(restore.output_channels),
-                        # pending timers restored, per keyed operator
+                        # pending timers and keyed state entries restored, per keyed operator
                         "timers": self.chain.timer_counts(),
+                        "state_entries": self.chain.state_entry_counts(),
                     },
                 )
             )

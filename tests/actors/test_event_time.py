@@ -193,9 +193,16 @@ def test_processing_time_timers_fire_on_the_simulation_s_virtual_clock() -> None
     assert result.collected("counts") == [(0, 100, "PROCESSING_TIME"), (1, 100, "PROCESSING_TIME")]
 
 
-def test_the_trace_checker_sees_the_timers_a_snapshot_held_come_back_on_restore() -> None:
-    """Snapshots log their pending timers and restores the timers they gave back; the trace
-    checker requires the two to match per operator (planted: one timer lost on restore)."""
+@pytest.mark.parametrize(
+    ("kind", "rule"),
+    [("timers", "restore-timers"), ("state_entries", "restore-keyed-state")],
+)
+def test_the_trace_checker_sees_the_keyed_state_a_snapshot_held_come_back_on_restore(
+    kind: str, rule: str
+) -> None:
+    """Snapshots log their pending timers and keyed state entries (map, window and other
+    keyed state) per operator, restores what they gave back; the trace checker requires the
+    two to match (planted: one timer, or one entry, lost on restore)."""
     settings = {**SETTINGS, "restart-strategy.type": "fixed-delay"}
 
     def job(env: StreamExecutionEnvironment) -> None:
@@ -206,14 +213,14 @@ def test_the_trace_checker_sees_the_timers_a_snapshot_held_come_back_on_restore(
     sim.run(job, settings)
     events = sim.events
     restored = [e for e in events if e["event"] == "task_restored"]
-    held = [e for e in events if e["event"] == "checkpoint_taken" and e.get("timers")]
-    assert held and any(e.get("timers") for e in restored)
+    held = [e for e in events if e["event"] == "checkpoint_taken" and e.get(kind)]
+    assert held and any(e.get(kind) for e in restored)
     assert check_trace(events).ok
-    lost = next(e for e in restored if e.get("timers"))
-    uid = next(iter(lost["timers"]))
-    lost["timers"][uid] -= 1
+    lost = next(e for e in restored if e.get(kind))
+    uid = next(iter(lost[kind]))
+    lost[kind][uid] -= 1
     violation = check_trace(events).violation
-    assert violation is not None and violation.rule == "restore-timers"
+    assert violation is not None and violation.rule == rule
     assert f"operator {uid} restored" in violation.message
 
 
