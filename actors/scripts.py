@@ -24,7 +24,7 @@ from actors.simulation import SimulationStalled
 from runtime.config import ConfigError
 from runtime.graph import GraphError
 from runtime.job import JobResult, RestoreError
-from runtime.storage import CorruptCheckpointError
+from runtime.storage import CheckpointStorageError, CorruptCheckpointError
 
 
 class ScriptError(Exception):
@@ -120,6 +120,8 @@ def run_script(path: str, session: Session, *, timeout: float | None = None) -> 
             raise ScriptError(f"{path}: {error}") from None
         except (RestoreError, CorruptCheckpointError) as error:
             raise ScriptError(f"cannot start {path} from the given state: {error}") from None
+        except CheckpointStorageError as error:  # the storage's fault, not the script's
+            raise ScriptError(f"cannot run {path}: {error}") from None
         except Exception as error:
             where = _where(path, script, error)
             raise ScriptError(f"{where}: {type(error).__name__}: {error}") from None
