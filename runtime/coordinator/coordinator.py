@@ -30,6 +30,7 @@ import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import assert_never
 
 from runtime.checkpoint import (
     INVALID_CHECKPOINT_ID,
@@ -278,6 +279,8 @@ class CheckpointCoordinator:
                 self._on_finalized(cid, path, None)
             case CheckpointFinalizationFailed(checkpoint_id=cid, error=error):
                 self._on_finalized(cid, None, error)
+            case _ as unreachable:
+                assert_never(unreachable)
         return out
 
     def _emit(self, effect: CoordinatorEffect) -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from runtime.checkpoint import SavepointRequest, SnapshotType, TaskId
 from runtime.collected import CollectedOutput
@@ -256,6 +256,8 @@ class Scheduler:
                 self._snapshot_from_outside(msg)
             case CoordinatorReport():
                 self._complete(msg)
+            case _ as unreachable:
+                assert_never(unreachable)
         return out
 
     def _emit(self, effect: SchedulerEffect) -> None:
