@@ -2,11 +2,18 @@
 
 It delivers acknowledgements, declines, job status changes (the ``CheckpointCoordinatorDeActivator``
 behaviour), task state changes and timers to the core, and carries out its effects: triggers and
-notifications to task actors, timers, discarding state files, failing the job.
+notifications to task actors, timers, storage work, failing the job, the outcome of the requests
+the JobMaster made.
+
+Storage work runs off the actor's thread (``runtime.run_async``: Flink's I/O executor): making a
+checkpoint's location and writing its metadata answer with a completion message through the
+actor's own mailbox (``runtime.storage.carry_out``), so the core hears of it as of anything else
+and a simulated run replays by its seed; deleting state and locations answers nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 from collections.abc import Callable
@@ -18,14 +25,7 @@ import pykka
 from actors.execution import ActorRuntime
 from actors.faults import DelayAcknowledgement
 from actors.logs import get_logger
-from actors.protocol import (
-    CheckpointFailure,
-    CoordinatorCrashed,
-    ListRetainedCheckpoints,
-    RequestOutcome,
-    RetainedCheckpoints,
-    WireCoordinator,
-)
+from actors.protocol import ListRetainedCheckpoints, WireCoordinator
 from runtime.checkpoint import TaskId
 from runtime.coordinator import CheckpointCoordinator
 from runtime.effects import (
@@ -34,8 +34,11 @@ from runtime.effects import (
     CheckpointCompleted,
     CheckpointTriggered,
     CoordinatorEffect,
+    DiscardLocation,
     DiscardState,
     FailJob,
+    FinalizeCheckpoint,
+    InitializeLocation,
     RequestCompleted,
     RequestDeclined,
     RequestFailed,
@@ -43,15 +46,23 @@ from runtime.effects import (
     SendNotifyCheckpointAborted,
     SendNotifyCheckpointComplete,
     SendTriggerCheckpoint,
+    StorageEffect,
 )
 from runtime.messages import (
     AcknowledgeCheckpoint,
+    CheckpointFailure,
+    CheckpointRequestId,
+    CoordinatorCrashed,
     NotifyCheckpointAborted,
     NotifyCheckpointComplete,
+    RequestOutcome,
+    RestoredFromCheckpoint,
+    RetainedCheckpoints,
+    SavepointRequestId,
     TimerFired,
     TriggerCheckpoint,
 )
-from runtime.storage import FileSystemCheckpointStorage
+from runtime.storage import FileSystemCheckpointStorage, carry_out
 
 log = get_logger(__name__)
 
@@ -68,6 +79,14 @@ class _Late:
     """A message delivered late by a fault (not delayed twice)."""
 
     message: AcknowledgeCheckpoint
+
+
+@dataclass(frozen=True)
+class _StorageCrashed:
+    """Storage work raised something other than an ``OSError``: a bug, which crashes this
+    actor (and so fails the job, naming it) instead of vanishing on a pool thread."""
+
+    error: BaseException
 
 
 class CoordinatorActor(pykka.ThreadingActor):
@@ -108,12 +127,18 @@ class CoordinatorActor(pykka.ThreadingActor):
             return
         if isinstance(message, ListRetainedCheckpoints):
             retained = tuple(
-                (c.checkpoint_id, c.external_path, c.is_savepoint)
+                RestoredFromCheckpoint(
+                    checkpoint_id=c.checkpoint_id,
+                    external_path=c.external_path,
+                    is_savepoint=c.is_savepoint,
+                )
                 for c in reversed(self.core.store.checkpoints)
                 if c.external_path is not None
             )
-            self.job_master.tell(RetainedCheckpoints(retained))
+            self.job_master.tell(RetainedCheckpoints(checkpoints=retained))
             return
+        if isinstance(message, _StorageCrashed):
+            raise message.error
         if isinstance(message, TimerFired) and isinstance(message.key, _Redeliver):
             message = self._delayed.pop(message.key.token)
         elif isinstance(message, AcknowledgeCheckpoint) and self.runtime.faults:
@@ -176,6 +201,22 @@ class CoordinatorActor(pykka.ThreadingActor):
 
         self.runtime.run_async(run)
 
+    def _storage_work(self, effect: StorageEffect) -> None:
+        """Make a location or write the metadata off this thread; the answer comes back as a
+        message in this actor's mailbox."""
+        me = self.actor_ref
+
+        def run() -> None:
+            try:
+                answer: Any = carry_out(self.storage, effect)
+            except Exception as error:  # a bug: crash the actor with it, in its own thread
+                answer = _StorageCrashed(error)
+            # the job may have ended meanwhile: what was made goes with its directories
+            with contextlib.suppress(pykka.ActorDeadError):
+                me.tell(answer)
+
+        self.runtime.run_async(run)
+
     def _apply(self, effects: list[CoordinatorEffect]) -> None:
         for effect in effects:
             match effect:
@@ -207,6 +248,10 @@ class CoordinatorActor(pykka.ThreadingActor):
                     self.runtime.schedule(self.actor_ref, key, due)
                 case CancelTimer(key=key):
                     self.runtime.cancel(self.actor_ref, key)
+                case InitializeLocation() | FinalizeCheckpoint():
+                    self._storage_work(effect)
+                case DiscardLocation(checkpoint_id=cid):
+                    self._in_background(self.storage.discard_location, cid)
                 case DiscardState(checkpoint_id=cid, handles=handles):
                     self._in_background(self.storage.discard, cid, handles)
                 case CheckpointTriggered(checkpoint_id=cid, options=options):
@@ -226,26 +271,46 @@ class CoordinatorActor(pykka.ThreadingActor):
                         path=self._path(checkpoint.external_path),
                         subsumed=list(subsumed),
                     )
-                case CheckpointAborted(checkpoint_id=cid, reason=reason):
-                    self._in_background(self.storage.discard_location, cid)
-                    self.log.info("checkpoint_aborted", checkpoint_id=cid, reason=reason.name)
-                case FailJob(message=text, reason=reason):
+                case CheckpointAborted(checkpoint_id=cid, reason=reason, cause=cause):
+                    if cause is None:
+                        self.log.info("checkpoint_aborted", checkpoint_id=cid, reason=reason.name)
+                    else:
+                        self.log.warning(
+                            "checkpoint_aborted", checkpoint_id=cid, reason=reason.name, cause=cause
+                        )
+                case FailJob(message=text, reason=reason, cause=cause):
                     self.log.warning(
                         "checkpoint_failure_fails_job", reason=reason.name, message=text
                     )
-                    self.job_master.tell(CheckpointFailure(message=text, reason=reason))
-                case RequestCompleted(request_id=rid, checkpoint=checkpoint):
-                    if rid > 0:  # asked for by the JobMaster (a savepoint)
-                        self.job_master.tell(
-                            RequestOutcome(
-                                rid, checkpoint.external_path, None, checkpoint.checkpoint_id
-                            )
-                        )
-                case (
-                    RequestFailed(request_id=rid, reason=reason)
-                    | RequestDeclined(request_id=rid, reason=reason)
+                    self.job_master.tell(
+                        CheckpointFailure(message=text, reason=reason, cause=cause)
+                    )
+                case RequestCompleted(
+                    request_id=SavepointRequestId() | CheckpointRequestId() as rid,
+                    checkpoint=checkpoint,
                 ):
-                    if rid > 0:  # asked for by the JobMaster (a savepoint)
-                        self.job_master.tell(RequestOutcome(rid, None, reason.name))
+                    self.job_master.tell(
+                        RequestOutcome(
+                            request_id=rid,
+                            path=checkpoint.external_path,
+                            checkpoint_id=checkpoint.checkpoint_id,
+                        )
+                    )
+                case (
+                    RequestFailed(
+                        request_id=SavepointRequestId() | CheckpointRequestId() as rid,
+                        reason=reason,
+                        cause=cause,
+                    )
+                    | RequestDeclined(
+                        request_id=SavepointRequestId() | CheckpointRequestId() as rid,
+                        reason=reason,
+                        cause=cause,
+                    )
+                ):
+                    failure = reason.name if cause is None else f"{reason.name}: {cause}"
+                    self.job_master.tell(RequestOutcome(request_id=rid, failure=failure))
+                case RequestCompleted() | RequestFailed() | RequestDeclined():
+                    pass  # the coordinator's own (periodic) requests: nobody waits for them
                 case _ as unreachable:
                     assert_never(unreachable)

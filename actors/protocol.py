@@ -1,22 +1,28 @@
 """Messages between actors that are transport, not protocol decisions: what a channel actor
-(the network between two tasks) receives from its producer and its consumer, the JobMaster's
-bookkeeping.
+(the network between two tasks) receives from its producer and its consumer, wiring, and the
+questions asked from outside the actor system.
 
-Protocol messages (triggers, acknowledgements, barriers inside ``Deliver``) are the runtime
-core's own dataclasses (``runtime.messages``); everything here is frozen and slotted too.
+Protocol messages (triggers, acknowledgements, barriers inside ``Deliver``, what the JobMaster's
+scheduler takes) are the runtime core's own dataclasses (``runtime.messages``); the ones other
+actors send the JobMaster are named here too. Everything here is frozen and slotted as well.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from runtime.checkpoint import TaskId
-from runtime.failure import TaskFailure
+
+# what tasks, the launcher and the REST API send the JobMaster, named here as before
+from runtime.effects import SnapshotOutcome  # noqa: F401
+from runtime.messages import (  # noqa: F401
+    CancelJob,
+    SinkResults,
+    SourceProgress,
+    TaskStateUpdate,
+)
 from runtime.network import ChannelItem
-from runtime.reasons import CheckpointFailureReason
-from runtime.status import ExecutionState
 
 # --- to an input channel (the network between two tasks) -----------------------------------------
 
@@ -60,59 +66,7 @@ class WireCoordinator:
     tasks: dict[TaskId, Any]
 
 
-# --- to the JobMaster -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TaskStateUpdate:
-    task: TaskId
-    state: ExecutionState
-    message: str | None = None
-    #: which deployment of the task (updates of an earlier attempt are stale)
-    attempt: int = 0
-    #: FAILED in user code: the operator, the exception and the user's traceback
-    failure: TaskFailure | None = None
-    #: the task's IO metrics at this moment (``TaskIOMetrics.snapshot``), for the REST API
-    metrics: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SinkResults:
-    """Records of a collect sink for the job's result: a committed transaction (``txn``, kept
-    once however often it is committed) or, without checkpointing, all of them at the end.
-    ``buffers``: the records as the task's buffers (no copy per record on the way)."""
-
-    sink: str
-    task: TaskId
-    records: list[Any]
-    attempt: int = 0
-    txn: int | str | None = None
-    buffers: tuple[Sequence[Any], ...] = ()
-    #: pre-committed transaction ``txn``: held until a commit of it (no buffers) arrives
-    precommit: bool = False
-    #: the subtask that wrote transaction ``txn`` (a restored one; None: ``task``)
-    writer: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CoordinatorCrashed:
-    """The checkpoint coordinator's actor crashed (a bug of ckptsim, not of the job): the
-    job fails with this cause instead of waiting for checkpoints that never come."""
-
-    cause: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CheckpointFailure:
-    """The coordinator's failure manager asks to fail the job."""
-
-    message: str
-    reason: CheckpointFailureReason
-
-
-@dataclass(frozen=True, slots=True)
-class CancelJob:
-    pass
+# --- to the JobMaster (besides the scheduler's messages, runtime.messages) ------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,48 +83,9 @@ class Deploy:
 
 
 @dataclass(frozen=True, slots=True)
-class RestartJob:
-    """Timer key: the restart delay after a failure is over."""
-
-    attempt: int
-
-
-@dataclass(frozen=True, slots=True)
-class JobTimer:
-    """Timer key: a savepoint or stop-with-savepoint asked for at a time."""
-
-    index: int
-
-
-@dataclass(frozen=True, slots=True)
 class ListRetainedCheckpoints:
-    """JobMaster -> coordinator: which completed checkpoints could a restart restore?"""
-
-
-@dataclass(frozen=True, slots=True)
-class RetainedCheckpoints:
-    """Coordinator -> JobMaster: (id, path, is savepoint) of the retained checkpoints,
-    newest first."""
-
-    checkpoints: tuple[tuple[int, str, bool], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class RequestOutcome:
-    """Coordinator -> JobMaster: how a checkpoint or savepoint it asked for ended."""
-
-    request_id: int
-    path: str | None
-    failure: str | None
-    checkpoint_id: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SourceProgress:
-    """A source task -> JobMaster: records it has read so far (for savepoints at a count)."""
-
-    task: TaskId
-    records: int
+    """JobMaster -> coordinator: which completed checkpoints could a restart restore? (It
+    answers with ``runtime.messages.RetainedCheckpoints``.)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,13 +108,6 @@ class SnapshotRequest:
     ``POST /jobs/:jobid/savepoints``, ``/stop``, ``/checkpoints``); ``reply`` (a future) is
     completed with a ``SnapshotOutcome``."""
 
-    kind: str  # "savepoint" | "stop" | "checkpoint" | "full_checkpoint"
+    kind: str  # "savepoint" | "stop" | "checkpoint" | "full_checkpoint" (SnapshotKind)
     directory: str | None = None
     reply: Any = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SnapshotOutcome:
-    path: str | None = None
-    checkpoint_id: int | None = None
-    failure: str | None = None

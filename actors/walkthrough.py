@@ -28,6 +28,7 @@ from runtime.effects import (
 from runtime.messages import AcknowledgeCheckpoint, JobStatusChanged, TimerFired
 from runtime.network import Buffer, CheckpointBarrier
 from runtime.status import ExecutionState, JobStatus
+from runtime.storage import handle_with_storage
 
 SOURCES = (TaskId("source", 0), TaskId("source", 1))
 SINK = TaskId("sum", 0)
@@ -74,7 +75,7 @@ def _one_checkpoint(unaligned: bool, write: Callable[[str], None]) -> None:
 
     log("job", "RUNNING: the checkpoint scheduler starts (first trigger after 100 ms)")
     timers = TimerQueue()
-    for effect in coordinator.handle(JobStatusChanged(status=JobStatus.RUNNING), now):
+    for effect in handle_with_storage(coordinator, JobStatusChanged(status=JobStatus.RUNNING), now):
         if isinstance(effect, ScheduleTimer):
             timers.schedule(effect.key, effect.due)
     # records already in flight on both channels when the checkpoint starts
@@ -85,7 +86,9 @@ def _one_checkpoint(unaligned: bool, write: Callable[[str], None]) -> None:
     due = timers.pop_due(100)
     assert due is not None, "the periodic trigger is due at 100 ms"
     periodic_key, now = due
-    triggers = coordinator_effects(coordinator.handle(TimerFired(key=periodic_key), now))
+    triggers = coordinator_effects(
+        handle_with_storage(coordinator, TimerFired(key=periodic_key), now)
+    )
     barrier = None
     for trigger in triggers:
         channel = trigger.task.subtask
@@ -102,7 +105,8 @@ def _one_checkpoint(unaligned: bool, write: Callable[[str], None]) -> None:
         )
         state = TaskStateSnapshot(handles=(StateHandle(key=f"{trigger.task}-offsets", size=16),))
         coordinator_effects(
-            coordinator.handle(
+            handle_with_storage(
+                coordinator,
                 AcknowledgeCheckpoint(
                     task=trigger.task, checkpoint_id=trigger.checkpoint_id, state=state
                 ),
@@ -161,7 +165,8 @@ def _one_checkpoint(unaligned: bool, write: Callable[[str], None]) -> None:
     )
     state = TaskStateSnapshot(handles=(StateHandle(key=f"{SINK}-sum", size=8),))
     coordinator_effects(
-        coordinator.handle(
+        handle_with_storage(
+            coordinator,
             AcknowledgeCheckpoint(
                 task=SINK, checkpoint_id=barrier.checkpoint_id, state=state, metrics=metrics
             ),

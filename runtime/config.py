@@ -726,7 +726,8 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "ckptsim.simulation.async-cost-us",
         "int",
         200,
-        "Simulation: virtual microseconds an asynchronous checkpoint part takes.",
+        "Simulation: virtual microseconds a piece of asynchronous work takes (a snapshot's "
+        "asynchronous part, the coordinator's storage work, loading a checkpoint).",
         minimum=0,
     ),
     _opt(

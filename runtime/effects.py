@@ -8,13 +8,31 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from runtime.checkpoint import CheckpointOptions, CompletedCheckpoint, StateHandle, TaskId
+from runtime.checkpoint import (
+    CheckpointOptions,
+    CheckpointProperties,
+    CompletedCheckpoint,
+    StateHandle,
+    TaskId,
+)
 from runtime.failure import TaskFailure
-from runtime.messages import AcknowledgeCheckpoint, DeclineCheckpoint
+from runtime.messages import (
+    AcknowledgeCheckpoint,
+    CancelTask,
+    CoordinatorMessage,
+    DeclineCheckpoint,
+    RequestId,
+    RestoredFromCheckpoint,
+    StartTask,
+    StopTask,
+)
 from runtime.network import Buffer, ChannelItem, CheckpointBarrier
 from runtime.reasons import CheckpointDeclineReason, CheckpointFailureReason
+
+if TYPE_CHECKING:  # runtime.job imports the coordinator, which imports this module
+    from runtime.job import ExecutionPlan, JobResult
 
 # --- timers (any core object) ------------------------------------------------------------------
 
@@ -122,24 +140,58 @@ class DiscardState:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class InitializeLocation:
+    """Storage work: make checkpoint ``checkpoint_id``'s location (a savepoint's under
+    ``target``, if given). The runtime does it off the coordinator's thread and answers with
+    ``LocationInitialized`` or ``LocationInitializationFailed``."""
+
+    checkpoint_id: int
+    props: CheckpointProperties
+    target: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FinalizeCheckpoint:
+    """Storage work: write the fully acknowledged checkpoint's metadata. The runtime answers
+    with ``CheckpointFinalized`` or ``CheckpointFinalizationFailed``."""
+
+    checkpoint: CompletedCheckpoint
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiscardLocation:
+    """Storage work: delete the location of a checkpoint that did not complete (Flink's
+    ``disposeOnFailure``), if the job made it. Nothing answers."""
+
+    checkpoint_id: int
+
+
+#: the storage work whose completion comes back as a message (``runtime.messages``)
+StorageEffect = InitializeLocation | FinalizeCheckpoint
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RequestCompleted:
-    request_id: int
+    request_id: RequestId
     checkpoint: CompletedCheckpoint
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequestFailed:
-    request_id: int
+    request_id: RequestId
     reason: CheckpointFailureReason
     checkpoint_id: int | None = None
+    #: what went wrong beyond the reason (a storage error: the storage and the errno's text)
+    cause: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequestDeclined:
     """Flink 1.7 trigger semantics: the request was declined before a checkpoint existed."""
 
-    request_id: int
+    request_id: RequestId
     reason: CheckpointDeclineReason
+    cause: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,7 +199,7 @@ class CheckpointTriggered:
     """A pending checkpoint was created (informational: traces and statistics)."""
 
     checkpoint_id: int
-    request_id: int
+    request_id: RequestId
     timestamp: int
     options: CheckpointOptions
 
@@ -162,8 +214,11 @@ class CheckpointCompleted:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckpointAborted:
+    """A pending checkpoint was aborted (informational: traces and statistics)."""
+
     checkpoint_id: int
     reason: CheckpointFailureReason
+    cause: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -173,6 +228,8 @@ class FailJob:
     message: str
     reason: CheckpointFailureReason
     task: TaskId | None = None
+    #: what made the last checkpoint fail, beyond its reason (e.g. a storage error)
+    cause: str | None = None
 
 
 # --- stream task -> its channels, itself, the coordinator, its sinks (TaskEffect) -----------------
@@ -364,10 +421,12 @@ class CheckpointTakenOnTask:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Traced:
-    """Informational: a protocol fact for the trace (the runtime logs it as ``event``)."""
+    """Informational: a protocol fact for the trace (the runtime logs it as ``event``, at
+    ``level``)."""
 
     event: str
     fields: dict[str, Any]
+    level: Literal["info", "warning", "error"] = "info"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -377,6 +436,94 @@ class AlignmentCompleted:
     checkpoint_id: int
     alignment_ms: int
     bytes_processed: int
+
+
+# --- the scheduler (the JobMaster's decisions) -> the runtime (SchedulerEffect) -----------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StartCoordinator:
+    """Start the job's checkpoint coordinator for ``plan``; answer ``CoordinatorStarted`` or
+    ``DeploymentFailed``."""
+
+    plan: ExecutionPlan
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployTasks:
+    """Deploy attempt ``attempt`` of ``plan``: one task per subtask (a source reports its record
+    count every ``report_records_every`` records; 0: never), one channel per connected pair,
+    wired to each other and to the coordinator. Answer ``TasksDeployed`` or
+    ``DeploymentFailed``."""
+
+    attempt: int
+    plan: ExecutionPlan
+    report_records_every: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendToTasks:
+    """Tell ``message`` to these tasks of ``attempt``; the ones gone are reported with
+    ``TasksUnreachable``."""
+
+    tasks: tuple[TaskId, ...]
+    message: StartTask | CancelTask | StopTask
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopDeployment:
+    """Stop every task and channel of the current deployment (they are all down)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TellCoordinator:
+    message: CoordinatorMessage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestRetainedCheckpoints:
+    """Ask the coordinator which completed checkpoints it retains (``RetainedCheckpoints``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadCheckpoint:
+    """Storage work: read and verify ``checkpoint`` for a restart of ``attempt``, off the
+    scheduler's thread (Flink's I/O executor); answer ``CheckpointLoaded`` or
+    ``CheckpointLoadFailed``."""
+
+    attempt: int
+    checkpoint: RestoredFromCheckpoint
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SnapshotOutcome:
+    """How a snapshot asked for from outside ended: its path (a savepoint), its id, or why it
+    failed."""
+
+    path: str | None = None
+    checkpoint_id: int | None = None
+    failure: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplyToSnapshotRequest:
+    """Complete the outside request that gave ``reply`` (``SnapshotRequested``)."""
+
+    reply: int
+    outcome: SnapshotOutcome
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopCoordinator:
+    pass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompleteJob:
+    """The job ended: hand ``result`` to whoever waits for it."""
+
+    result: JobResult
 
 
 #: what a barrier handler and its input gate return
@@ -425,6 +572,9 @@ CoordinatorEffect = (
     | SendTriggerCheckpoint
     | SendNotifyCheckpointComplete
     | SendNotifyCheckpointAborted
+    | InitializeLocation
+    | FinalizeCheckpoint
+    | DiscardLocation
     | DiscardState
     | RequestCompleted
     | RequestFailed
@@ -435,4 +585,21 @@ CoordinatorEffect = (
     | FailJob
 )
 
-Effect = CoordinatorEffect | GateEffect | TaskEffect
+#: what the scheduler returns (``runtime.scheduler``)
+SchedulerEffect = (
+    StartCoordinator
+    | DeployTasks
+    | SendToTasks
+    | StopDeployment
+    | TellCoordinator
+    | RequestRetainedCheckpoints
+    | LoadCheckpoint
+    | ScheduleTimer
+    | CancelTimer
+    | Traced
+    | ReplyToSnapshotRequest
+    | StopCoordinator
+    | CompleteJob
+)
+
+Effect = CoordinatorEffect | GateEffect | TaskEffect | SchedulerEffect

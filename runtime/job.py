@@ -1,9 +1,8 @@
-"""The job as the JobMaster sees it: the execution plan (task specs and channels), the job
-status state machine, and the result of a run."""
+"""The job as the scheduler sees it: the execution plan (task specs and channels), what each
+task restores from a checkpoint, the job status state machine, and the result of a run."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,20 +122,17 @@ TRANSITIONS: dict[JobStatus, set[JobStatus]] = {
 
 
 class JobStatusMachine:
-    """The job status with Flink's transitions; listeners hear every change."""
+    """The job status with Flink's transitions, and its history."""
 
     def __init__(self) -> None:
         self.status = JobStatus.CREATED
         self.history: list[tuple[JobStatus, int]] = [(JobStatus.CREATED, 0)]
-        self.listeners: list[Callable[[JobStatus, int], None]] = []
 
     def transition(self, new: JobStatus, now: int) -> None:
         if new not in TRANSITIONS[self.status]:
             raise IllegalJobTransition(f"job cannot go from {self.status.value} to {new.value}")
         self.status = new
         self.history.append((new, now))
-        for listener in self.listeners:
-            listener(new, now)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,8 +5,9 @@ Frozen, slotted, keyword-only dataclasses; one union per receiver at the bottom.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from dataclasses import dataclass
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from runtime.checkpoint import (
     CheckpointMetrics,
@@ -19,6 +20,9 @@ from runtime.failure import TaskFailure
 from runtime.network import ChannelItem, CheckpointBarrier
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import ExecutionState, JobStatus
+
+if TYPE_CHECKING:  # runtime.storage imports this module
+    from runtime.storage import LoadedCheckpoint
 
 # --- barrier handler (task input side) ------------------------------------------------------
 
@@ -57,11 +61,33 @@ class TimerFired:
 # --- checkpoint coordinator (JobManager side) ------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class SavepointRequestId:
+    """A savepoint the scheduler asked for: the ``index``-th of the job's savepoint requests
+    (those it was started with, then those asked for from outside)."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRequestId:
+    """A checkpoint asked for from outside the job (the REST API), the ``number``-th."""
+
+    number: int
+
+
+#: requests whose outcome the coordinator reports back to the scheduler
+JobRequestId = SavepointRequestId | CheckpointRequestId
+#: a request's id: the coordinator's own (periodic ticks: negative ints), a test's or
+#: scenario's int, or one of the scheduler's typed ids
+RequestId = int | JobRequestId
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TriggerCheckpointRequest:
     """A checkpoint or savepoint request (manual, periodic tick, savepoint, stop-with-savepoint)."""
 
-    request_id: int
+    request_id: RequestId
     snapshot_type: SnapshotType = SnapshotType.CHECKPOINT
     periodic: bool = False
     target_location: str | None = None
@@ -128,6 +154,52 @@ class RestoredFromCheckpoint:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ShutdownCoordinator:
     job_status: JobStatus = JobStatus.FINISHED
+
+
+# --- checkpoint storage -> coordinator: how an ``InitializeLocation`` / ``FinalizeCheckpoint``
+# effect ended (Flink's I/O executor completing the future the coordinator waits on)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LocationInitialized:
+    """The storage made checkpoint ``checkpoint_id``'s location (None: the default one)."""
+
+    checkpoint_id: int
+    location: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LocationInitializationFailed:
+    """The storage could not make the location: ``error`` names the storage and the cause
+    (the errno's text, e.g. "No space left on device")."""
+
+    checkpoint_id: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointFinalized:
+    """The storage wrote the checkpoint's metadata; ``external_path`` is where it lives (None:
+    not externalized)."""
+
+    checkpoint_id: int
+    external_path: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointFinalizationFailed:
+    """The storage could not write the checkpoint's metadata; ``error`` says why."""
+
+    checkpoint_id: int
+    error: str
+
+
+StorageCompletion = (
+    LocationInitialized
+    | LocationInitializationFailed
+    | CheckpointFinalized
+    | CheckpointFinalizationFailed
+)
 
 
 # --- stream task -------------------------------------------------------------------------------
@@ -239,6 +311,203 @@ class CancelTask:
     pass
 
 
+# --- the scheduler (the JobMaster's decisions, ``runtime.scheduler``) ---------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StartJob:
+    """Deploy the job: its checkpoint coordinator, then its tasks."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CoordinatorStarted:
+    """The runtime carried out ``StartCoordinator``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TasksDeployed:
+    """The runtime carried out ``DeployTasks``: every task and channel of ``attempt`` exists
+    and is wired."""
+
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeploymentFailed:
+    """``StartCoordinator`` or ``DeployTasks`` raised (e.g. a sink could not open its file)."""
+
+    attempt: int
+    cause: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskStateUpdate:
+    """A task -> the scheduler: its execution state changed."""
+
+    task: TaskId
+    state: ExecutionState
+    message: str | None = None
+    #: which deployment of the task (updates of an earlier attempt are stale)
+    attempt: int = 0
+    #: FAILED in user code: the operator, the exception and the user's traceback
+    failure: TaskFailure | None = None
+    #: the task's IO metrics at this moment (``TaskIOMetrics.snapshot``), for the REST API
+    metrics: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TasksUnreachable:
+    """The runtime could not deliver a ``SendToTasks`` message to these tasks of ``attempt``:
+    their actors are gone."""
+
+    tasks: tuple[TaskId, ...]
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SinkResults:
+    """Records of a collect sink for the job's result: a committed transaction (``txn``, kept
+    once however often it is committed) or, without checkpointing, all of them at the end.
+    ``buffers``: the records as the task's buffers (no copy per record on the way)."""
+
+    sink: str
+    task: TaskId
+    records: list[Any]
+    attempt: int = 0
+    txn: int | str | None = None
+    buffers: tuple[Sequence[Any], ...] = ()
+    #: pre-committed transaction ``txn``: held until a commit of it (no buffers) arrives
+    precommit: bool = False
+    #: the subtask that wrote transaction ``txn`` (a restored one; None: ``task``)
+    writer: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceProgress:
+    """A source task -> the scheduler: records it has read so far (for savepoints at a
+    count)."""
+
+    task: TaskId
+    records: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CoordinatorCrashed:
+    """The checkpoint coordinator's actor crashed (a bug of ckptsim, not of the job): the
+    job fails with this cause instead of waiting for checkpoints that never come."""
+
+    cause: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointFailure:
+    """The coordinator's failure manager asks to fail the job; ``cause``: what made the last
+    checkpoint fail beyond its reason (a storage error), if known."""
+
+    message: str
+    reason: CheckpointFailureReason
+    cause: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CancelJob:
+    """Cancel the job (Ctrl-C, a timeout, the REST API)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeFailed:
+    """What runs the job broke (its timer thread died): the job fails for good with ``cause``
+    instead of waiting for timers that never fire."""
+
+    cause: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetainedCheckpoints:
+    """Coordinator -> scheduler: the retained completed checkpoints a restart could restore,
+    newest first."""
+
+    checkpoints: tuple[RestoredFromCheckpoint, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointLoaded:
+    """The runtime carried out ``LoadCheckpoint``: the checkpoint, every file verified."""
+
+    attempt: int
+    checkpoint: LoadedCheckpoint
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointLoadFailed:
+    """``LoadCheckpoint`` failed: the checkpoint is missing or damaged (``error`` names the
+    file)."""
+
+    attempt: int
+    checkpoint_id: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestOutcome:
+    """Coordinator -> scheduler: how a checkpoint or savepoint the scheduler asked for ended
+    (``path`` None: it failed, ``failure`` says why)."""
+
+    request_id: JobRequestId
+    path: str | None = None
+    failure: str | None = None
+    checkpoint_id: int | None = None
+
+
+SnapshotKind = Literal["savepoint", "stop", "checkpoint", "full_checkpoint"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SnapshotRequested:
+    """A savepoint, a stop-with-savepoint or a checkpoint asked for from outside (Flink's
+    ``POST /jobs/:jobid/savepoints``, ``/stop``, ``/checkpoints``); the outcome goes to the
+    runtime's ``reply`` token (``ReplyToSnapshotRequest``)."""
+
+    kind: SnapshotKind
+    directory: str | None = None
+    reply: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CoordinatorReport:
+    """The coordinator's last word: statistics after its shutdown."""
+
+    stats: dict[str, Any]
+    details: dict[int, dict[str, Any]]
+    completed: list[int]
+    retained: list[str]
+    #: checkpoint id -> the type it was triggered as (``CheckpointStats.triggered_type``)
+    types: dict[int, str] = field(default_factory=dict)
+
+
+SchedulerMessage = (
+    StartJob
+    | CoordinatorStarted
+    | TasksDeployed
+    | DeploymentFailed
+    | TaskStateUpdate
+    | TasksUnreachable
+    | SinkResults
+    | SourceProgress
+    | CoordinatorCrashed
+    | CheckpointFailure
+    | CancelJob
+    | RuntimeFailed
+    | RetainedCheckpoints
+    | CheckpointLoaded
+    | CheckpointLoadFailed
+    | RequestOutcome
+    | SnapshotRequested
+    | CoordinatorReport
+    | TimerFired
+)
+
+
 TaskMessage = (
     StartTask
     | InputItem
@@ -277,4 +546,8 @@ CoordinatorMessage = (
     | RestoredFromCheckpoint
     | ShutdownCoordinator
     | TimerFired
+    | LocationInitialized
+    | LocationInitializationFailed
+    | CheckpointFinalized
+    | CheckpointFinalizationFailed
 )

@@ -3,17 +3,25 @@
 The only module of ``runtime`` allowed to do file I/O. ``FileSystemCheckpointStorage`` writes
 what jobs checkpoint (``<dir>/<job id>/chk-<n>/``); ``InMemoryCheckpointStorage`` keeps nothing
 on disk and is what the pure protocol tests use.
+
+The checkpoint coordinator never calls a storage itself: it asks for storage work with effects
+(``InitializeLocation``, ``FinalizeCheckpoint``), which a runtime carries out with
+``carry_out`` (the coordinator's actor on a background thread, a test or the conformance
+harness at once) and answers with the completion message it returns. A failure's text names the
+storage, what it was doing and the errno (``storage_error``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
 import stat
 import tempfile
 import uuid
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -26,7 +34,21 @@ from runtime.checkpoint import (
     TaskId,
     TaskStateSnapshot,
 )
-from runtime.effects import TaskSnapshot
+from runtime.effects import (
+    CoordinatorEffect,
+    FinalizeCheckpoint,
+    InitializeLocation,
+    StorageEffect,
+    TaskSnapshot,
+)
+from runtime.messages import (
+    CheckpointFinalizationFailed,
+    CheckpointFinalized,
+    CoordinatorMessage,
+    LocationInitializationFailed,
+    LocationInitialized,
+    StorageCompletion,
+)
 from runtime.network import Buffer
 
 
@@ -39,6 +61,11 @@ class CheckpointDiscarded(CheckpointStorageError):
 
 
 class CheckpointStorage(Protocol):
+    @property
+    def name(self) -> str:
+        """What errors call the storage (its directory)."""
+        ...
+
     def initialize_location(
         self, checkpoint_id: int, props: CheckpointProperties, target: str | None
     ) -> str | None:
@@ -50,6 +77,8 @@ class CheckpointStorage(Protocol):
 
 class InMemoryCheckpointStorage:
     """No files: locations and external paths are ``None``."""
+
+    name = "in-memory"
 
     def initialize_location(
         self, checkpoint_id: int, props: CheckpointProperties, target: str | None
@@ -145,7 +174,12 @@ class FileSystemCheckpointStorage:
         self._locations: dict[int, Path] = {}
         #: checkpoint and savepoint directories this job made (a dict keeps their order)
         self._created: dict[Path, None] = {}
-        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise CheckpointStorageError(
+                storage_error(self.name, "creating the job's checkpoint directory", error)
+            ) from error
         taken = sorted(p.name for p in self.root.glob("chk-*"))
         if taken:
             listed = ", ".join(taken[:3]) + (", ..." if len(taken) > 3 else "")
@@ -159,6 +193,10 @@ class FileSystemCheckpointStorage:
                 "checkpoints would overwrite them: give the job another directory "
                 "(execution.checkpointing.dir), or remove that one"
             )
+
+    @property
+    def name(self) -> str:
+        return str(self.root)
 
     def initialize_location(
         self, checkpoint_id: int, props: CheckpointProperties, target: str | None
@@ -298,6 +336,79 @@ class FileSystemCheckpointStorage:
         left = [p for p in directory.iterdir() if p.name != METADATA]
         if not left:
             shutil.rmtree(directory, ignore_errors=True)
+
+
+# --- storage work asked for with effects ---------------------------------------------------------
+
+
+def carry_out(storage: CheckpointStorage, effect: StorageEffect) -> StorageCompletion:
+    """Do the storage work of ``effect`` and return the message that tells the coordinator how
+    it ended. An ``OSError`` is a failure message naming the storage and the errno; anything
+    else is a bug and propagates."""
+    match effect:
+        case InitializeLocation(checkpoint_id=cid, props=props, target=target):
+            what = "savepoint" if props.is_savepoint else "checkpoint"
+            try:
+                location = storage.initialize_location(cid, props, target)
+            except OSError as error:
+                return LocationInitializationFailed(
+                    checkpoint_id=cid,
+                    error=storage_error(
+                        storage.name, f"creating the location of {what} {cid}", error
+                    ),
+                )
+            return LocationInitialized(checkpoint_id=cid, location=location)
+        case FinalizeCheckpoint(checkpoint=checkpoint):
+            cid = checkpoint.checkpoint_id
+            what = "savepoint" if checkpoint.is_savepoint else "checkpoint"
+            try:
+                path = storage.finalize(checkpoint)
+            except OSError as error:
+                return CheckpointFinalizationFailed(
+                    checkpoint_id=cid,
+                    error=storage_error(
+                        storage.name, f"writing the metadata of {what} {cid}", error
+                    ),
+                )
+            return CheckpointFinalized(checkpoint_id=cid, external_path=path)
+
+
+class _Core(Protocol):
+    def handle(self, msg: CoordinatorMessage, now: int) -> list[CoordinatorEffect]: ...
+
+
+def handle_with_storage(
+    core: _Core, msg: CoordinatorMessage, now: int, storage: CheckpointStorage | None = None
+) -> list[CoordinatorEffect]:
+    """``core.handle(msg, now)`` with the storage work done at once, as a synchronous storage
+    would: each ``InitializeLocation`` / ``FinalizeCheckpoint`` is carried out by ``storage``
+    (default: in memory) and its completion handled after the effects before it. Returns every
+    effect, in order. For harnesses and tests; the coordinator's actor does the work in the
+    background."""
+    store = storage if storage is not None else InMemoryCheckpointStorage()
+    out: list[CoordinatorEffect] = []
+    queue: deque[CoordinatorMessage] = deque([msg])
+    while queue:
+        for effect in core.handle(queue.popleft(), now):
+            out.append(effect)
+            if isinstance(effect, InitializeLocation | FinalizeCheckpoint):
+                queue.append(carry_out(store, effect))
+    return out
+
+
+def storage_error(storage: str, action: str, error: OSError) -> str:
+    """``checkpoint storage /ckpt/job: creating the location of checkpoint 3 failed: No space
+    left on device (errno 28, ENOSPC): /ckpt/job/chk-3``: the storage, what it did, the errno's
+    text and name, and the file (an error without an errno: its own text)."""
+    if error.errno is None:
+        why = str(error) or type(error).__name__
+    else:
+        code = errno.errorcode.get(error.errno)
+        text = error.strerror or os.strerror(error.errno)
+        why = f"{text} (errno {error.errno}{', ' + code if code else ''})"
+        if error.filename is not None:
+            why += f": {os.fsdecode(error.filename)}"
+    return f"checkpoint storage {storage}: {action} failed: {why}"
 
 
 def load_checkpoint(path: str) -> LoadedCheckpoint:

@@ -41,6 +41,7 @@ from runtime.messages import (
 )
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import ExecutionState, JobStatus
+from runtime.storage import handle_with_storage
 
 
 def _names(scenario: Scenario, key: str) -> list[str] | None:
@@ -173,7 +174,8 @@ class CoordinatorHarness:
         self.clock.set(target)
 
     def _send(self, msg: CoordinatorMessage) -> None:
-        for effect in self.coordinator.handle(msg, self.clock.now()):
+        # storage work (in memory) is done at once, as before the scenario's next step
+        for effect in handle_with_storage(self.coordinator, msg, self.clock.now()):
             self._observe(effect)
 
     def _observe(self, effect: Effect) -> None:
@@ -192,13 +194,13 @@ class CoordinatorHarness:
                 self.discarded.extend(h.key for h in handles)
             case FailJob():
                 self.fail_job += 1
-            case RequestCompleted(request_id=rid, checkpoint=checkpoint):
+            case RequestCompleted(request_id=int() as rid, checkpoint=checkpoint):
                 if rid > 0:
                     self.results[rid] = f"ok {checkpoint.checkpoint_id}"
-            case RequestFailed(request_id=rid, reason=reason):
+            case RequestFailed(request_id=int() as rid, reason=reason):
                 if rid > 0:
                     self.results[rid] = f"failed {reason.name}"
-            case RequestDeclined(request_id=rid, reason=decline):
+            case RequestDeclined(request_id=int() as rid, reason=decline):
                 if rid > 0:
                     self.results[rid] = f"declined {decline.name}"
             case _:

@@ -1,10 +1,22 @@
 """``CheckpointCoordinator``: the JobManager side of the protocol, as a pure state machine.
 
 ``handle(msg, now)`` takes a message (see ``messages.CoordinatorMessage``) and returns effects:
-triggers and notifications to send, timers to schedule, state to discard, request results, job
-failures. It composes the small pieces: ``CheckpointRequestDecider`` (queueing),
+triggers and notifications to send, timers to schedule, storage work, state to discard, request
+results, job failures. It composes the small pieces: ``CheckpointRequestDecider`` (queueing),
 ``CheckpointPlanCalculator`` (which tasks), ``PendingCheckpoint``, ``CompletedCheckpointStore``
 (retention), ``CheckpointFailureManager`` (tolerable failures) and ``CheckpointStatsTracker``.
+
+Storage work is effects too, as in Flink, where the coordinator hands it to its I/O executor
+and goes on when the future completes: a trigger first asks for the checkpoint's location
+(``InitializeLocation``; meanwhile the coordinator is *triggering* and starts no other
+checkpoint) and triggers the tasks once ``LocationInitialized`` comes back
+(``LocationInitializationFailed``: the trigger fails with ``IO_EXCEPTION``); a fully
+acknowledged checkpoint asks for its metadata to be written (``FinalizeCheckpoint``) and
+completes on ``CheckpointFinalized`` (``CheckpointFinalizationFailed``: it is aborted with
+``FINALIZE_CHECKPOINT_FAILURE``, saying why). A checkpoint being finalized no longer expires
+and ignores declines (in Flink its completion could not be interleaved with them); an abort of
+every checkpoint (failover, suspension, shutdown) or a newer completed one still ends it, and
+its location is deleted once the storage has answered.
 
 Two trigger semantics: ``current`` (Flink 1.11+, the default: a request queue) and ``flink-1.7``
 (no queue: a request is declined at once with a ``CheckpointDeclineReason``, as in the Flink 1.7
@@ -18,6 +30,7 @@ import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import assert_never
 
 from runtime.checkpoint import (
     INVALID_CHECKPOINT_ID,
@@ -44,8 +57,11 @@ from runtime.effects import (
     CheckpointCompleted,
     CheckpointTriggered,
     CoordinatorEffect,
+    DiscardLocation,
     DiscardState,
     FailJob,
+    FinalizeCheckpoint,
+    InitializeLocation,
     RequestCompleted,
     RequestDeclined,
     RequestFailed,
@@ -57,11 +73,15 @@ from runtime.effects import (
 from runtime.messages import (
     AbortPendingCheckpoints,
     AcknowledgeCheckpoint,
+    CheckpointFinalizationFailed,
+    CheckpointFinalized,
     CoordinatorMessage,
     DeclineCheckpoint,
     ExecutionStateChanged,
     FailUnacknowledgedCheckpoints,
     JobStatusChanged,
+    LocationInitializationFailed,
+    LocationInitialized,
     RestoredFromCheckpoint,
     ShutdownCoordinator,
     TimerFired,
@@ -70,7 +90,6 @@ from runtime.messages import (
 from runtime.reasons import CheckpointDeclineReason, CheckpointFailureReason
 from runtime.stats import CheckpointStatsTracker
 from runtime.status import ExecutionState, JobStatus
-from runtime.storage import CheckpointStorage, InMemoryCheckpointStorage
 
 ONE_YEAR_MS = 365 * 24 * 60 * 60 * 1000
 #: late messages of this many expired checkpoints are recognised as late
@@ -116,6 +135,20 @@ class CheckpointCanceller:
     checkpoint_id: int
 
 
+@dataclass(slots=True, kw_only=True)
+class _Triggering:
+    """A trigger waiting for its checkpoint's location (``InitializeLocation``): Flink's
+    ``isTriggering``. No pending checkpoint exists yet."""
+
+    request: CheckpointTriggerRequest
+    plan: CheckpointPlan
+    checkpoint_id: int
+    timestamp: int
+    #: aborted meanwhile (failover, suspension, shutdown): the request has failed already and
+    #: the location is deleted when it comes
+    cancelled: bool = False
+
+
 class CheckpointCoordinator:
     def __init__(
         self,
@@ -123,7 +156,6 @@ class CheckpointCoordinator:
         plan: CheckpointPlanCalculator,
         *,
         seed: int = 0,
-        storage: CheckpointStorage | None = None,
         store: CompletedCheckpointStore | None = None,
         stats: CheckpointStatsTracker | None = None,
     ) -> None:
@@ -137,7 +169,6 @@ class CheckpointCoordinator:
         self.base_interval = (
             max(config.interval, self.min_pause) if config.interval is not None else None
         )
-        self.storage: CheckpointStorage = storage or InMemoryCheckpointStorage()
         self.store = store or CompletedCheckpointStore(config.num_retained)
         self.stats = stats or CheckpointStatsTracker(config.history_size)
         self.failure_manager = CheckpointFailureManager(config.tolerable_failures)
@@ -161,6 +192,7 @@ class CheckpointCoordinator:
         self._next_internal_request = -1
         self._trigger_request_queued = False  # flink-1.7 semantics only
         self._draining = False
+        self._triggering: _Triggering | None = None
         #: FLIP-147: running tasks that acknowledged a completed checkpoint with every operator
         #: ended; they finish on its notification and need no further checkpoint
         self._finishing: set[TaskId] = set()
@@ -183,6 +215,11 @@ class CheckpointCoordinator:
     @property
     def pending_ids(self) -> list[int]:
         return list(self.pending)
+
+    @property
+    def is_triggering(self) -> bool:
+        """A trigger waits for its checkpoint's location (no other starts meanwhile)."""
+        return self._triggering is not None
 
     @property
     def queued_requests(self) -> int:
@@ -218,11 +255,14 @@ class CheckpointCoordinator:
                 if state is not ExecutionState.RUNNING:
                     self._finishing.discard(task)  # finished, or a new attempt
             case FailUnacknowledgedCheckpoints(task=task, attempt=attempt):
+                if self._triggering is not None and task in self._triggering.plan.tasks_to_wait_for:
+                    self._cancel_triggering(CheckpointFailureReason.TASK_FAILURE)
                 self._abort_where(
                     lambda p: not p.is_acknowledged_by(task, attempt),
                     CheckpointFailureReason.TASK_FAILURE,
                 )
             case AbortPendingCheckpoints(reason=reason):
+                self._cancel_triggering(reason)
                 self._abort_where(lambda p: True, reason)
             case RestoredFromCheckpoint(
                 checkpoint_id=cid, external_path=path, is_savepoint=is_savepoint
@@ -231,6 +271,16 @@ class CheckpointCoordinator:
                 self.stats.report_restored(cid, self._now, is_savepoint, path)
             case ShutdownCoordinator(job_status=job_status):
                 self._shutdown(job_status)
+            case LocationInitialized(checkpoint_id=cid, location=location):
+                self._on_location(cid, location, None)
+            case LocationInitializationFailed(checkpoint_id=cid, error=error):
+                self._on_location(cid, None, error)
+            case CheckpointFinalized(checkpoint_id=cid, external_path=path):
+                self._on_finalized(cid, path, None)
+            case CheckpointFinalizationFailed(checkpoint_id=cid, error=error):
+                self._on_finalized(cid, None, error)
+            case _ as unreachable:
+                assert_never(unreachable)
         return out
 
     def _emit(self, effect: CoordinatorEffect) -> None:
@@ -271,7 +321,7 @@ class CheckpointCoordinator:
             return
         decision = self.decider.submit(
             request,
-            is_triggering=False,
+            is_triggering=self.is_triggering,
             pending=len(self.pending),
             last_completion=self._last_completion,
             now=self._now,
@@ -295,7 +345,7 @@ class CheckpointCoordinator:
         try:
             while True:
                 decision = self.decider.choose_queued(
-                    is_triggering=False,
+                    is_triggering=self.is_triggering,
                     pending=len(self.pending),
                     last_completion=self._last_completion,
                     now=self._now,
@@ -325,16 +375,75 @@ class CheckpointCoordinator:
             # job is about to finish, and a periodic checkpoint now could only be declined by
             # tasks that are closing (Flink's final checkpoint is the job's last)
             return
+        self._initialize_location(request, plan)
+
+    def _initialize_location(self, request: CheckpointTriggerRequest, plan: CheckpointPlan) -> None:
+        """The checkpoint gets its id, then its location (``InitializeLocation``); the tasks are
+        triggered when the location is there."""
         checkpoint_id = self._next_checkpoint_id
         self._next_checkpoint_id += 1
-        try:
-            location = self.storage.initialize_location(
-                checkpoint_id, request.props, request.target_location
+        self._triggering = _Triggering(
+            request=request, plan=plan, checkpoint_id=checkpoint_id, timestamp=self._now
+        )
+        self._emit(
+            InitializeLocation(
+                checkpoint_id=checkpoint_id, props=request.props, target=request.target_location
             )
-        except OSError:
-            self._on_trigger_failure(request, CheckpointFailureReason.IO_EXCEPTION)
+        )
+
+    def _on_location(self, checkpoint_id: int, location: str | None, error: str | None) -> None:
+        triggering = self._triggering
+        if triggering is None or triggering.checkpoint_id != checkpoint_id:
+            if error is None:
+                self._emit(DiscardLocation(checkpoint_id=checkpoint_id))  # nobody waits for it
             return
-        self._create_and_trigger(request, plan, checkpoint_id, location)
+        self._triggering = None
+        request = triggering.request
+        legacy = self.config.trigger_semantics == "flink-1.7"
+        if triggering.cancelled:
+            if error is None:
+                self._emit(DiscardLocation(checkpoint_id=checkpoint_id))
+        elif error is not None:
+            if legacy:
+                self._emit(
+                    RequestDeclined(
+                        request_id=request.request_id,
+                        reason=CheckpointDeclineReason.EXCEPTION,
+                        cause=error,
+                    )
+                )
+            else:
+                self._on_trigger_failure(request, CheckpointFailureReason.IO_EXCEPTION, cause=error)
+        elif (failure := self._pre_check(request.periodic)) is not None:
+            # the state may have changed while the location was made (Flink checks again)
+            self._emit(DiscardLocation(checkpoint_id=checkpoint_id))
+            if legacy:
+                self._emit(
+                    RequestDeclined(
+                        request_id=request.request_id,
+                        reason=CheckpointDeclineReason.COORDINATOR_SHUTDOWN
+                        if self.is_shutdown
+                        else CheckpointDeclineReason.PERIODIC_SCHEDULER_SHUTDOWN,
+                    )
+                )
+            else:
+                self._on_trigger_failure(request, failure)
+        else:
+            self._create_and_trigger(
+                request, triggering.plan, checkpoint_id, location, triggering.timestamp
+            )
+            if legacy:  # Flink 1.7 retries a queued request only when a checkpoint ends
+                return
+        self._after_slot_freed()
+
+    def _cancel_triggering(self, reason: CheckpointFailureReason) -> None:
+        """Every checkpoint is aborted (failover, suspension, shutdown): so is the one whose
+        location is being made. Its request fails now; the location goes when it comes."""
+        triggering = self._triggering
+        if triggering is None or triggering.cancelled:
+            return
+        triggering.cancelled = True
+        self._on_trigger_failure(triggering.request, reason)
 
     def _create_and_trigger(
         self,
@@ -342,6 +451,7 @@ class CheckpointCoordinator:
         plan: CheckpointPlan,
         checkpoint_id: int,
         location: str | None,
+        timestamp: int,
     ) -> None:
         options = CheckpointOptions.for_config(
             request.props.snapshot_type,
@@ -352,7 +462,7 @@ class CheckpointCoordinator:
         )
         pending = PendingCheckpoint(
             checkpoint_id=checkpoint_id,
-            timestamp=self._now,
+            timestamp=timestamp,
             props=request.props,
             options=options,
             plan=plan,
@@ -364,7 +474,7 @@ class CheckpointCoordinator:
             subtasks[task.vertex] = subtasks.get(task.vertex, 0) + 1
         self.stats.report_pending(
             checkpoint_id,
-            self._now,
+            timestamp,
             request.props.snapshot_type,
             subtasks,
             unaligned=options.is_unaligned,
@@ -379,7 +489,7 @@ class CheckpointCoordinator:
             CheckpointTriggered(
                 checkpoint_id=checkpoint_id,
                 request_id=request.request_id,
-                timestamp=self._now,
+                timestamp=timestamp,
                 options=options,
             )
         )
@@ -389,24 +499,32 @@ class CheckpointCoordinator:
                     task=task,
                     attempt=attempt,
                     checkpoint_id=checkpoint_id,
-                    timestamp=self._now,
+                    timestamp=timestamp,
                     options=options,
                 )
             )
         if pending.is_fully_acknowledged:
-            self._complete(pending)
+            self._finalize(pending)
 
     def _on_trigger_failure(
-        self, request: CheckpointTriggerRequest, reason: CheckpointFailureReason
+        self,
+        request: CheckpointTriggerRequest,
+        reason: CheckpointFailureReason,
+        *,
+        cause: str | None = None,
     ) -> None:
         """The request failed before a pending checkpoint existed."""
-        self._emit(RequestFailed(request_id=request.request_id, reason=reason))
+        self._emit(RequestFailed(request_id=request.request_id, reason=reason, cause=cause))
         self.stats.report_failed_without_in_progress()
         verdict = self.failure_manager.handle_checkpoint_exception(
             checkpoint_id=None, props=request.props, reason=reason, task=None
         )
         if verdict is not None:
-            self._emit(FailJob(message=verdict.message, reason=verdict.reason, task=verdict.task))
+            self._emit(
+                FailJob(
+                    message=verdict.message, reason=verdict.reason, task=verdict.task, cause=cause
+                )
+            )
 
     # --- acknowledgements and declines -------------------------------------------------------------
 
@@ -424,7 +542,7 @@ class CheckpointCoordinator:
                 msg.checkpoint_id, msg.task, self._now, msg.state, msg.metrics
             )
             if pending.is_fully_acknowledged:
-                self._complete(pending)
+                self._finalize(pending)
         elif result in (AckResult.UNKNOWN, AckResult.DISCARDED):
             self._discard(msg.checkpoint_id, msg.state.handles if msg.state else ())
 
@@ -435,19 +553,32 @@ class CheckpointCoordinator:
         if self.is_shutdown:
             return
         pending = self.pending.get(msg.checkpoint_id)
-        if pending is not None and not pending.disposed:
+        if pending is not None and not pending.disposed and pending.finalizing is None:
             self._abort(pending, msg.reason, task=msg.task)
 
     # --- completion ---------------------------------------------------------------------------------
 
-    def _complete(self, pending: PendingCheckpoint) -> None:
-        checkpoint_id = pending.checkpoint_id
-        try:
-            path = self.storage.finalize(pending.to_completed(self._now, None))
-        except OSError:
-            self._abort(pending, CheckpointFailureReason.FINALIZE_CHECKPOINT_FAILURE)
+    def _finalize(self, pending: PendingCheckpoint) -> None:
+        """Every task acknowledged: the storage writes the metadata (``FinalizeCheckpoint``);
+        the checkpoint completes when it answers."""
+        pending.finalizing = pending.to_completed(self._now, None)
+        self._emit(FinalizeCheckpoint(checkpoint=pending.finalizing))
+
+    def _on_finalized(self, checkpoint_id: int, path: str | None, error: str | None) -> None:
+        pending = self.pending.get(checkpoint_id)
+        if pending is None or pending.disposed or pending.finalizing is None:
+            # aborted while its metadata was written: its location goes now
+            self._emit(DiscardLocation(checkpoint_id=checkpoint_id))
             return
-        completed = pending.finalize(self._now, path)
+        if error is not None:
+            self._abort(pending, CheckpointFailureReason.FINALIZE_CHECKPOINT_FAILURE, cause=error)
+            return
+        self._complete(pending, path)
+
+    def _complete(self, pending: PendingCheckpoint, path: str | None) -> None:
+        checkpoint_id = pending.checkpoint_id
+        assert pending.finalizing is not None
+        completed = pending.finalize(pending.finalizing.completion_timestamp, path)
         self._emit(CancelTimer(key=CheckpointCanceller(checkpoint_id)))
         last_subsumed = INVALID_CHECKPOINT_ID
         subsumed_ids: tuple[int, ...] = ()
@@ -504,24 +635,43 @@ class CheckpointCoordinator:
         pending: PendingCheckpoint,
         reason: CheckpointFailureReason,
         task: TaskId | None = None,
+        *,
+        cause: str | None = None,
     ) -> None:
         if pending.disposed:
             return
         if reason is CheckpointFailureReason.CHECKPOINT_SUBSUMED and pending.props.is_savepoint:
             raise AssertionError("a savepoint must never be subsumed")
         checkpoint_id = pending.checkpoint_id
+        # its metadata is being written: the location goes once the storage has answered
+        writing = pending.finalizing is not None and reason is not (
+            CheckpointFailureReason.FINALIZE_CHECKPOINT_FAILURE
+        )
         self._discard(checkpoint_id, pending.abort(reason))
+        if not writing:
+            self._emit(DiscardLocation(checkpoint_id=checkpoint_id))
         self._emit(CancelTimer(key=CheckpointCanceller(checkpoint_id)))
         self._emit(
-            RequestFailed(request_id=pending.request_id, reason=reason, checkpoint_id=checkpoint_id)
+            RequestFailed(
+                request_id=pending.request_id,
+                reason=reason,
+                checkpoint_id=checkpoint_id,
+                cause=cause,
+            )
         )
-        # Flink's failure_message is the reason's bare message; its name is kept beside it
-        self.stats.report_failed(checkpoint_id, self._now, reason.message, reason.name)
+        # Flink's failure_message is the reason's bare message (with the cause, if one is
+        # known); its name is kept beside it
+        message = reason.message if cause is None else f"{reason.message} Cause: {cause}"
+        self.stats.report_failed(checkpoint_id, self._now, message, reason.name)
         verdict = self.failure_manager.handle_checkpoint_exception(
             checkpoint_id=checkpoint_id, props=pending.props, reason=reason, task=task
         )
         if verdict is not None:
-            self._emit(FailJob(message=verdict.message, reason=verdict.reason, task=verdict.task))
+            self._emit(
+                FailJob(
+                    message=verdict.message, reason=verdict.reason, task=verdict.task, cause=cause
+                )
+            )
         latest = self.store.latest_checkpoint_id
         for commit_task, attempt in pending.plan.tasks_to_commit_to.items():
             self._emit(
@@ -536,7 +686,7 @@ class CheckpointCoordinator:
         del self.pending[checkpoint_id]
         if reason is CheckpointFailureReason.CHECKPOINT_EXPIRED:
             self._recent_expired.append(checkpoint_id)
-        self._emit(CheckpointAborted(checkpoint_id=checkpoint_id, reason=reason))
+        self._emit(CheckpointAborted(checkpoint_id=checkpoint_id, reason=reason, cause=cause))
         self._after_slot_freed()
 
     def _after_slot_freed(self) -> None:
@@ -556,7 +706,7 @@ class CheckpointCoordinator:
     def _on_timer(self, key: object) -> None:
         if isinstance(key, CheckpointCanceller):
             pending = self.pending.get(key.checkpoint_id)
-            if pending is not None and not pending.disposed:
+            if pending is not None and not pending.disposed and pending.finalizing is None:
                 self._abort(pending, CheckpointFailureReason.CHECKPOINT_EXPIRED)
         elif isinstance(key, PeriodicTrigger) and key == self._periodic_key:
             assert self.base_interval is not None
@@ -620,6 +770,7 @@ class CheckpointCoordinator:
 
     def _abort_pending_and_queued(self, reason: CheckpointFailureReason) -> None:
         self._apply(self.decider.abort_all(reason))
+        self._cancel_triggering(reason)
         self._abort_where(lambda p: True, reason)
 
     def _shutdown(self, job_status: JobStatus) -> None:
@@ -648,20 +799,7 @@ class CheckpointCoordinator:
             self._emit(RequestDeclined(request_id=request.request_id, reason=reason))
             return
         assert not isinstance(plan, CheckpointFailureReason)
-        checkpoint_id = self._next_checkpoint_id
-        self._next_checkpoint_id += 1
-        try:
-            location = self.storage.initialize_location(
-                checkpoint_id, request.props, request.target_location
-            )
-        except OSError:
-            self._emit(
-                RequestDeclined(
-                    request_id=request.request_id, reason=CheckpointDeclineReason.EXCEPTION
-                )
-            )
-            return
-        self._create_and_trigger(request, plan, checkpoint_id, location)
+        self._initialize_location(request, plan)
 
     def _legacy_pre_check(
         self, request: CheckpointTriggerRequest
@@ -674,7 +812,8 @@ class CheckpointCoordinator:
             return None
         if self._trigger_request_queued:
             return CheckpointDeclineReason.ALREADY_QUEUED
-        if len(self.pending) >= self.config.max_concurrent:
+        # Flink 1.7 made the location within the trigger: one being made counts as pending
+        if len(self.pending) + self.is_triggering >= self.config.max_concurrent:
             self._trigger_request_queued = True
             self._cancel_periodic_trigger()
             return CheckpointDeclineReason.TOO_MANY_CONCURRENT_CHECKPOINTS

@@ -15,6 +15,7 @@ from runtime.checkpoint import (
     TaskStateSnapshot,
 )
 from runtime.coordinator.plan import CheckpointPlan
+from runtime.messages import RequestId
 from runtime.reasons import CheckpointFailureReason
 
 
@@ -43,13 +44,16 @@ class PendingCheckpoint:
     props: CheckpointProperties
     options: CheckpointOptions
     plan: CheckpointPlan
-    request_id: int
+    request_id: RequestId
     periodic: bool = False
     not_yet_acknowledged: dict[TaskId, int] = field(default_factory=dict)
     acknowledged: dict[TaskId, SubtaskAck] = field(default_factory=dict)
     acknowledged_attempts: dict[TaskId, int] = field(default_factory=dict)
     disposed: bool = False
     failure_reason: CheckpointFailureReason | None = None
+    #: fully acknowledged, its metadata being written (``FinalizeCheckpoint``): from then on
+    #: only the storage's answer, or an abort of the whole job's checkpoints, ends it
+    finalizing: CompletedCheckpoint | None = None
 
     def __post_init__(self) -> None:
         if not self.not_yet_acknowledged:

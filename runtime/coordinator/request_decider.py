@@ -13,6 +13,7 @@ import bisect
 from dataclasses import dataclass, field
 
 from runtime.checkpoint import CheckpointProperties
+from runtime.messages import CheckpointRequestId, RequestId, SavepointRequestId
 from runtime.reasons import CheckpointFailureReason
 
 DEFAULT_MAX_QUEUED_REQUESTS = 1000
@@ -20,7 +21,7 @@ DEFAULT_MAX_QUEUED_REQUESTS = 1000
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckpointTriggerRequest:
-    request_id: int
+    request_id: RequestId
     props: CheckpointProperties
     periodic: bool
     timestamp: int
@@ -30,14 +31,26 @@ class CheckpointTriggerRequest:
     def forced(self) -> bool:
         return self.props.forced
 
-    def sort_key(self) -> tuple[int, int, int, int, int]:
+    def sort_key(self) -> tuple[int, int, int, int, tuple[int, int]]:
         return (
             0 if self.props.is_savepoint else 1,
             0 if self.forced else 1,
             1 if self.periodic else 0,
             self.timestamp,
-            self.request_id,
+            _id_order(self.request_id),
         )
+
+
+def _id_order(request_id: RequestId) -> tuple[int, int]:
+    """The last tie-break: int ids in their order, then the scheduler's savepoints, then its
+    checkpoints asked for from outside (each in the order they were asked for)."""
+    match request_id:
+        case int():
+            return (0, request_id)
+        case SavepointRequestId(index=index):
+            return (1, index)
+        case CheckpointRequestId(number=number):
+            return (2, number)
 
 
 @dataclass(slots=True)
@@ -64,7 +77,9 @@ class CheckpointRequestDecider:
         self.max_concurrent = max_concurrent
         self.min_pause = min_pause
         self.max_queued = max_queued
-        self._queue: list[tuple[tuple[int, int, int, int, int], CheckpointTriggerRequest]] = []
+        self._queue: list[
+            tuple[tuple[int, int, int, int, tuple[int, int]], CheckpointTriggerRequest]
+        ] = []
 
     @property
     def queued(self) -> list[CheckpointTriggerRequest]:

@@ -140,13 +140,22 @@ def test_the_timeout_stops_a_script_whose_own_code_never_ends(
 def _cli(tmp_path: Path, body: str, *argv: str) -> subprocess.Popen[str]:
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     return subprocess.Popen(
-        [sys.executable, "-m", "actors.cli", "run", script(tmp_path, body), *argv],
+        [sys.executable, "-c", CLI_WITH_CTRL_C, "run", script(tmp_path, body), *argv],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+#: ``python -m actors.cli``, with Python's own Ctrl-C handler: a shell starts background commands
+#: with SIGINT ignored and a child inherits that (Python then installs no handler), while a
+#: terminal's Ctrl-C reaches a program whose SIGINT is handled
+CLI_WITH_CTRL_C = (
+    "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "runpy.run_module('actors.cli', run_name='__main__', alter_sys=True)"
+)
 
 
 def _finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:

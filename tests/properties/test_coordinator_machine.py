@@ -47,6 +47,7 @@ from runtime.messages import (
 )
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import ExecutionState, JobStatus
+from runtime.storage import handle_with_storage
 
 TASKS = [TaskId("source", 0), TaskId("source", 1), TaskId("sink", 0)]
 
@@ -104,7 +105,8 @@ class CoordinatorMachine(RuleBasedStateMachine):
     # --- plumbing -------------------------------------------------------------------------
 
     def _send(self, msg: CoordinatorMessage) -> None:
-        for effect in self.coordinator.handle(msg, self.now):
+        # the storage's work (in memory) is done at once
+        for effect in handle_with_storage(self.coordinator, msg, self.now):
             self._observe(effect)
 
     def _observe(self, effect: Effect) -> None:
@@ -113,7 +115,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
                 self.timers.schedule(key, due)
             case CancelTimer(key=key):
                 self.timers.cancel(key)
-            case CheckpointTriggered(checkpoint_id=cid, request_id=rid, options=options):
+            case CheckpointTriggered(checkpoint_id=cid, request_id=int() as rid, options=options):
                 assert cid not in self.triggered, f"checkpoint id {cid} reused"
                 self.triggered[cid] = (rid, self.now, next(self.steps))
                 if options.snapshot_type.is_savepoint:

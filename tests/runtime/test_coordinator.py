@@ -56,6 +56,7 @@ from runtime.messages import (
 )
 from runtime.reasons import CheckpointFailureReason as R
 from runtime.status import ExecutionState, JobStatus
+from runtime.storage import InMemoryCheckpointStorage, handle_with_storage
 
 E = TypeVar("E", bound=CoordinatorEffect)
 A, B, C = TaskId("A"), TaskId("B"), TaskId("C")
@@ -71,6 +72,8 @@ class Driver:
             trigger=tasks, ack=tasks, commit=tasks, initial_state=ExecutionState.RUNNING
         )
         assert isinstance(plan, CheckpointPlanCalculator)
+        storage = kw.pop("storage", None)
+        self.storage = storage if storage is not None else InMemoryCheckpointStorage()
         self.coordinator = CheckpointCoordinator(config, plan, **kw)  # type: ignore[arg-type]
         self.now = 0
         self.timers = TimerQueue()
@@ -78,7 +81,8 @@ class Driver:
         self.requests = 0
 
     def send(self, msg: CoordinatorMessage) -> list[CoordinatorEffect]:
-        out = self.coordinator.handle(msg, self.now)
+        # the storage's work is done at once (handle_with_storage)
+        out = handle_with_storage(self.coordinator, msg, self.now, self.storage)  # type: ignore[arg-type]
         for effect in out:
             if isinstance(effect, ScheduleTimer):
                 self.timers.schedule(effect.key, effect.due)
@@ -260,6 +264,8 @@ def test_not_all_required_tasks_running_fails_before_an_id_is_taken() -> None:
 
 
 class FailingStorage:
+    name = "failing"
+
     def __init__(self, *, init: bool = False, finalize: bool = False) -> None:
         self.fail_init, self.fail_finalize = init, finalize
 
