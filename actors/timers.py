@@ -60,11 +60,6 @@ class TimerService:
         with self._cv:
             self._remove((ref.actor_urn, key))
 
-    def cancel_all(self, ref: pykka.ActorRef[Any]) -> None:
-        with self._cv:
-            for live in [k for k in self._live if k[0] == ref.actor_urn]:
-                self._remove(live)
-
     def __len__(self) -> int:
         """Entries in the heap: the live timers (a cancelled one is gone at once)."""
         with self._cv:
