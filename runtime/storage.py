@@ -253,6 +253,14 @@ class FileSystemCheckpointStorage:
             raise CheckpointDiscarded(
                 f"checkpoint {snapshot.checkpoint_id} was discarded ({directory} is gone)"
             ) from None
+        except OSError as error:  # a full disk, a read-only directory: the storage's fault
+            raise CheckpointStorageError(
+                storage_error(
+                    str(self.root),
+                    f"writing the state of {snapshot.task} for checkpoint {snapshot.checkpoint_id}",
+                    error,
+                )
+            ) from None
         handle = StateHandle(key=str(path), size=len(data), checksum=serde.checksum(data))
         return TaskStateSnapshot(handles=(handle,), checkpointed_size=len(data))
 

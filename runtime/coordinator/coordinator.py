@@ -554,7 +554,14 @@ class CheckpointCoordinator:
             return
         pending = self.pending.get(msg.checkpoint_id)
         if pending is not None and not pending.disposed and pending.finalizing is None:
-            self._abort(pending, msg.reason, task=msg.task)
+            # a task's own failure to write its state says why (a storage error names the
+            # storage and the errno); other declines are their reason alone
+            cause = (
+                msg.message
+                if msg.reason is CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION
+                else None
+            )
+            self._abort(pending, msg.reason, task=msg.task, cause=cause)
 
     # --- completion ---------------------------------------------------------------------------------
 

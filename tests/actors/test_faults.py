@@ -83,9 +83,9 @@ def test_a_late_acknowledgement_past_the_timeout_is_too_late() -> None:
 
 def test_a_failed_snapshot_declines_with_async_exception() -> None:
     result, sim = run(FailSnapshot(task="source-1#1", checkpoint_id=2))
-    assert (
-        status(result, 2)["failure_message"]
-        == CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION.message
+    assert status(result, 2)["failure_message"] == (
+        f"{CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION.message} Cause: injected fault: "
+        "snapshot 2 fails"
     )
     assert injected(sim) == ["FailSnapshot(2)"]
 

@@ -7,12 +7,14 @@ trace. Also the CLI's answer to a checkpoint directory that cannot be made."""
 from __future__ import annotations
 
 import errno
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import runtime.storage as storage_module
 from actors import StreamExecutionEnvironment
 from actors.cli import main
 from actors.testing import Simulation
@@ -122,6 +124,39 @@ def test_a_location_that_cannot_be_made_is_an_io_exception_naming_the_storage() 
     assert f"creating the location of checkpoint 2 failed: {FULL}: " in result.failure
     assert result.failure.endswith("recovery is suppressed by restart-strategy.type: disable")
     assert 2 not in result.completed_checkpoint_ids
+
+
+@pytest.fixture
+def full_disk_for_task_state_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writing a task's state file for checkpoint 2 fails: the disk is full."""
+    write = storage_module._atomic_write
+
+    def failing(path: Path, data: bytes, **kwargs: Any) -> None:
+        if path.parent.name == "chk-2" and path.name.endswith(".state.json"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        write(path, data, **kwargs)
+
+    monkeypatch.setattr(storage_module, "_atomic_write", failing)
+
+
+@pytest.mark.usefixtures("full_disk_for_task_state_2")
+def test_a_task_state_file_that_cannot_be_written_names_the_storage_and_the_errno() -> None:
+    """The task's asynchronous part declines with CHECKPOINT_ASYNC_EXCEPTION, and what made it
+    fail reaches the statistics and the job's failure."""
+    sim = Simulation(seed=3)
+    settings = {
+        "execution.checkpointing.tolerable-failed-checkpoints": 0,
+        "restart-strategy.type": "none",
+    }
+    result = sim.run(build, settings)
+    assert result.status is JobStatus.FAILED
+    assert result.failure is not None
+    assert "(last failure: CHECKPOINT_ASYNC_EXCEPTION: checkpoint storage " in result.failure
+    assert "for checkpoint 2 failed: " + FULL in result.failure
+    assert re.search(r"writing the state of \S+#\d for checkpoint 2", result.failure)
+    (second,) = [h for h in result.checkpoints["history"] if h["id"] == 2]
+    assert second["failure_message"].startswith("Asynchronous task checkpoint failed. Cause: ")
+    assert FULL in second["failure_message"]
 
 
 @pytest.mark.usefixtures("full_disk_at_checkpoint_2")
