@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from functools import partial
+from traceback import format_exception
 from typing import Any, assert_never
 
 import pykka
@@ -28,6 +29,7 @@ from actors.protocol import (
     AllRecordsProcessed,
     Credit,
     Deliver,
+    FailJob,
     SinkResults,
     SourceProgress,
     TaskStateUpdate,
@@ -153,14 +155,30 @@ class StreamTask(pykka.ThreadingActor):
         self.log = log.bind(task=str(self.spec.task), attempt=self.spec.attempt)
 
     def on_failure(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
-        """The actor itself crashed (a bug, or an injected crash): its supervisor, the
-        JobMaster, hears of it. Pykka has logged the traceback."""
+        """The actor itself crashed: its supervisor, the JobMaster, hears of it. An injected
+        crash (``CrashTask``), or a peer found dead while the job is being torn down, is a task
+        failure, which the job fails over from if it still runs. Anything else
+        is a bug in ckptsim (user code's errors are task failures before they get here): the
+        job fails for good, as a restart would meet the bug again, and the traceback is
+        logged at error level, so it reaches the terminal."""
         name = getattr(exception_type, "__name__", "error")
         for connector in self.connectors.values():
             with contextlib.suppress(Exception):
                 connector.close(finished=False)
         self.connectors = {}
-        self._report(ExecutionState.FAILED, f"task actor crashed: {name}: {exception_value}")
+        text = f"task actor crashed: {name}: {exception_value}"
+        # a peer stopped under it (the job is being torn down) is no bug either
+        if not isinstance(exception_value, InjectedCrash | pykka.ActorDeadError):
+            self.log.error(
+                "task_crashed",
+                error=f"{name}: {exception_value}",
+                traceback="".join(
+                    format_exception(exception_type, exception_value, traceback)
+                ).rstrip(),
+            )
+            text = f"a bug in ckptsim: task {self.spec.task} crashed: {name}: {exception_value}"
+            self.job_master.tell(FailJob(cause=f"{text} (a restart would meet it again)"))
+        self._report(ExecutionState.FAILED, text)
 
     def on_receive(self, message: Any) -> None:
         if isinstance(message, WireTask):

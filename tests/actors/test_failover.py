@@ -45,6 +45,7 @@ from runtime.job import JobResult, RestoreError
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import JobStatus
 from runtime.storage import CorruptCheckpointError, load_checkpoint
+from runtime.task import StreamTaskCore
 from tests.conftest import protocol_events
 from tests.crafted_checkpoints import (
     DAMAGE,
@@ -219,15 +220,18 @@ def test_a_task_failing_at_a_record_restarts_once_from_the_latest_checkpoint_exa
 
 def test_unaligned_recovery_puts_the_persisted_in_flight_data_back_before_new_input() -> None:
     """The restored unaligned checkpoint holds records that were in flight (in no operator's
-    state and past the sources' positions): the output is exact only if they are delivered
-    again."""
+    state and past the sources' positions), both in the consumers' input channels and in the
+    producers' output queues, which the barrier overtook: the output is exact only if both are
+    delivered again."""
     result, sim = simulate(
         FailTask(task=REDUCERS[0], at_record=500), settings=MODES["unaligned"], seed=3
     )
     assert result.restarts == 1
     restored = events(sim, "task_restored")
-    in_flight = sum(sum(e["input"].values()) + sum(e["output"].values()) for e in restored)
-    assert in_flight > 0, "choose a fault whose restored checkpoint holds in-flight data"
+    inputs = sum(sum(e["input"].values()) for e in restored)
+    outputs = sum(sum(e["output"].values()) for e in restored)
+    assert inputs > 0 and outputs > 0, "choose a fault whose checkpoint holds both kinds"
+    assert {e["task"] for e in restored if sum(e["output"].values())} <= set(SOURCES)
     assert observe(result.collected("counts")) == failure_free()
 
 
@@ -297,6 +301,34 @@ def test_a_crashed_task_actor_on_threads_recovers_and_leaves_no_actor_or_thread(
     assert observe(result.collected("counts")) == failure_free(6_000)
     assert pykka.ActorRegistry.get_all() == []
     assert threading.active_count() == threads
+
+
+def test_a_bug_in_a_task_core_fails_the_job_at_once_naming_it_with_its_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An exception out of the task core that no user function raised is a bug of ckptsim: a
+    restart would meet it again, so the job fails without one, its cause names the bug, and the
+    traceback is in the trace (an injected crash, above, fails over instead)."""
+    handle = StreamTaskCore.handle
+    calls = itertools.count()
+
+    def buggy(core: StreamTaskCore, message: Any, now: int) -> Any:
+        if str(core.spec.task) == REDUCERS[0] and next(calls) == 40:
+            raise AssertionError("planted invariant break")
+        return handle(core, message, now)
+
+    monkeypatch.setattr(StreamTaskCore, "handle", buggy)
+    result, sim = simulate()
+    assert result.status is JobStatus.FAILED
+    assert result.restarts == 0 and result.failures == []
+    assert result.failure is not None
+    assert result.failure.startswith(
+        f"a bug in ckptsim: task {REDUCERS[0]} crashed: AssertionError: planted invariant break"
+    )
+    (crash,) = events(sim, "task_crashed")
+    assert crash["task"] == REDUCERS[0]
+    assert crash["error"] == "AssertionError: planted invariant break"
+    assert crash["traceback"].startswith("Traceback") and "in buggy" in crash["traceback"]
 
 
 # --- restart strategies ---------------------------------------------------------------------------
@@ -477,21 +509,32 @@ def test_ckptsim_run_of_a_job_whose_restarts_are_exhausted_exits_1_with_the_caus
 
 # --- tolerable failed checkpoints -----------------------------------------------------------------
 
-CHECKPOINT_FAULTS: dict[str, tuple[Fault, str]] = {
-    "expired": (DropAcknowledgement(task=REDUCERS[0], checkpoint_id=2), "CHECKPOINT_EXPIRED"),
-    "declined": (FailSnapshot(task=SOURCES[1], checkpoint_id=2), "CHECKPOINT_ASYNC_EXCEPTION"),
+#: the fault, its failure reason and the cause the failure names (a task's failed asynchronous
+#: part says why; an expiry is its reason alone)
+CHECKPOINT_FAULTS: dict[str, tuple[Fault, str, str | None]] = {
+    "expired": (
+        DropAcknowledgement(task=REDUCERS[0], checkpoint_id=2),
+        "CHECKPOINT_EXPIRED",
+        None,
+    ),
+    "declined": (
+        FailSnapshot(task=SOURCES[1], checkpoint_id=2),
+        "CHECKPOINT_ASYNC_EXCEPTION",
+        "injected fault: snapshot 2 fails",
+    ),
 }
 SHORT_TIMEOUT = {"execution.checkpointing.timeout": "30 ms"}
 
 
 @pytest.mark.parametrize("kind", list(CHECKPOINT_FAULTS))
 def test_a_failed_checkpoint_beyond_the_tolerable_count_fails_the_job_over(kind: str) -> None:
-    fault, reason = CHECKPOINT_FAULTS[kind]
+    fault, reason, cause = CHECKPOINT_FAULTS[kind]
     settings = {**SHORT_TIMEOUT, "execution.checkpointing.tolerable-failed-checkpoints": 0}
     result, sim = simulate(fault, settings=settings)
     assert result.status is JobStatus.FINISHED and result.restarts == 1
+    last = reason if cause is None else f"{reason}: {cause}"
     assert result.failures == [
-        f"Exceeded checkpoint tolerable failure threshold. (last failure: {reason})"
+        f"Exceeded checkpoint tolerable failure threshold. (last failure: {last})"
     ]
     assert len(injected(sim)) == 1
     assert observe(result.collected("counts")) == failure_free()
@@ -499,15 +542,15 @@ def test_a_failed_checkpoint_beyond_the_tolerable_count_fails_the_job_over(kind:
 
 @pytest.mark.parametrize("kind", list(CHECKPOINT_FAULTS))
 def test_a_failed_checkpoint_within_the_tolerable_count_is_no_failover(kind: str) -> None:
-    fault, reason = CHECKPOINT_FAULTS[kind]
+    fault, reason, cause = CHECKPOINT_FAULTS[kind]
     settings = {**SHORT_TIMEOUT, "execution.checkpointing.tolerable-failed-checkpoints": 1}
     result, sim = simulate(fault, settings=settings)
     assert result.status is JobStatus.FINISHED
     assert result.restarts == 0 and result.failures == []
     (second,) = [h for h in result.checkpoints["history"] if h["id"] == 2]
-    assert (
-        second["status"] == "FAILED"
-        and second["failure_message"] == CheckpointFailureReason[reason].message
+    message = CheckpointFailureReason[reason].message
+    assert second["status"] == "FAILED" and second["failure_message"] == (
+        message if cause is None else f"{message} Cause: {cause}"
     )
     assert len(injected(sim)) == 1 and not events(sim, "job_failover")
 
@@ -521,7 +564,7 @@ def test_consecutive_failed_checkpoints_beyond_the_tolerable_count_fail_the_job_
 
 
 def test_exceeding_the_tolerable_count_without_restarts_fails_the_job_with_that_cause() -> None:
-    fault, _ = CHECKPOINT_FAULTS["expired"]
+    fault, _, _ = CHECKPOINT_FAULTS["expired"]
     settings = {**SHORT_TIMEOUT, "restart-strategy.type": "none"}
     result, _ = simulate(fault, settings=settings)
     assert result.status is JobStatus.FAILED
@@ -812,8 +855,9 @@ def test_a_synchronous_savepoint_declined_by_a_task_fails_the_job_over_whatever_
     assert (entry["id"], entry["checkpoint_type"]) == (3, "SYNC_SAVEPOINT")
     assert result.restarts == 1 and result.savepoints == []
     assert result.failures == [
-        "savepoint failed: CHECKPOINT_ASYNC_EXCEPTION",
-        "Asynchronous task checkpoint failed. (last failure: CHECKPOINT_ASYNC_EXCEPTION)",
+        "savepoint failed: CHECKPOINT_ASYNC_EXCEPTION: injected fault: snapshot 3 fails",
+        "Asynchronous task checkpoint failed. (last failure: CHECKPOINT_ASYNC_EXCEPTION: "
+        "injected fault: snapshot 3 fails)",
     ]
     assert result.status is JobStatus.FINISHED
     assert observe(result.collected("counts")) == failure_free()
