@@ -1117,7 +1117,9 @@ class GeneratorReader:
         limit = max_records
         if self.rate is not None:
             if self._started_at is None:
-                self._started_at = now
+                # a restored reader goes on at the rate from where it was, not from nothing:
+                # as if it had started when its emitted records would have begun
+                self._started_at = now - int(self._emitted / self.rate * 1000)
             allowed = int((now - self._started_at) / 1000 * self.rate) + 1 - self._emitted
             limit = max(0, min(limit, allowed))
         stop = min(self.count, self.index + limit * self.stride)

@@ -106,6 +106,21 @@ def test_a_rate_limited_generator_says_when_records_are_ready_again() -> None:
     assert gen.read(50, now=10) == list(range(1, 11))
 
 
+def test_a_restored_rate_limited_generator_goes_on_at_its_rate_without_waiting_for_the_past() -> (
+    None
+):
+    """After a restore at 1,450 of 3,000 records (a rate of 1,000/s), the rest takes about
+    1.55 s from the restart, not the 3 s of a fresh start: the reader does not wait again for
+    the time its emitted records once took."""
+    gen = GeneratorReader(lambda n: n, 3000, 0, 1, rate=1000)
+    gen.seek({"index": 1450, "emitted": 1450})
+    restart = 5_000  # virtual ms
+    assert gen.read(50, now=restart) == [1450]
+    assert gen.next_ready(restart) == restart + 1
+    assert gen.read(5000, now=restart + 1549) == list(range(1451, 3000))
+    assert gen.read(50, now=restart + 1549) is None
+
+
 def test_a_source_cannot_take_several_positions() -> None:
     source = SourceOperator("s", "S", lambda c: CollectionReader([1], 0, 1))
     with pytest.raises(ValueError, match="cannot restore 2 positions"):
