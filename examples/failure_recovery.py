@@ -25,8 +25,10 @@ Run directly, the script runs the job twice on the deterministic simulation (see
 files against a plain Python computation: with exactly-once checkpoints every running total is
 written once and the final totals are exact; with at-least-once checkpoints no record is lost,
 but records that reached the running total after a barrier on one input channel (the tracker
-does not align) are in the restored state and are replayed as well, so some totals count them
-twice.
+does not align) are in the restored state and are replayed as well, so some totals may count
+them twice. That needs skewed barriers: on the simulation both sources get the trigger at the
+same virtual instant and the running total keeps up, so there are none at the default seed;
+``--threads`` skews them (the duplicates vary from run to run).
 """
 
 import json
