@@ -272,6 +272,14 @@ class JobGraph:
         return [numbered[s.channel_id] for s in specs]
 
 
+def effective_partitioner(edge: StreamEdge, upstream: int, downstream: int) -> Partitioner:
+    """What an edge ships with between these parallelisms: an implicit forward edge between
+    different parallelisms rebalances (Flink's default when the parallelism changes)."""
+    if edge.partitioner is Partitioner.FORWARD and upstream != downstream and not edge.explicit:
+        return Partitioner.REBALANCE
+    return edge.partitioner
+
+
 def build_job_graph(
     graph: StreamGraph,
     *,
@@ -303,14 +311,13 @@ def build_job_graph(
             raise GraphError(f"operator '{node.name}' has no input")
     for edge in graph.edges:
         up, down = parallelism[edge.source], parallelism[edge.target]
-        if edge.partitioner is Partitioner.FORWARD and up != down:
-            if edge.explicit:
-                raise GraphError(
-                    f"forward partitioning from '{graph.nodes[edge.source].name}' (parallelism "
-                    f"{up}) to '{graph.nodes[edge.target].name}' (parallelism {down}) does not "
-                    "allow a change of parallelism; use rebalance() or give both the same parallelism"
-                )
-            edge.partitioner = Partitioner.REBALANCE  # Flink's default when parallelism changes
+        if edge.partitioner is Partitioner.FORWARD and up != down and edge.explicit:
+            raise GraphError(
+                f"forward partitioning from '{graph.nodes[edge.source].name}' (parallelism "
+                f"{up}) to '{graph.nodes[edge.target].name}' (parallelism {down}) does not "
+                "allow a change of parallelism; use rebalance() or give both the same parallelism"
+            )
+        edge.partitioner = effective_partitioner(edge, up, down)
     vertex_of: dict[int, JobVertex] = {}
     vertices: list[JobVertex] = []
     for node in order:

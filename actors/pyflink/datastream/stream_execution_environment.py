@@ -35,7 +35,7 @@ from actors.pyflink.datastream.data_stream import Converter, DataStream
 from actors.pyflink.datastream.execution_mode import RuntimeExecutionMode
 from actors.scripts import JobFailed
 from runtime.config import CheckpointingMode, option
-from runtime.graph import GraphError, StreamGraph
+from runtime.graph import GraphError, StreamGraph, effective_partitioner
 from runtime.partition import Partitioner
 from runtime.watermarks import WatermarkStrategy
 
@@ -411,6 +411,10 @@ class StreamExecutionEnvironment:
     def get_execution_plan(self) -> str:
         """The stream graph as Flink's JSON execution plan."""
         graph = self._env.graph
+
+        def parallelism_of(node: Any) -> int:
+            return int(node.parallelism or self._env.parallelism)
+
         nodes = []
         for node in graph.topological_order():
             entry: dict[str, Any] = {
@@ -422,12 +426,18 @@ class StreamExecutionEnvironment:
                 if node.is_sink
                 else "Operator",
                 "contents": node.name,
-                "parallelism": node.parallelism or self._env.parallelism,
+                "parallelism": parallelism_of(node),
             }
             inputs = graph.inputs(node.node_id)
             if inputs:
                 entry["predecessors"] = [
-                    {"id": e.source, "ship_strategy": e.partitioner.name, "side": "second"}
+                    {
+                        "id": e.source,
+                        "ship_strategy": effective_partitioner(
+                            e, parallelism_of(graph.nodes[e.source]), entry["parallelism"]
+                        ).name,
+                        "side": "second",
+                    }
                     for e in inputs
                 ]
             nodes.append(entry)
