@@ -119,6 +119,8 @@ def _duration_ms(value: object) -> int:
         )
         return int(total)
     match = _NUMBER_UNIT.match(text)
+    if not match and _NUMBER_UNIT.match(text.removeprefix("-").lstrip()):
+        raise ValueError("a duration cannot be negative")
     if not match:
         raise ValueError(
             "expected a duration: a number and a unit, e.g. '100 ms', '10 s', '10 min'"

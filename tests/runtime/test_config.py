@@ -232,6 +232,8 @@ def test_config_error_is_a_value_error() -> None:
         (CP + "max-concurrent-checkpoints", 0, 1, "at least 1"),
         (CP + "tolerable-failed-checkpoints", -1, 0, "at least 0"),
         (CP + "min-pause", datetime.timedelta(milliseconds=-1), 0, "cannot be negative"),
+        (CP + "min-pause", "-5s", "0 s", "a duration cannot be negative"),
+        (CP + "timeout", "- 5 min", "10 ms", "a duration cannot be negative"),
     ],
 )
 def test_value_below_the_minimum_is_an_error_and_the_minimum_is_accepted(
