@@ -252,6 +252,7 @@ def _run(
     reporter: _ProgressReporter | None = None
     given_up = False
     interrupted: KeyboardInterrupt | None = None
+    timed_out = False
     with _gc_tuned(conf["ckptsim.gc.young-threshold"]):
         try:
             master = rt.spawn(
@@ -309,6 +310,8 @@ def _run(
             except (KeyboardInterrupt, pykka.Timeout) as stop:
                 if isinstance(stop, KeyboardInterrupt):
                     interrupted = stop
+                else:
+                    timed_out = True
                 log.info("job_cancel_requested", job=job_id, cause=type(stop).__name__)
                 with contextlib.suppress(pykka.ActorDeadError):
                     master.tell(CancelJob())
@@ -321,6 +324,9 @@ def _run(
                         "cancelled: a user function is probably blocked (its threads are left "
                         "behind, as daemons)"
                     ) from None
+            if not given_up and interrupted is None and timed_out and result.failure is None:
+                # say why it was cancelled (a cancel from outside leaves no such text)
+                result.failure = f"cancelled when the timeout of {timeout:g} s passed"
             result_holder.append(result)
             if observer is not None:
                 observer.job_ended(job_id, result)

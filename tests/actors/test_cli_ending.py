@@ -5,6 +5,7 @@ SIGTERM end the run cleanly (issue #8, items 8, 9 and 13)."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -256,3 +257,24 @@ def test_the_failure_recovery_example_leaves_no_output_folder_behind(
     assert main(["run", example, "-p", "2", "--simulate", "--seed", "3"]) == 0
     assert "Job 'failure_recovery' FINISHED" in capsys.readouterr().out
     assert list(tmp_path.iterdir()) == []
+
+
+RATE_LIMITED = """
+    def build(env):
+        env.enable_checkpointing(100)
+        env.from_generator(lambda i: i, 3000, rate=1000).map(lambda x: x).collect()
+"""
+
+
+def test_a_job_cancelled_by_the_timeout_says_so_in_its_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # on the simulation --timeout is virtual seconds: the 3 s job meets the 0.5 s bound
+    code = main(["run", script(tmp_path, RATE_LIMITED), "--simulate", "--timeout", "0.5"])
+    assert code == 1
+    out = capsys.readouterr().out
+    assert re.search(
+        r"Job 'job' CANCELED in \d+ ms of virtual time: cancelled when the timeout of 0\.5 s "
+        r"passed\n",
+        out,
+    ), out
