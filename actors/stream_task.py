@@ -148,6 +148,7 @@ class StreamTask(pykka.ThreadingActor):
                 if connector is not None:
                     self.connectors[op.uid] = connector
         self._default_requested = False
+        self._operator_names = {op.uid: op.name for op in spec.operators}
         #: Flink's per-subtask IO metrics (records, bytes, back-pressured/idle/busy time)
         self.io = TaskIOMetrics()
 
@@ -433,7 +434,7 @@ class StreamTask(pykka.ThreadingActor):
             if self.runtime.faults.fails_snapshot(str(self.spec.task), cid):
                 self.log.info("fault_injected", fault=f"FailSnapshot({cid})")
                 raise CheckpointStorageError(f"injected fault: snapshot {cid} fails")
-            state = self.storage.write_task_state(location, snapshot)
+            state = self.storage.write_task_state(location, snapshot, self._operator_names)
         except Exception as error:  # the asynchronous part failed: decline, the task goes on
             text = str(error)
             if self.runtime.deterministic:  # a temporary directory's name differs between runs

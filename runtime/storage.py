@@ -22,6 +22,7 @@ import stat
 import tempfile
 import uuid
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -227,8 +228,15 @@ class FileSystemCheckpointStorage:
     def location(self, checkpoint_id: int) -> Path:
         return self._locations.get(checkpoint_id, self.root / f"chk-{checkpoint_id}")
 
-    def write_task_state(self, location: str | None, snapshot: TaskSnapshot) -> TaskStateSnapshot:
-        """The task's asynchronous part: one JSON file for operator and channel state."""
+    def write_task_state(
+        self,
+        location: str | None,
+        snapshot: TaskSnapshot,
+        names: Mapping[str, str] | None = None,
+    ) -> TaskStateSnapshot:
+        """The task's asynchronous part: one JSON file for operator and channel state.
+        ``names``: each operator's name as declared, by uid (for errors)."""
+        names = names or {}
         directory = Path(location) if location else self.location(snapshot.checkpoint_id)
         if not directory.is_dir():
             raise CheckpointDiscarded(
@@ -238,7 +246,12 @@ class FileSystemCheckpointStorage:
             "task": {"vertex": snapshot.task.vertex, "subtask": snapshot.task.subtask},
             "checkpoint_id": snapshot.checkpoint_id,
             "operator_states": {
-                uid: serde.encode(state, where=f"state of operator {uid!r}")
+                uid: serde.encode(
+                    state,
+                    where=f"state of operator {names[uid]!r} ({uid})"
+                    if uid in names
+                    else f"state of operator {uid!r}",
+                )
                 for uid, state in snapshot.operator_states.items()
             },
             "input_channels": _encode_buffers(snapshot.input_channels),

@@ -395,7 +395,7 @@ def test_state_that_cannot_be_written_declines_with_async_exception(tolerable: i
         for h in failed
         if h["failure_message"].startswith(
             f"{CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION.message} Cause: cannot write a "
-            "lock into a checkpoint (state of operator 'process-2')"
+            "lock into a checkpoint (state of operator 'keeper' (process-2))"
         )
     ]
     others = {h["failure_message"] for h in failed if h not in counted}
@@ -405,7 +405,10 @@ def test_state_that_cannot_be_written_declines_with_async_exception(tolerable: i
         CheckpointFailureReason.CHECKPOINT_COORDINATOR_SUSPEND.message,
     }, others
     (first, *_) = _events(logs, "async_snapshot_failed")  # the cause, as Flink logs it
-    assert "cannot write a lock into a checkpoint (state of operator 'process-2')" in first["error"]
+    assert (
+        "cannot write a lock into a checkpoint (state of operator 'keeper' (process-2))"
+        in (first["error"])
+    )
     assert result.completed_checkpoint_ids == []
     # the failure manager fails the job at the first counted failure past the tolerable
     # number (and a job can never finish: its final checkpoint cannot succeed either)
