@@ -84,8 +84,11 @@ def summary_table(result: JobResult) -> str:
     lines += failures
     total = counts.get("total", 0)
     if total > len(history):
+        # Flink's history keeps the latest web.checkpoints.history entries, and a checkpoint
+        # that failed before it started (at its trigger) is counted but has no entry
         lines.append(
-            f"({total - len(history)} older checkpoints not shown; web.checkpoints.history keeps {len(history)})"
+            f"({total - len(history)} more not shown: older than the history keeps "
+            "(web.checkpoints.history), or failed as they were triggered)"
         )
     return "\n".join(lines)
 

@@ -133,3 +133,19 @@ def test_a_simulated_jobs_progress_is_reported_at_its_virtual_time_without_chang
     assert progress_line(reports[1][-1]).startswith(
         f"RUNNING at {virtual[-1]:,} ms of virtual time: "
     )
+
+
+def test_checkpoints_missing_from_the_history_are_not_all_called_older() -> None:
+    """A checkpoint that failed as it was triggered is counted but has no history entry (as in
+    Flink): the summary does not claim the history dropped it for its size."""
+    tracker = CheckpointStatsTracker()
+    tracker.report_pending(1, 0, SnapshotType.CHECKPOINT, {"map": 1})
+    tracker.report_failed(1, 5, "Checkpoint expired before completing.", "CHECKPOINT_EXPIRED")
+    tracker.report_failed_without_in_progress()
+    tracker.report_failed_without_in_progress()
+    table = summary_table(_result(tracker))
+    assert "(2 more not shown: older than the history keeps (web.checkpoints.history), or " in (
+        table
+    )
+    assert "failed as they were triggered)" in table
+    assert "older checkpoints not shown" not in table
