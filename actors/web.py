@@ -256,7 +256,13 @@ def _load(path: Path) -> ArchivedJob:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
-        raise rest.ArchiveFormatError(f"{path} is not JSON: {error}") from None
+        hint = (
+            " (it looks like a --trace file, one JSON event per line; this takes a job's "
+            "archive, written by --stats FILE)"
+            if isinstance(error, json.JSONDecodeError) and error.msg == "Extra data"
+            else ""
+        )
+        raise rest.ArchiveFormatError(f"{path} is not JSON: {error}{hint}") from None
     return ArchivedJob(rest.read_archive(document, source=str(path)), source=str(path))
 
 

@@ -114,6 +114,16 @@ def test_a_file_that_is_not_an_archive_is_a_usage_error(
     assert main(["timeline", str(bad), "-o", str(tmp_path / "t.png")]) == 2
 
 
+def test_a_trace_given_for_an_archive_is_named_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text('{"event": "job_submitted"}\n{"event": "job_deployed"}\n')
+    assert main(["timeline", str(trace), "-o", str(tmp_path / "t.png")]) == 2
+    err = capsys.readouterr().err
+    assert "it looks like a --trace file" in err and "written by --stats FILE" in err
+
+
 def _started(process: subprocess.Popen[str]) -> str:
     """The web page's URL the command prints (its first line on stderr names it)."""
     assert process.stderr is not None
