@@ -40,7 +40,8 @@ def restore_plan(
         raise RestoreError(
             f"{checkpoint.path} holds state of operator(s) {', '.join(map(repr, unclaimed))}, "
             "which this job does not have: give the operators the uid(...) they had, or set "
-            "execution.state-recovery.ignore-unclaimed-state=true to start without that state"
+            "execution.state-recovery.ignore-unclaimed-state=true (ckptsim run: -n, "
+            "--allow-non-restored-state) to start without that state"
         )
     for uid, states in by_uid.items():
         if uid not in job_ops:

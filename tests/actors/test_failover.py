@@ -891,6 +891,7 @@ def test_resuming_without_an_operator_the_savepoint_has_state_for_is_a_restore_e
     message = str(caught.value)
     assert path in message and "operator(s) 'counts'" in message
     assert "execution.state-recovery.ignore-unclaimed-state" in message
+    assert "(ckptsim run: -n, --allow-non-restored-state)" in message
     assert pykka.ActorRegistry.get_all() == []
 
 
