@@ -363,12 +363,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    from runtime.config import OPTIONS, format_duration
+    from runtime.config import OPTIONS, format_duration, format_memory
 
     for opt in OPTIONS:
         default: object = "(none)" if opt.default is None else opt.default
         if opt.kind == "duration" and isinstance(opt.default, int):
             default = format_duration(opt.default)
+        elif opt.kind == "memory" and isinstance(opt.default, int) and opt.default >= 0:
+            default = format_memory(opt.default)
         elif isinstance(opt.default, bool):
             default = str(opt.default).lower()  # as Flink writes it
         keys = opt.deprecated_keys

@@ -131,6 +131,15 @@ def _duration_ms(value: object) -> int:
     return int(number * Decimal(repr(_DURATION_UNITS[unit])))
 
 
+def format_memory(size: int) -> str:
+    """As Flink writes a memory size (``MemorySize.toString``): in the largest unit that
+    divides it, ``32768`` -> ``32 kb``, ``100`` -> ``100 bytes``."""
+    for unit, factor in (("tb", 1 << 40), ("gb", 1 << 30), ("mb", 1 << 20), ("kb", 1 << 10)):
+        if size > 0 and size % factor == 0:
+            return f"{size // factor} {unit}"
+    return f"{size} bytes"
+
+
 def parse_memory(value: object) -> int:
     """A size in bytes from Flink's ``MemorySize`` syntax (``20 kb``) or an int."""
     if isinstance(value, bool):

@@ -38,6 +38,8 @@ def test_config_lists_flink_keys_with_defaults_as_flink_writes_them(
         "state.backend.incremental]  [no effect in ckptsim: snapshots are always full]" in out
     )
     assert "execution.checkpointing.interval = (none)\n" in out  # effective keys carry no note
+    assert "taskmanager.memory.segment-size = 32 kb\n" in out  # a MemorySize, as Flink's list
+    assert "task.checkpoint.alignment.max-size = -1\n" in out
     assert "without-channel-state.checkpoint-id = -1  [also read from the deprecated key " in out
 
 
