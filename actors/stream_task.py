@@ -158,9 +158,9 @@ class StreamTask(pykka.ThreadingActor):
     def on_failure(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
         """The actor itself crashed: its supervisor, the JobMaster, hears of it. An injected
         crash (``CrashTask``), or a peer found dead while the job is being torn down, is a task
-        failure, which the job fails over from if it still runs. Anything else
-        is a bug in ckptsim (user code's errors are task failures before they get here): the
-        job fails for good, as a restart would meet the bug again, and the traceback is
+        failure, which the job fails over from if it still runs. Anything else is a bug in
+        ckptsim (user code's and connectors' errors are task failures before they get here):
+        the job fails for good, as a restart would meet the bug again, and the traceback is
         logged at error level, so it reaches the terminal."""
         name = getattr(exception_type, "__name__", "error")
         for connector in self.connectors.values():
