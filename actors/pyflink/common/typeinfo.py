@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from actors.pyflink import _java
-from actors.pyflink._unsupported import unsupported
+from actors.pyflink._unsupported import missing, unsupported
 from runtime.row import Row, RowKind
 
 
@@ -826,6 +826,8 @@ def key_hash(key_type: TypeInformation | None) -> Any:
 
     return hash_of_key
 
+
+__getattr__ = missing("pyflink.common.typeinfo")
 
 __all__ = [
     "BasicArrayTypeInfo",

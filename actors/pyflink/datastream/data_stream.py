@@ -31,6 +31,7 @@ from actors.pyflink.common.typeinfo import (
     key_order,
     printed,
 )
+from actors.pyflink.datastream.connected_streams import ConnectedStreams
 from actors.pyflink.datastream.functions import (
     FilterFunction,
     FlatMapFunction,
@@ -39,6 +40,7 @@ from actors.pyflink.datastream.functions import (
     MapFunction,
     ReduceFunction,
 )
+from actors.pyflink.datastream.window import AllWindowedStream, WindowedStream
 from runtime import datastream as ck
 from runtime.graph import StreamNode
 from runtime.row import Row
@@ -269,8 +271,6 @@ class DataStream:
         return self.map(lambda v: tuple(v[i] for i in field_indexes), output_type=output)
 
     def connect(self, ds: DataStream) -> Any:
-        from actors.pyflink.datastream.connected_streams import ConnectedStreams  # noqa: PLC0415
-
         return ConnectedStreams(self, ds)
 
     def window_all(self, window_assigner: Any) -> Any:
@@ -470,8 +470,6 @@ class KeyedStream(DataStream):
         return DataStream(self._env, self._plain(), self._type).union(*streams)
 
     def connect(self, ds: DataStream) -> Any:
-        from actors.pyflink.datastream.connected_streams import ConnectedStreams  # noqa: PLC0415
-
         return ConnectedStreams(self, ds)
 
     def _values(self) -> DataStream:
@@ -649,10 +647,14 @@ def _combine(kind: str, a: Any, b: Any) -> Any:
     return b if b > a else a
 
 
-__getattr__ = missing(
-    "pyflink.datastream.data_stream",
-    {
-        "BroadcastStream": ("BroadcastStream (broadcast state)", "use connect()"),
-        "BroadcastConnectedStream": ("BroadcastConnectedStream (broadcast state)", "use connect()"),
-    },
-)
+__getattr__ = missing("pyflink.datastream.data_stream")
+
+__all__ = [
+    "AllWindowedStream",
+    "CloseableIterator",
+    "ConnectedStreams",
+    "DataStream",
+    "DataStreamSink",
+    "KeyedStream",
+    "WindowedStream",
+]

@@ -23,7 +23,7 @@ from typing import Any
 
 from actors import StreamExecutionEnvironment as CkptsimEnvironment
 from actors import session as sessions
-from actors.pyflink._unsupported import CONNECTORS, ignored, unsupported
+from actors.pyflink._unsupported import CONNECTORS, ignored, missing, unsupported
 from actors.pyflink.common.configuration import Configuration
 from actors.pyflink.common.execution_config import ExecutionConfig
 from actors.pyflink.common.job_client import JobClient
@@ -442,5 +442,7 @@ def _local(path: str) -> str:
     """A local path from Flink's ``file://`` URI."""
     return path[len("file://") :] if path.startswith("file://") else path
 
+
+__getattr__ = missing("pyflink.datastream.stream_execution_environment")
 
 __all__ = ["StreamExecutionEnvironment"]
