@@ -335,11 +335,7 @@ class StreamExecutionEnvironment:
 
     def _sink_name(self, base: str) -> str:
         """A sink name not yet used in this environment (ckptsim names sinks uniquely)."""
-        name, n = base, 1
-        while name in self._env.sinks:
-            n += 1
-            name = f"{base} ({n})"
-        return name
+        return self._env.unique_sink_name(base)
 
     def _graph_to_run(self) -> StreamGraph:
         """The operators added since the last ``execute()`` and those they read from."""
