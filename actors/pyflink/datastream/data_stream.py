@@ -26,6 +26,7 @@ from actors.pyflink.common.typeinfo import (
     PickledBytesTypeInfo,
     RowTypeInfo,
     TypeInformation,
+    collected,
     converter,
     key_hash,
     key_order,
@@ -316,14 +317,18 @@ class DataStream:
         self, job_execution_name: str | None = None, limit: int | None = None
     ) -> Any:
         """Runs the job now and returns its records (all of them: a list when ``limit`` is
-        given, as PyFlink, else an iterator)."""
+        given, as PyFlink, else an iterator), as PyFlink reads them back from Java (a
+        ``FLOAT`` as Java prints it: 0.1, not 0.10000000149011612)."""
         name = self._env._sink_name("collect")
         self._plain().collect(name)
         result = self._env.execute(job_execution_name or "Flink Streaming Job")
         records = list(result.job_result.output.get(name, []))
         if limit is not None:
-            return records[:limit]
-        return CloseableIterator(records)
+            records = records[:limit]
+        as_collected = collected(self._type)
+        if as_collected is not None:
+            records = [as_collected(r) for r in records]
+        return records if limit is not None else CloseableIterator(records)
 
     def get_side_output(self, output_tag: Any) -> DataStream:
         unsupported(
