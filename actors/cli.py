@@ -294,7 +294,12 @@ class _Announcer:
         self.stream = stream
 
     def job_started(self, **kw: Any) -> None:
-        print(f"Job has been submitted with JobID {kw['job_id']}", file=self.stream, flush=True)
+        try:
+            print(f"Job has been submitted with JobID {kw['job_id']}", file=self.stream, flush=True)
+        except BrokenPipeError:  # the reader left (`| true`): the job runs on all the same
+            from actors.stdout import discard_stdout
+
+            discard_stdout()
         if self.inner is not None:
             self.inner.job_started(**kw)
 
@@ -601,8 +606,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("ckptsim: interrupted (Ctrl-C)", file=sys.stderr)
             result = EXIT_INTERRUPTED
         except BrokenPipeError:  # e.g. `ckptsim run job.py | head`: the reader left, so do we
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            from actors.stdout import discard_stdout
+
+            discard_stdout()
             result = EXIT_OK
         finally:
             if trace is not None:
@@ -615,6 +621,12 @@ def console() -> None:
     (Python would wait for every non-daemon thread at exit, and a script's forgotten thread
     would keep the finished run from ever returning)."""
     code = main()
+    try:  # what is still buffered, before Python's own flush at exit meets a closed pipe
+        sys.stdout.flush()
+    except BrokenPipeError:
+        from actors.stdout import discard_stdout
+
+        discard_stdout()
     left = [
         t
         for t in threading.enumerate()

@@ -26,6 +26,7 @@ from typing import IO, Any, Protocol, assert_never
 
 import msgspec
 
+from actors.stdout import discard_stdout
 from runtime.checkpoint import TaskId
 from runtime.descriptors import SinkDescriptor, SinkKind
 
@@ -64,7 +65,9 @@ class NoTransactions:
 class PrintConnector(NoTransactions):
     """Flink's print sink: ``<subtask index + 1>> <record>`` per record (not transactional);
     with a sink identifier ``<identifier>:<subtask index + 1>> `` (``<identifier>> `` at
-    parallelism 1), as Flink's ``PrintSinkOutputWriter``."""
+    parallelism 1), as Flink's ``PrintSinkOutputWriter``. When the reader of its stream left
+    (a closed pipe), it stops writing and the job goes on: what it printed is nobody's input
+    any more (standard output goes to ``os.devnull``: ``discard_stdout``)."""
 
     def __init__(
         self,
@@ -79,20 +82,34 @@ class PrintConnector(NoTransactions):
         self.prefix = f"{label}> " if label else ""
         self.stream = stream or sys.stdout
         self.formatter = formatter
+        self.reader_left = False
 
     def write(self, records: Any) -> None:
+        if self.reader_left:
+            return
         prefix, fmt = self.prefix, self.formatter
         if fmt is None:
-            self.stream.write("".join(f"{prefix}{r}\n" for r in records))
+            text = "".join(f"{prefix}{r}\n" for r in records)
         else:
-            self.stream.write("".join(f"{prefix}{fmt(r)}\n" for r in records))
+            text = "".join(f"{prefix}{fmt(r)}\n" for r in records)
+        self._output(self.stream.write, text)
+
+    def _output(self, call: Callable[..., Any], *args: Any) -> None:
+        try:
+            call(*args)
+        except BrokenPipeError:
+            self.reader_left = True
+            if self.stream is sys.stdout or self.stream is sys.__stdout__:
+                discard_stdout()
 
     def pre_commit(self, checkpoint_id: int) -> Any:
-        self.stream.flush()
+        if not self.reader_left:
+            self._output(self.stream.flush)
         return None
 
     def close(self, *, finished: bool) -> list[Any] | None:
-        self.stream.flush()
+        if not self.reader_left:
+            self._output(self.stream.flush)
         return None
 
 

@@ -192,6 +192,8 @@ def run_script(
             raise ScriptError(f"cannot start {path} from the given state: {error}") from None
         except CheckpointStorageError as error:  # the storage's, not the script's (it names it)
             raise ScriptError(str(error)) from None
+        except BrokenPipeError:  # the script's own print() met a closed stdout: the reader left
+            raise
         except Exception as error:
             where = _where(path, script, error)
             raise ScriptError(f"{where}: {type(error).__name__}: {error}") from None

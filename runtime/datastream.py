@@ -138,6 +138,15 @@ class StreamExecutionEnvironment:
         self.chaining = False
         return self
 
+    def unique_sink_name(self, base: str) -> str:
+        """The first of ``base``, ``base (2)``, ``base (3)``, ... no sink of this environment
+        has (sink names key ``JobResult.output`` and the sinks' uids)."""
+        name, n = base, 1
+        while name in self.sinks:
+            n += 1
+            name = f"{base} ({n})"
+        return name
+
     # --- sources ------------------------------------------------------------------------------
 
     def from_collection(
@@ -428,8 +437,15 @@ class DataStream:
 
     # --- sinks ----------------------------------------------------------------------------------
 
-    def _sink(self, sink: SinkDescriptor, name: str) -> DataStreamSink:
-        if name in self.env.sinks:
+    def _sink(
+        self, sink: SinkDescriptor, name: str | None, unnamed: str = "sink"
+    ) -> DataStreamSink:
+        """Add a sink named ``name``, which must be new; without one (``None``), the first
+        free of ``unnamed``, ``unnamed (2)``, ``unnamed (3)``, ... (Flink allows many print
+        sinks in one job)."""
+        if name is None:
+            name = self.env.unique_sink_name(unnamed)
+        elif name in self.env.sinks:
             raise GraphError(f"a sink named {name!r} exists already; give each sink its own name")
         stream = self._then(sink, name)
         node = stream.nodes[0]
@@ -443,29 +459,33 @@ class DataStream:
 
     def print(
         self,
-        name: str = "print",
+        name: str | None = None,
         *,
         identifier: str | None = None,
         formatter: Callable[[Any], str] | None = None,
     ) -> DataStreamSink:
         """Each record's ``str`` on standard output, after ``N> `` (subtask N, parallelism
-        above 1) or ``identifier:N> `` / ``identifier> `` (Flink's ``print(sink_identifier)``)."""
+        above 1) or ``identifier:N> `` / ``identifier> `` (Flink's ``print(sink_identifier)``).
+        Unnamed print sinks are named ``print``, ``print (2)``, ..."""
         return self._sink(
-            SinkDescriptor(sink=SinkKind.PRINT, identifier=identifier, formatter=formatter), name
+            SinkDescriptor(sink=SinkKind.PRINT, identifier=identifier, formatter=formatter),
+            name,
+            "print",
         )
 
     def sink_to_file(
         self,
         path: str,
         *,
-        name: str = "file",
+        name: str | None = None,
         fmt: str = "text",
         part_prefix: str = "part",
         part_suffix: str | None = None,
     ) -> DataStreamSink:
         """Write one part file per subtask under ``path`` (``text``: one line per record;
         ``json``: one JSON document per line), named ``<part_prefix>-...<part_suffix>``
-        (default extension ``.txt`` / ``.jsonl``)."""
+        (default extension ``.txt`` / ``.jsonl``). Unnamed file sinks are named ``file``,
+        ``file (2)``, ..."""
         if fmt not in ("text", "json"):
             raise GraphError(f"sink_to_file format must be 'text' or 'json', got {fmt!r}")
         if not part_prefix or "/" in part_prefix or (part_suffix and "/" in part_suffix):
@@ -480,7 +500,7 @@ class DataStream:
             part_prefix=part_prefix,
             part_suffix=part_suffix,
         )
-        return self._sink(sink, name)
+        return self._sink(sink, name, "file")
 
     def sink_to(self, factory: Callable[..., Any], *, name: str) -> DataStreamSink:
         """A sink of your own: ``factory(task=..., parallelism=..., transactional=...,

@@ -7,8 +7,9 @@ module tree, class names and method names. ``env.execute()`` runs the job on ckp
 with its checkpointing, ``-D`` settings, ``--simulate``, ``--web`` and faults. Where the job
 model has the class (user functions, state descriptors, windows, watermark strategies) it is
 re-exported here, one implementation for both spellings; where PyFlink's spelling differs,
-a thin layer adapts it. What ckptsim cannot run stops the program with one line saying what
-to use instead.
+a thin layer adapts it. A name resolves in every module where PyFlink 2.3 has it
+(``_pyflink_names``: PyFlink's own list). What ckptsim cannot run, or does not implement yet,
+stops the program with one line saying so and what to use instead.
 """
 
 from __future__ import annotations

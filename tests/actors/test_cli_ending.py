@@ -278,3 +278,68 @@ def test_a_job_cancelled_by_the_timeout_says_so_in_its_summary(
         r"passed\n",
         out,
     ), out
+
+
+#: more output than a pipe holds (64 KiB): the print sink is still writing when the reader leaves
+MUCH_OUTPUT = """
+    def build(env):
+        env.enable_checkpointing(50)
+        env.from_collection(list(range(100_000))).map(lambda i: f"line {i}").print()
+"""
+
+PYFLINK_MUCH_OUTPUT = """
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.from_collection(list(range(100_000))).map(lambda i: f"line {i}").print()
+    env.execute("much output")
+    print("after the job")
+"""
+
+
+#: the program's own print() meets the closed pipe: it stops there, as under Python, quietly
+PYFLINK_OWN_OUTPUT = """
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    for i in range(100_000):
+        print("own line", i)
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.from_collection([1, 2]).print()
+    env.execute("never run")
+"""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [MUCH_OUTPUT, PYFLINK_MUCH_OUTPUT, PYFLINK_OWN_OUTPUT],
+    ids=["build", "pyflink", "pyflink-own-print"],
+)
+def test_a_reader_that_leaves_early_ends_the_output_quietly(tmp_path: Path, body: str) -> None:
+    """``ckptsim run job.py | head -5``: once the reader closed the pipe the print sinks stop
+    writing, the job finishes (no task failure, no restart) and the run exits 0 without a
+    traceback, as Python's own command line tools do."""
+    with open(tmp_path / "stderr", "w+") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "actors.cli", "run", script(tmp_path, body), "-p", "2"],
+            cwd=ROOT,
+            env={**os.environ, "TMPDIR": str(tmp_path)},
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
+        assert process.stdout is not None
+        first = [process.stdout.readline() for _ in range(5)]
+        process.stdout.close()  # as `head -5` does
+        try:
+            code = process.wait(timeout=240)  # a guard against a hang, not a measure
+        except subprocess.TimeoutExpired:
+            process.kill()
+            pytest.fail("ckptsim run never ended after its reader left")
+        stderr.seek(0)
+        err = stderr.read()
+    assert all(first), first
+    assert code == 0, err
+    if body is PYFLINK_MUCH_OUTPUT:  # its summary is on stderr (a build script's on stdout)
+        assert "Job 'much output' FINISHED" in err, err
+    for noise in ("Traceback", "BrokenPipeError", "Broken pipe", "task_failed", "restart"):
+        assert noise not in err, err

@@ -14,6 +14,7 @@ import pytest
 
 from actors import StreamExecutionEnvironment, report
 from actors.cli import main
+from runtime.graph import GraphError
 from runtime.rest import read_archive
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -343,3 +344,36 @@ def test_run_names_the_job_id_first_and_every_retained_checkpoint_at_the_end(
 def test_version_names_the_installed_release(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == f"ckptsim {version('ckptsim')}\n"
+
+
+TWO_PRINTS = """
+    def build(env):
+        env.set_parallelism(1)
+        words = env.from_collection(["a", "b"])
+        words.map(str.upper).print()
+        words.map(lambda w: w * 2).print(identifier="twice")
+        words.sink_to_file({files!r})
+        words.map(str.upper).sink_to_file({files!r} + "-upper")
+"""
+
+
+def test_unnamed_print_and_file_sinks_are_named_apart_as_flink_allows_many(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = str(tmp_path / "out")
+    code = main(["run", script(tmp_path, TWO_PRINTS.format(files=files)), "--simulate", "-q"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert sorted(out.splitlines()) == ["A", "B", "twice> aa", "twice> bb"]
+    written = sorted(p.read_text() for p in tmp_path.glob("out*/*"))
+    assert written == ["A\nB\n", "a\nb\n"]
+
+    env = StreamExecutionEnvironment(parallelism=1)
+    words = env.from_collection(["a"])
+    words.print()
+    words.print()
+    words.sink_to_file(files)
+    assert list(env.sinks) == ["print", "print (2)", "file"]
+    words.print(name="mine")
+    with pytest.raises(GraphError, match="a sink named 'mine' exists already"):
+        words.print(name="mine")  # a name you give stays yours alone

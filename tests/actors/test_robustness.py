@@ -14,8 +14,10 @@ import pytest
 
 from actors import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment, launcher
 from actors.cli import _CurrentStderr, main
+from actors.connectors import PrintConnector
 from actors.inline import InlineActor
 from actors.pykka_seam import Envelope, deliver
+from runtime.checkpoint import TaskId
 from runtime.coordinator import CheckpointCoordinator
 from runtime.messages import AcknowledgeCheckpoint
 from runtime.status import JobStatus
@@ -109,6 +111,26 @@ def test_logging_to_a_closed_pipe_does_not_break_the_job(monkeypatch: pytest.Mon
     stderr = _CurrentStderr()
     assert stderr.write("a log line\n") == 0
     stderr.flush()
+
+
+def test_a_print_sink_whose_reader_left_stops_writing_and_does_not_fail() -> None:
+    class ClosedPipe(io.StringIO):
+        writes = 0
+
+        def write(self, text: str) -> int:
+            self.writes += 1
+            raise BrokenPipeError("the reader left")
+
+        def flush(self) -> None:
+            raise BrokenPipeError("the reader left")
+
+    pipe = ClosedPipe()
+    sink = PrintConnector(TaskId("sink", 0), 1, stream=pipe)
+    sink.write(["a", "b"])  # no exception: the job goes on
+    sink.write(["c"])
+    sink.pre_commit(1)
+    sink.close(finished=True)
+    assert sink.reader_left and pipe.writes == 1  # nothing more is formatted or written
 
 
 def test_a_message_left_to_a_stopped_call_through_actor_gets_an_answer() -> None:

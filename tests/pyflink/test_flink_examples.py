@@ -66,6 +66,7 @@ def test_flink_example_prints_what_flink_prints(
         "checkpointed_running_totals",
         "connected_orders",
         "fusion",
+        "collected_floats",
     ],
 )
 def test_pyflink_program_prints_what_flink_prints(

@@ -348,3 +348,34 @@ def test_a_typed_stream_prints_on_the_prefixes_of_the_subtasks_that_made_it(
     for line in lines:
         prefix, record = line.split("> ")
         assert record.startswith("(") and record.endswith(f",{int(prefix) - 1})"), line
+
+
+MANY_PRINTS = """
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    words = env.from_collection(["a", "b"])
+    words.print()
+    words.map(str.upper).print()
+    words.print("same")
+    words.map(lambda w: w * 2).print("same")
+    env.execute()
+"""
+
+
+def test_a_program_may_print_many_streams_as_in_flink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, program(tmp_path, MANY_PRINTS), "--simulate", "-q")
+    assert code == 0, err
+    assert sorted(out.splitlines()) == [
+        "A",
+        "B",
+        "a",
+        "b",
+        "same> a",
+        "same> aa",
+        "same> b",
+        "same> bb",
+    ]

@@ -15,7 +15,7 @@ import pytest
 from actors.connectors import PrintConnector
 from actors.pyflink import _java
 from actors.pyflink.common import Row, RowKind, Types
-from actors.pyflink.common.typeinfo import key_hash, key_order, printed
+from actors.pyflink.common.typeinfo import collected, key_hash, key_order, printed
 from runtime import serde
 from runtime.checkpoint import TaskId
 from runtime.serde import StateFormatError
@@ -117,6 +117,29 @@ def test_values_become_what_the_type_makes_them() -> None:
     assert Types.LIST(Types.FLOAT()).convert([0.1]) == [0.10000000149011612]
     assert Types.MAP(Types.STRING(), Types.DOUBLE()).convert({"a": 1}) == {"a": 1.0}
     assert Types.BIG_DEC().convert(1.5) == Decimal("1.5")
+
+
+def test_collected_floats_read_back_as_java_prints_them() -> None:
+    """PyFlink's ``execute_and_collect`` parses Java's ``Float.toString`` of a ``FLOAT``
+    (``programs/collected_floats.py`` against Flink 2.3 shows it in every type)."""
+    as_float = Types.FLOAT().convert  # what the stream holds: the 32-bit float's value
+    assert as_float(0.1) == 0.10000000149011612
+    back = collected(Types.FLOAT())
+    assert [back(as_float(v)) for v in (0.1, 1e-05, 1 / 3, 123456789.0)] == [
+        0.1,
+        1e-05,
+        0.33333334,
+        123456792.0,
+    ]
+    assert back(math.inf) == math.inf and math.isnan(back(math.nan))  # PyFlink raises here
+    record = collected(Types.ROW_NAMED(["f", "d"], [Types.FLOAT(), Types.DOUBLE()]))
+    assert record(Row(f=as_float(0.1), d=as_float(0.1))) == Row(f=0.1, d=0.10000000149011612)
+    nested = collected(Types.TUPLE([Types.MAP(Types.STRING(), Types.LIST(Types.FLOAT()))]))
+    assert nested(({"k": [as_float(0.3), None]},)) == ({"k": [0.3, None]},)
+    for without_float in (None, Types.DOUBLE(), Types.TUPLE([Types.STRING(), Types.INT()])):
+        assert collected(without_float) is None  # records come back as they are
+    # print() writes Java's Float.toString whichever of the two a value is
+    assert printed(Types.FLOAT())(as_float(0.1)) == printed(Types.FLOAT())(0.1) == "0.1"
 
 
 PRINTED: list[tuple[Any, Any, str]] = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actors.pyflink._unsupported import FORMATS, missing
+from actors.pyflink._unsupported import missing
 from actors.pyflink.common.completable_future import CompletableFuture
 from actors.pyflink.common.configuration import Configuration
 from actors.pyflink.common.execution_config import ExecutionConfig
@@ -22,30 +22,7 @@ from actors.pyflink.common.typeinfo import TypeInformation, Types
 from actors.pyflink.common.types import Row, RowKind
 from actors.pyflink.common.watermark_strategy import WatermarkStrategy
 
-_RESTART = (
-    "RestartStrategies",
-    "configure restart-strategy.* keys instead (a Configuration given to "
-    "get_execution_environment, or `ckptsim run -D restart-strategy.type=fixed-delay ...`)",
-)
-
-__getattr__ = missing(
-    "pyflink.common",
-    {
-        "RestartStrategies": _RESTART,
-        "RestartStrategyConfiguration": _RESTART,
-        **{
-            name: (f"pyflink.common.{name}", FORMATS)
-            for name in (
-                "JsonRowDeserializationSchema",
-                "JsonRowSerializationSchema",
-                "CsvRowDeserializationSchema",
-                "CsvRowSerializationSchema",
-                "AvroRowDeserializationSchema",
-                "AvroRowSerializationSchema",
-            )
-        },
-    },
-)
+__getattr__ = missing("pyflink.common")
 
 __all__ = [
     "ByteArraySchema",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from actors.pyflink._unsupported import missing
+
 
 class CompletableFuture:
     def __init__(self, value: Any = None, error: BaseException | None = None) -> None:
@@ -31,5 +33,7 @@ class CompletableFuture:
     def __str__(self) -> str:
         return f"CompletableFuture({self._value!r})"
 
+
+__getattr__ = missing("pyflink.common.completable_future")
 
 __all__ = ["CompletableFuture"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from actors.pyflink._unsupported import missing
+
 
 def _text(value: Any) -> str:
     if isinstance(value, bool):
@@ -99,5 +101,7 @@ class Configuration:
     def __repr__(self) -> str:
         return f"Configuration({self._settings!r})"
 
+
+__getattr__ = missing("pyflink.common.configuration")
 
 __all__ = ["Configuration"]

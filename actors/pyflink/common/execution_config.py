@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from actors.pyflink._unsupported import ignored
+from actors.pyflink._unsupported import ignored, missing
 
 _SERIALIZERS = "ckptsim keeps records as Python objects (no Java serializers)"
 
@@ -160,5 +160,7 @@ class ExecutionConfig:
     def set_use_snapshot_compression(self, use_snapshot_compression: bool) -> ExecutionConfig:
         return self._ignored("set_use_snapshot_compression()", "checkpoints are JSON files")
 
+
+__getattr__ = missing("pyflink.common.execution_config")
 
 __all__ = ["ExecutionConfig"]

@@ -6,7 +6,7 @@ ckptsim's ``execute_async`` runs the job to its end before it returns (one job a
 
 from __future__ import annotations
 
-from actors.pyflink._unsupported import unsupported
+from actors.pyflink._unsupported import missing, unsupported
 from actors.pyflink.common.completable_future import CompletableFuture
 from actors.pyflink.common.job_execution_result import JobExecutionResult
 from actors.pyflink.common.job_id import JobID
@@ -49,5 +49,7 @@ class JobClient:
     def __repr__(self) -> str:
         return f"JobClient({self.get_job_id()})"
 
+
+__getattr__ = missing("pyflink.common.job_client")
 
 __all__ = ["JobClient"]

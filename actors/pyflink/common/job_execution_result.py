@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from actors.pyflink._unsupported import missing
 from actors.pyflink.common.job_id import JobID
 from runtime.job import JobResult
 
@@ -40,5 +41,7 @@ class JobExecutionResult:
             f"Job Runtime: {self.job_result.duration_ms} ms\n"
         )
 
+
+__getattr__ = missing("pyflink.common.job_execution_result")
 
 __all__ = ["JobExecutionResult"]

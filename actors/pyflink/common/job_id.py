@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from actors.pyflink._unsupported import missing
+
 
 class JobID:
     """A job's id: 32 hexadecimal digits, as Flink prints it."""
@@ -24,5 +26,7 @@ class JobID:
     def __hash__(self) -> int:
         return hash(self._job_id)
 
+
+__getattr__ = missing("pyflink.common.job_id")
 
 __all__ = ["JobID"]

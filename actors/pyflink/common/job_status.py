@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from actors.pyflink._unsupported import missing
+
 
 class JobStatus(enum.Enum):
     CREATED = 0
@@ -24,5 +26,7 @@ class JobStatus(enum.Enum):
     def is_terminal_state(self) -> bool:
         return self.is_globally_terminal_state() or self is JobStatus.SUSPENDED
 
+
+__getattr__ = missing("pyflink.common.job_status")
 
 __all__ = ["JobStatus"]

@@ -3,7 +3,7 @@ string schemas."""
 
 from __future__ import annotations
 
-from actors.pyflink._unsupported import FORMATS, missing
+from actors.pyflink._unsupported import missing
 
 
 class Encoder:
@@ -37,13 +37,7 @@ class ByteArraySchema(SerializationSchema, DeserializationSchema):
     pass
 
 
-__getattr__ = missing(
-    "pyflink.common.serialization",
-    {
-        "BulkWriterFactory": ("BulkWriterFactory (bulk formats)", FORMATS),
-        "RowDataBulkWriterFactory": ("RowDataBulkWriterFactory (bulk formats)", FORMATS),
-    },
-)
+__getattr__ = missing("pyflink.common.serialization")
 
 
 __all__ = [

@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from actors.pyflink._unsupported import missing
+
 
 class Duration(datetime.timedelta):
     """A length of time, as Java's ``java.time.Duration`` (``Duration.of_seconds(2)``)."""
@@ -128,5 +130,7 @@ def millis(value: Any) -> int:
         raise TypeError(f"expected a Duration, Time or milliseconds, got {value!r}")
     return value
 
+
+__getattr__ = missing("pyflink.common.time")
 
 __all__ = ["Duration", "Instant", "Time"]

@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from actors.pyflink import _java
-from actors.pyflink._unsupported import unsupported
+from actors.pyflink._unsupported import missing, unsupported
 from runtime.row import Row, RowKind
 
 
@@ -57,6 +57,16 @@ class TypeInformation:
     def java_str(self, value: Any) -> str:
         """Java's ``toString`` of the value (``null`` for None)."""
         return "null" if value is None else str(value)
+
+    def holds_float(self) -> bool:
+        """Whether values of this type hold a ``FLOAT`` (which ``collected`` changes)."""
+        return False
+
+    def collected(self, value: Any) -> Any:
+        """The value as ``execute_and_collect`` returns it: PyFlink reads a ``FLOAT`` back
+        from Java's ``Float.toString`` (``0.1``, where the 32-bit float's own value is
+        0.10000000149011612); other values come back as they are."""
+        return value
 
     def java_hash(self, value: Any) -> int:
         """Java's ``hashCode`` of the value (never called with None)."""
@@ -146,6 +156,14 @@ class BasicTypeInfo(TypeInformation):
         if kind is BasicType.BOOLEAN:
             return _java.boolean_to_string(bool(value))
         return str(value)
+
+    def holds_float(self) -> bool:
+        return self._basic_type is BasicType.FLOAT
+
+    def collected(self, value: Any) -> Any:
+        if value is None or self._basic_type is not BasicType.FLOAT:
+            return value
+        return float(_java.float_to_string(float(value)))
 
     def java_hash(self, value: Any) -> int:
         kind = self._basic_type
@@ -415,6 +433,12 @@ class _Fields(TypeInformation):
             )
         return values
 
+    def holds_float(self) -> bool:
+        return any(t.holds_float() for t in self._field_types)
+
+    def _collected_fields(self, values: Sequence[Any]) -> list[Any]:
+        return [t.collected(v) for t, v in zip(self._field_types, values, strict=True)]
+
     def _hashes(self, values: Sequence[Any]) -> list[int | None]:
         return [
             None if v is None else t.java_hash(v)
@@ -439,6 +463,9 @@ class TupleTypeInfo(_Fields):
 
     def to_internal_type(self, obj: Any) -> Any:
         return None if obj is None else tuple(obj)
+
+    def collected(self, value: Any) -> Any:
+        return None if value is None else tuple(self._collected_fields(self._values(value)))
 
     def java_str(self, value: Any) -> str:
         if value is None:
@@ -510,6 +537,15 @@ class RowTypeInfo(_Fields):
     def to_internal_type(self, obj: Any) -> Any:
         return obj
 
+    def collected(self, value: Any) -> Any:
+        if value is None:
+            return None
+        values, kind = self._row_values(value)
+        row = Row(*self._collected_fields(values))
+        row.set_field_names(self.get_field_names())
+        row.set_row_kind(kind)
+        return row
+
     def top_level_str(self, value: Any) -> str:
         """How PyFlink's ``print()`` writes a row of this type: ``+I[a,1]`` (fields as Python
         ``str``)."""
@@ -563,6 +599,12 @@ class _Elements(TypeInformation):
         if value is None:
             return None
         return [self._element_type.convert(v) for v in value]
+
+    def holds_float(self) -> bool:
+        return self._element_type.holds_float()
+
+    def collected(self, value: Any) -> Any:
+        return None if value is None else [self._element_type.collected(v) for v in value]
 
     def java_hash(self, value: Any) -> int:
         return _java.list_hash(0 if v is None else self._element_type.java_hash(v) for v in value)
@@ -626,6 +668,17 @@ class MapTypeInfo(TypeInformation):
             return None
         return {
             self._key_type_info.convert(k): self._value_type_info.convert(v)
+            for k, v in value.items()
+        }
+
+    def holds_float(self) -> bool:
+        return self._key_type_info.holds_float() or self._value_type_info.holds_float()
+
+    def collected(self, value: Any) -> Any:
+        if value is None:
+            return None
+        return {
+            self._key_type_info.collected(k): self._value_type_info.collected(v)
             for k, v in value.items()
         }
 
@@ -785,6 +838,14 @@ def converter(type_info: TypeInformation | None) -> Any:
     return type_info.convert
 
 
+def collected(type_info: TypeInformation | None) -> Any:
+    """The function that makes a record of a stream of this type what PyFlink's
+    ``execute_and_collect`` returns (None when records come back as they are)."""
+    if type_info is None or not type_info.holds_float():
+        return None
+    return type_info.collected
+
+
 def printed(type_info: TypeInformation | None) -> Any:
     """How ``print()`` writes a record of a stream of this type (PyFlink's
     ``_align_output_type``): Python ``str`` for a pickled stream (a ``str`` as it is), PyFlink's
@@ -826,6 +887,8 @@ def key_hash(key_type: TypeInformation | None) -> Any:
 
     return hash_of_key
 
+
+__getattr__ = missing("pyflink.common.typeinfo")
 
 __all__ = [
     "BasicArrayTypeInfo",

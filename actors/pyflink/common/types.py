@@ -3,6 +3,9 @@ tasks and sit in checkpoints)."""
 
 from __future__ import annotations
 
+from actors.pyflink._unsupported import missing
 from runtime.row import Row, RowKind
+
+__getattr__ = missing("pyflink.common.types")
 
 __all__ = ["Row", "RowKind"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actors.pyflink._unsupported import CONNECTORS, missing
+from actors.pyflink._unsupported import missing
 from actors.pyflink.datastream.checkpoint_config import CheckpointConfig
 from actors.pyflink.datastream.checkpointing_mode import CheckpointingMode
 from actors.pyflink.datastream.connected_streams import ConnectedStreams
@@ -34,40 +34,19 @@ from actors.pyflink.datastream.stream_execution_environment import StreamExecuti
 from actors.pyflink.datastream.time_characteristic import TimeCharacteristic
 from actors.pyflink.datastream.time_domain import TimeDomain
 from actors.pyflink.datastream.timerservice import TimerService
-
-_STATE_BACKEND = "ckptsim keeps keyed state on the heap and checkpoints it as JSON files"
-_STORAGE = "set execution.checkpointing.dir (a Configuration, or -D) for where checkpoints go"
-_BROADCAST = "use connect() with a CoProcessFunction, or broadcast() of a plain stream"
-
-__getattr__ = missing(
-    "pyflink.datastream",
-    {
-        "AsyncDataStream": ("AsyncDataStream", "call the service in a map"),
-        "AsyncFunction": ("AsyncFunction", "call the service in a map"),
-        "BroadcastStream": ("BroadcastStream (broadcast state)", _BROADCAST),
-        "BroadcastConnectedStream": ("BroadcastConnectedStream (broadcast state)", _BROADCAST),
-        "BroadcastProcessFunction": ("BroadcastProcessFunction (broadcast state)", _BROADCAST),
-        "KeyedBroadcastProcessFunction": (
-            "KeyedBroadcastProcessFunction (broadcast state)",
-            _BROADCAST,
-        ),
-        "SourceFunction": ("SourceFunction (a Java source)", CONNECTORS),
-        "SinkFunction": ("SinkFunction (a Java sink)", CONNECTORS),
-        "Partitioner": ("Partitioner (partition_custom)", "use key_by(), rebalance() or shuffle()"),
-        "OutputTag": ("side outputs (OutputTag)", "emit tagged records and filter them"),
-        "StateBackend": ("StateBackend", _STATE_BACKEND),
-        "HashMapStateBackend": ("HashMapStateBackend", _STATE_BACKEND),
-        "EmbeddedRocksDBStateBackend": ("EmbeddedRocksDBStateBackend", _STATE_BACKEND),
-        "CustomStateBackend": ("CustomStateBackend", _STATE_BACKEND),
-        "PredefinedOptions": ("PredefinedOptions (RocksDB)", _STATE_BACKEND),
-        "CheckpointStorage": ("CheckpointStorage", _STORAGE),
-        "JobManagerCheckpointStorage": ("JobManagerCheckpointStorage", _STORAGE),
-        "FileSystemCheckpointStorage": ("FileSystemCheckpointStorage", _STORAGE),
-        "CustomCheckpointStorage": ("CustomCheckpointStorage", _STORAGE),
-        "SlotSharingGroup": ("SlotSharingGroup", "ckptsim runs every task on its own actor"),
-        "MemorySize": ("MemorySize", "ckptsim sizes buffers with taskmanager.memory.segment-size"),
-    },
+from actors.pyflink.datastream.window import (
+    CountWindow,
+    GlobalWindow,
+    MergingWindowAssigner,
+    TimeWindow,
+    Trigger,
+    TriggerResult,
+    Window,
+    WindowAssigner,
+    WindowedStream,
 )
+
+__getattr__ = missing("pyflink.datastream")
 
 __all__ = [
     "AggregateFunction",
@@ -78,16 +57,19 @@ __all__ = [
     "CoMapFunction",
     "CoProcessFunction",
     "ConnectedStreams",
+    "CountWindow",
     "DataStream",
     "DataStreamSink",
     "ExternalizedCheckpointRetention",
     "FilterFunction",
     "FlatMapFunction",
+    "GlobalWindow",
     "KeySelector",
     "KeyedCoProcessFunction",
     "KeyedProcessFunction",
     "KeyedStream",
     "MapFunction",
+    "MergingWindowAssigner",
     "ProcessAllWindowFunction",
     "ProcessFunction",
     "ProcessWindowFunction",
@@ -97,6 +79,12 @@ __all__ = [
     "StreamExecutionEnvironment",
     "TimeCharacteristic",
     "TimeDomain",
+    "TimeWindow",
     "TimerService",
+    "Trigger",
+    "TriggerResult",
+    "Window",
+    "WindowAssigner",
     "WindowFunction",
+    "WindowedStream",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from actors.pyflink._unsupported import missing
 from actors.pyflink.common.time import Duration, millis
 from runtime.checkpoint import ExternalizedCheckpointRetention
 from runtime.config import CheckpointingMode, Configuration
@@ -132,5 +133,7 @@ class CheckpointConfig:
         keys = sorted(k for k in self._conf.explicit() if k.startswith(_CP))
         return f"CheckpointConfig({', '.join(f'{k}={self._conf[k]!r}' for k in keys)})"
 
+
+__getattr__ = missing("pyflink.datastream.checkpoint_config")
 
 __all__ = ["CheckpointConfig"]

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from actors.pyflink._unsupported import missing
 from runtime.config import CheckpointingMode
+
+__getattr__ = missing("pyflink.datastream.checkpointing_mode")
 
 __all__ = ["CheckpointingMode"]

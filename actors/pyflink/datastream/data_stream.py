@@ -26,11 +26,13 @@ from actors.pyflink.common.typeinfo import (
     PickledBytesTypeInfo,
     RowTypeInfo,
     TypeInformation,
+    collected,
     converter,
     key_hash,
     key_order,
     printed,
 )
+from actors.pyflink.datastream.connected_streams import ConnectedStreams
 from actors.pyflink.datastream.functions import (
     FilterFunction,
     FlatMapFunction,
@@ -39,6 +41,7 @@ from actors.pyflink.datastream.functions import (
     MapFunction,
     ReduceFunction,
 )
+from actors.pyflink.datastream.window import AllWindowedStream, WindowedStream
 from runtime import datastream as ck
 from runtime.graph import StreamNode
 from runtime.row import Row
@@ -269,8 +272,6 @@ class DataStream:
         return self.map(lambda v: tuple(v[i] for i in field_indexes), output_type=output)
 
     def connect(self, ds: DataStream) -> Any:
-        from actors.pyflink.datastream.connected_streams import ConnectedStreams  # noqa: PLC0415
-
         return ConnectedStreams(self, ds)
 
     def window_all(self, window_assigner: Any) -> Any:
@@ -316,14 +317,18 @@ class DataStream:
         self, job_execution_name: str | None = None, limit: int | None = None
     ) -> Any:
         """Runs the job now and returns its records (all of them: a list when ``limit`` is
-        given, as PyFlink, else an iterator)."""
+        given, as PyFlink, else an iterator), as PyFlink reads them back from Java (a
+        ``FLOAT`` as Java prints it: 0.1, not 0.10000000149011612)."""
         name = self._env._sink_name("collect")
         self._plain().collect(name)
         result = self._env.execute(job_execution_name or "Flink Streaming Job")
         records = list(result.job_result.output.get(name, []))
         if limit is not None:
-            return records[:limit]
-        return CloseableIterator(records)
+            records = records[:limit]
+        as_collected = collected(self._type)
+        if as_collected is not None:
+            records = [as_collected(r) for r in records]
+        return records if limit is not None else CloseableIterator(records)
 
     def get_side_output(self, output_tag: Any) -> DataStream:
         unsupported(
@@ -470,8 +475,6 @@ class KeyedStream(DataStream):
         return DataStream(self._env, self._plain(), self._type).union(*streams)
 
     def connect(self, ds: DataStream) -> Any:
-        from actors.pyflink.datastream.connected_streams import ConnectedStreams  # noqa: PLC0415
-
         return ConnectedStreams(self, ds)
 
     def _values(self) -> DataStream:
@@ -649,10 +652,14 @@ def _combine(kind: str, a: Any, b: Any) -> Any:
     return b if b > a else a
 
 
-__getattr__ = missing(
-    "pyflink.datastream.data_stream",
-    {
-        "BroadcastStream": ("BroadcastStream (broadcast state)", "use connect()"),
-        "BroadcastConnectedStream": ("BroadcastConnectedStream (broadcast state)", "use connect()"),
-    },
-)
+__getattr__ = missing("pyflink.datastream.data_stream")
+
+__all__ = [
+    "AllWindowedStream",
+    "CloseableIterator",
+    "ConnectedStreams",
+    "DataStream",
+    "DataStreamSink",
+    "KeyedStream",
+    "WindowedStream",
+]

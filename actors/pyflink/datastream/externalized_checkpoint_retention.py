@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from actors.pyflink._unsupported import missing
 from runtime.checkpoint import ExternalizedCheckpointRetention
+
+__getattr__ = missing("pyflink.datastream.externalized_checkpoint_retention")
 
 __all__ = ["ExternalizedCheckpointRetention"]

@@ -1,9 +1,11 @@
 """``pyflink.datastream.functions``: the user function classes (the job model's own,
-``runtime.functions``: one implementation for PyFlink's spelling and ckptsim's)."""
+``runtime.functions``: one implementation for PyFlink's spelling and ckptsim's). The state
+and time names PyFlink's module imported (``ValueStateDescriptor``, ``TimeDomain``, ...)
+resolve here too (``_unsupported.missing``)."""
 
 from __future__ import annotations
 
-from actors.pyflink._unsupported import CONNECTORS, missing
+from actors.pyflink._unsupported import missing
 from runtime.functions import (
     AggregateFunction,
     AllWindowFunction,
@@ -23,28 +25,11 @@ from runtime.functions import (
     ProcessWindowFunction,
     ReduceFunction,
     RuntimeContext,
+    TimerService,
     WindowFunction,
 )
 
-_BROADCAST = "use connect() with a CoProcessFunction, or broadcast() of a plain stream"
-
-__getattr__ = missing(
-    "pyflink.datastream.functions",
-    {
-        "SourceFunction": ("SourceFunction (a Java source)", CONNECTORS),
-        "SinkFunction": ("SinkFunction (a Java sink)", CONNECTORS),
-        "Partitioner": (
-            "partition_custom() and Partitioner",
-            "use key_by(), rebalance() or shuffle()",
-        ),
-        "BroadcastProcessFunction": ("BroadcastProcessFunction (broadcast state)", _BROADCAST),
-        "KeyedBroadcastProcessFunction": (
-            "KeyedBroadcastProcessFunction (broadcast state)",
-            _BROADCAST,
-        ),
-        "AsyncFunction": ("AsyncFunction", "call the service in a map"),
-    },
-)
+__getattr__ = missing("pyflink.datastream.functions")
 
 __all__ = [
     "AggregateFunction",
@@ -65,5 +50,6 @@ __all__ = [
     "ProcessWindowFunction",
     "ReduceFunction",
     "RuntimeContext",
+    "TimerService",
     "WindowFunction",
 ]

@@ -1,8 +1,10 @@
 """``pyflink.datastream.state``: state descriptors, state kinds and ``StateTtlConfig`` (the job
-model's own, ``runtime.state``)."""
+model's own, ``runtime.state``). The time and type names PyFlink's module imported (``Time``,
+``Duration``, ``Types``, ``TypeInformation``) resolve here too (``_unsupported.missing``)."""
 
 from __future__ import annotations
 
+from actors.pyflink._unsupported import missing
 from runtime.state import (
     AggregatingState,
     AggregatingStateDescriptor,
@@ -18,6 +20,8 @@ from runtime.state import (
     ValueState,
     ValueStateDescriptor,
 )
+
+__getattr__ = missing("pyflink.datastream.state")
 
 __all__ = [
     "AggregatingState",

@@ -23,7 +23,7 @@ from typing import Any
 
 from actors import StreamExecutionEnvironment as CkptsimEnvironment
 from actors import session as sessions
-from actors.pyflink._unsupported import CONNECTORS, ignored, unsupported
+from actors.pyflink._unsupported import CONNECTORS, ignored, missing, unsupported
 from actors.pyflink.common.configuration import Configuration
 from actors.pyflink.common.execution_config import ExecutionConfig
 from actors.pyflink.common.job_client import JobClient
@@ -335,11 +335,7 @@ class StreamExecutionEnvironment:
 
     def _sink_name(self, base: str) -> str:
         """A sink name not yet used in this environment (ckptsim names sinks uniquely)."""
-        name, n = base, 1
-        while name in self._env.sinks:
-            n += 1
-            name = f"{base} ({n})"
-        return name
+        return self._env.unique_sink_name(base)
 
     def _graph_to_run(self) -> StreamGraph:
         """The operators added since the last ``execute()`` and those they read from."""
@@ -452,5 +448,7 @@ def _local(path: str) -> str:
     """A local path from Flink's ``file://`` URI."""
     return path[len("file://") :] if path.startswith("file://") else path
 
+
+__getattr__ = missing("pyflink.datastream.stream_execution_environment")
 
 __all__ = ["StreamExecutionEnvironment"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from actors.pyflink._unsupported import missing
 from runtime.functions import TimerService
+
+__getattr__ = missing("pyflink.datastream.timerservice")
 
 __all__ = ["TimerService"]

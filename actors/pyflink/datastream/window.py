@@ -1,46 +1,49 @@
 """``pyflink.datastream.window``: window assigners, windows and triggers (the job model's own,
 ``runtime.windows``), and ``WindowedStream`` / ``AllWindowedStream``: windowed operations on
-the job model's windowed streams, with PyFlink's output types.
-
-Until the job model has windows (``runtime.windows``), naming them stops the program with
-one line (exit 2)."""
+the job model's windowed streams, with PyFlink's output types. The names PyFlink's module
+imported from elsewhere (``Time``, ``Types``, state descriptors, ...) resolve here too
+(``_unsupported.missing``)."""
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from actors.pyflink._unsupported import missing, unsupported
 from actors.pyflink.common.typeinfo import TypeInformation
+from runtime.windows import (
+    ContinuousEventTimeTrigger,
+    ContinuousProcessingTimeTrigger,
+    CountSlidingWindowAssigner,
+    CountTrigger,
+    CountTumblingWindowAssigner,
+    CountWindow,
+    DynamicEventTimeSessionWindows,
+    DynamicProcessingTimeSessionWindows,
+    EventTimeSessionWindows,
+    EventTimeTrigger,
+    GlobalWindow,
+    GlobalWindows,
+    MergingWindowAssigner,
+    NeverTrigger,
+    ProcessingTimeSessionWindows,
+    ProcessingTimeTrigger,
+    PurgingTrigger,
+    SessionWindowTimeGapExtractor,
+    SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows,
+    TimeWindow,
+    Trigger,
+    TriggerResult,
+    TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
+    Window,
+    WindowAssigner,
+)
 
 if TYPE_CHECKING:
     from actors.pyflink.datastream.data_stream import DataStream, KeyedStream
 
-_PENDING = "this ckptsim version's runtime has no windows yet"
-
-
-def _runtime_windows() -> ModuleType | None:
-    try:
-        return importlib.import_module("runtime.windows")
-    except ModuleNotFoundError:
-        return None
-
-
-_missing = missing("pyflink.datastream.window", {})
-
-
-def __getattr__(name: str) -> Any:
-    windows = _runtime_windows()
-    if windows is not None and not name.startswith("_") and hasattr(windows, name):
-        return getattr(windows, name)
-    if windows is None and not name.startswith("_"):
-        unsupported(f"pyflink.datastream.window.{name}", _PENDING)
-    return _missing(name)
-
-
-def _pending(what: str) -> NoReturn:
-    unsupported(what, _PENDING)
+__getattr__ = missing("pyflink.datastream.window")
 
 
 class WindowedStream:
@@ -109,21 +112,48 @@ class AllWindowedStream(WindowedStream):
 
 
 def windowed(stream: KeyedStream, assigner: Any) -> WindowedStream:
-    window = getattr(stream._keyed, "window", None)
-    if window is None:
-        _pending("KeyedStream.window()")
-    return WindowedStream(stream, window(assigner))
+    return WindowedStream(stream, stream._keyed.window(assigner))
 
 
 def count_windowed(stream: KeyedStream, size: int, slide: int) -> WindowedStream:
-    count_window = getattr(stream._keyed, "count_window", None)
-    if count_window is None:
-        _pending("KeyedStream.count_window()")
-    return WindowedStream(stream, count_window(size, slide) if slide else count_window(size))
+    keyed = stream._keyed
+    return WindowedStream(
+        stream, keyed.count_window(size, slide) if slide else keyed.count_window(size)
+    )
 
 
 def all_windowed(stream: DataStream, assigner: Any) -> AllWindowedStream:
-    window_all = getattr(stream._stream, "window_all", None)
-    if window_all is None:
-        _pending("DataStream.window_all()")
-    return AllWindowedStream(stream, window_all(assigner))  # type: ignore[arg-type]
+    return AllWindowedStream(stream, stream._stream.window_all(assigner))  # type: ignore[arg-type]
+
+
+__all__ = [
+    "AllWindowedStream",
+    "ContinuousEventTimeTrigger",
+    "ContinuousProcessingTimeTrigger",
+    "CountSlidingWindowAssigner",
+    "CountTrigger",
+    "CountTumblingWindowAssigner",
+    "CountWindow",
+    "DynamicEventTimeSessionWindows",
+    "DynamicProcessingTimeSessionWindows",
+    "EventTimeSessionWindows",
+    "EventTimeTrigger",
+    "GlobalWindow",
+    "GlobalWindows",
+    "MergingWindowAssigner",
+    "NeverTrigger",
+    "ProcessingTimeSessionWindows",
+    "ProcessingTimeTrigger",
+    "PurgingTrigger",
+    "SessionWindowTimeGapExtractor",
+    "SlidingEventTimeWindows",
+    "SlidingProcessingTimeWindows",
+    "TimeWindow",
+    "Trigger",
+    "TriggerResult",
+    "TumblingEventTimeWindows",
+    "TumblingProcessingTimeWindows",
+    "Window",
+    "WindowAssigner",
+    "WindowedStream",
+]

@@ -58,8 +58,7 @@ __getattr__ = missing(
     {
         name: (f"{name} (the {system} connector)", CONNECTORS)
         for name, system in _JVM_CONNECTORS.items()
-    }
-    | {"StreamingFileSink": ("StreamingFileSink (a Java SinkFunction)", "use FileSink")},
+    },
 )
 
 __all__ = [

@@ -6,6 +6,7 @@ import enum
 from collections.abc import Callable
 from typing import Any
 
+from actors.pyflink._unsupported import missing
 from actors.pyflink.common.typeinfo import TypeInformation
 from runtime.operators import OperatorContext, SourceReader
 
@@ -36,5 +37,7 @@ class DeliveryGuarantee(enum.Enum):
     AT_LEAST_ONCE = 1
     NONE = 2
 
+
+__getattr__ = missing("pyflink.datastream.connectors.base")
 
 __all__ = ["DeliveryGuarantee", "Sink", "Source"]

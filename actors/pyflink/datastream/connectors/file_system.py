@@ -377,15 +377,13 @@ class FileSink(Sink):
         )
 
 
+_COMPACTION = "ckptsim writes one part file per checkpoint"
+
 __getattr__ = missing(
     "pyflink.datastream.connectors.file_system",
     {
-        "StreamingFileSink": ("StreamingFileSink (a Java SinkFunction)", "use FileSink"),
-        "FileCompactStrategy": (
-            "FileSink compaction",
-            "ckptsim writes one part file per checkpoint",
-        ),
-        "FileCompactor": ("FileSink compaction", "ckptsim writes one part file per checkpoint"),
+        "FileCompactStrategy": ("FileCompactStrategy (FileSink compaction)", _COMPACTION),
+        "FileCompactor": ("FileCompactor (FileSink compaction)", _COMPACTION),
     },
 )
 

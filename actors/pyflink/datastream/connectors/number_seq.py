@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from actors.pyflink._unsupported import missing
 from actors.pyflink.common.typeinfo import TypeInformation, Types, converter
 from actors.pyflink.datastream.connectors.base import Source
 from runtime.operators import OperatorContext, SourceReader
@@ -70,5 +71,7 @@ class _RangeReader:
     def seek(self, position: Any) -> None:
         self.next = int(position["next"])
 
+
+__getattr__ = missing("pyflink.datastream.connectors.number_seq")
 
 __all__ = ["NumberSequenceSource"]
