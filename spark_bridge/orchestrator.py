@@ -34,6 +34,7 @@ from actors.logs import get_logger
 from runtime.datastream import DataStream
 from runtime.job import JobResult
 from runtime.restart import BOUNDED_RESTARTS
+from runtime.status import JobStatus
 from spark_bridge.session import arrow_types, require_classic_session, require_pyspark
 from spark_bridge.sinks import ParquetSink
 from spark_bridge.spark_feed import BatchFormat, Stabilize, source_from_feed, spark_feed
@@ -60,10 +61,13 @@ class TopologyFailed(RuntimeError):
 
 
 def _cause(result: JobResult) -> str:
+    # cancelled (a timeout) while failing over: the last failure says why it did not finish
+    after = f"after the failure {result.failures[-1]}" if result.failures else None
     if result.failure:
-        return result.failure
-    if result.failures:  # cancelled (a timeout) while failing over: the last failure says why
-        return f"{result.status.value.lower()} after the failure {result.failures[-1]}"
+        cancelled = result.status is JobStatus.CANCELED
+        return f"{result.failure}, {after}" if cancelled and after else result.failure
+    if after:
+        return f"{result.status.value.lower()} {after}"
     return "no cause reported"
 
 
