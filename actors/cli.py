@@ -32,6 +32,7 @@ from typing import IO, TYPE_CHECKING, Any
 import structlog
 from structlog.testing import capture_logs
 
+from actors.stdout import discard_stdout, unless_reader_left
 from actors.webcli import add_commands, add_run_options
 
 if TYPE_CHECKING:
@@ -294,12 +295,8 @@ class _Announcer:
         self.stream = stream
 
     def job_started(self, **kw: Any) -> None:
-        try:
+        with unless_reader_left():  # the reader left (`| true`): the job runs on all the same
             print(f"Job has been submitted with JobID {kw['job_id']}", file=self.stream, flush=True)
-        except BrokenPipeError:  # the reader left (`| true`): the job runs on all the same
-            from actors.stdout import discard_stdout
-
-            discard_stdout()
         if self.inner is not None:
             self.inner.job_started(**kw)
 
@@ -606,8 +603,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("ckptsim: interrupted (Ctrl-C)", file=sys.stderr)
             result = EXIT_INTERRUPTED
         except BrokenPipeError:  # e.g. `ckptsim run job.py | head`: the reader left, so do we
-            from actors.stdout import discard_stdout
-
             discard_stdout()
             result = EXIT_OK
         finally:
@@ -621,12 +616,8 @@ def console() -> None:
     (Python would wait for every non-daemon thread at exit, and a script's forgotten thread
     would keep the finished run from ever returning)."""
     code = main()
-    try:  # what is still buffered, before Python's own flush at exit meets a closed pipe
+    with unless_reader_left():  # what is still buffered, before Python's flush at exit
         sys.stdout.flush()
-    except BrokenPipeError:
-        from actors.stdout import discard_stdout
-
-        discard_stdout()
     left = [
         t
         for t in threading.enumerate()

@@ -324,7 +324,7 @@ def _run(
                         "cancelled: a user function is probably blocked (its threads are left "
                         "behind, as daemons)"
                     ) from None
-            if not given_up and interrupted is None and timed_out and result.failure is None:
+            if timed_out and result.failure is None:
                 # say why it was cancelled (a cancel from outside leaves no such text)
                 result.failure = f"cancelled when the timeout of {timeout:g} s passed"
             result_holder.append(result)

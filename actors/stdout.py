@@ -11,9 +11,11 @@ not fail, its reader only stopped listening.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
+from collections.abc import Iterator
 
 _lock = threading.Lock()
 _discarded: set[int] = set()  # the file descriptors pointed at os.devnull
@@ -35,3 +37,13 @@ def discard_stdout() -> None:
         finally:
             os.close(devnull)
         _discarded.add(fd)
+
+
+@contextlib.contextmanager
+def unless_reader_left() -> Iterator[None]:
+    """Run the block; if it meets standard output's closed pipe, stop there and send what is
+    written to standard output from then on to ``os.devnull``."""
+    try:
+        yield
+    except BrokenPipeError:
+        discard_stdout()
