@@ -22,10 +22,11 @@ from typing import Any, assert_never
 
 import pykka
 
-from actors.execution import ActorRuntime
+from actors.actor_runtime import ActorRuntime
 from actors.faults import DelayAcknowledgement
 from actors.logs import get_logger
 from actors.protocol import ListRetainedCheckpoints, WireCoordinator
+from actors.trace import EventLog
 from runtime.checkpoint import TaskId
 from runtime.coordinator import CheckpointCoordinator
 from runtime.effects import (
@@ -111,7 +112,9 @@ class CoordinatorActor(pykka.ThreadingActor):
         self._tokens = itertools.count()
 
     def on_start(self) -> None:
-        self.log = log.bind(role="checkpoint_coordinator", job=self.job_id)
+        self.log = EventLog(log, self.runtime.tracer, self.runtime.stamp).bind(
+            role="checkpoint_coordinator", job=self.job_id
+        )
 
     def on_failure(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
         """Crashed: the JobMaster fails the job with the cause (it would otherwise wait for

@@ -1,56 +1,23 @@
 """Where actors run. ``ThreadedRuntime``: Pykka threads, the wall clock, a timer thread and a
 small pool for the tasks' asynchronous checkpoint parts. The deterministic simulation provides
-the same interface (spawn, clock, timers, run_async, wait)."""
+the same interface (``actors.actor_runtime.ActorRuntime``)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import pykka
 
 from actors.faults import FaultPlan
+from actors.input_channel import InlineInputChannel, InputChannel
 from actors.timers import TimerService
+from actors.trace import Tracer, wall_stamp
 from runtime.clock import Clock, SystemClock
 
 A = TypeVar("A", bound=pykka.Actor)
-
-
-class ActorRuntime(Protocol):
-    name: str
-    clock: Clock
-    channel_class: type[pykka.Actor]
-    #: a run is a function of its seed (virtual time, one thread)
-    deterministic: bool
-    #: default actions a task runs back to back while its mailbox is empty
-    default_action_budget: int
-    #: faults to inject into this run
-    faults: FaultPlan
-    #: epoch milliseconds at the clock's 0: what the REST API shows timestamps against
-    epoch_ms: int
-
-    def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]: ...
-
-    def schedule(self, ref: pykka.ActorRef[Any], key: Hashable, due: int) -> None: ...
-
-    def cancel(self, ref: pykka.ActorRef[Any], key: Hashable) -> None: ...
-
-    def run_async(self, work: Callable[[], None]) -> None:
-        """Run ``work`` off the caller's thread (Flink's asynchronous operations pool); it
-        reports back by ``tell``."""
-        ...
-
-    def charge(self, records: int, cost_ms: float) -> None:
-        """The running task processed ``records`` and its operators declared ``cost_ms``."""
-        ...
-
-    def future(self) -> pykka.Future[Any]: ...
-
-    def wait(self, future: pykka.Future[Any], timeout: float | None) -> Any: ...
-
-    def shutdown(self) -> None: ...
 
 
 class ThreadedRuntime:
@@ -63,13 +30,12 @@ class ThreadedRuntime:
     default_action_budget = 32
 
     def __init__(self, *, channel_threads: bool = False, async_threads: int = 2) -> None:
-        from actors.input_channel import InlineInputChannel, InputChannel  # noqa: PLC0415
-
         self.clock: Clock = SystemClock()
         self.epoch_ms = time.time_ns() // 1_000_000 - self.clock.now()
         self._fatal: Callable[[str], None] | None = None
         self.timers = TimerService(self.clock, on_death=self._timers_died)
         self.faults = FaultPlan()
+        self.tracer: Tracer | None = None
         #: every actor of this runtime (one job's), for stopping them at the end
         self.spawned: list[pykka.ActorRef[Any]] = []
         self.channel_class: type[pykka.Actor] = (
@@ -89,6 +55,9 @@ class ThreadedRuntime:
     def _timers_died(self, cause: str) -> None:
         if self._fatal is not None:
             self._fatal(cause)
+
+    def stamp(self) -> tuple[str, Any]:
+        return wall_stamp()
 
     def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]:
         ref = cls.start(*args, **kwargs)

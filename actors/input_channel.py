@@ -18,11 +18,12 @@ from typing import Any, assert_never
 
 import pykka
 
-from actors.execution import ActorRuntime
+from actors.actor_runtime import ActorRuntime
 from actors.faults import StallChannel
 from actors.inline import InlineActor
 from actors.logs import get_logger
 from actors.protocol import AllRecordsProcessed, Credit, Deliver, WireChannel
+from actors.trace import EventLog
 from runtime.messages import AllDataProcessed, InputItem, OutputCredit, TimerFired
 from runtime.network import ChannelItem, CheckpointBarrier
 
@@ -67,7 +68,11 @@ class InputChannel(pykka.ThreadingActor):
         self.names = (producer_name, consumer_name)
 
     def on_start(self) -> None:
-        self.log = log.bind(channel=self.channel_id, producer=self.names[0], consumer=self.names[1])
+        rt = self.runtime
+        events = EventLog(log, None) if rt is None else EventLog(log, rt.tracer, rt.stamp)
+        self.log = events.bind(
+            channel=self.channel_id, producer=self.names[0], consumer=self.names[1]
+        )
         if self.runtime is not None and self.runtime.faults:
             for stall in self.runtime.faults.stalls(*self.names):
                 self.runtime.schedule(self.actor_ref, _Stall(stall, True), stall.at_ms)

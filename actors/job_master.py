@@ -20,8 +20,8 @@ from typing import Any, assert_never
 
 import pykka
 
+from actors.actor_runtime import ActorRuntime
 from actors.coordinator import CoordinatorActor
-from actors.execution import ActorRuntime
 from actors.logs import get_logger
 from actors.protocol import (
     Deploy,
@@ -35,6 +35,7 @@ from actors.protocol import (
     WireTask,
 )
 from actors.stream_task import StreamTask
+from actors.trace import EventLog
 from runtime.checkpoint import SavepointRequest, TaskId
 from runtime.coordinator import CheckpointCoordinator
 from runtime.effects import (
@@ -140,7 +141,9 @@ class JobMaster(pykka.ThreadingActor):
         self._result_set = False
 
     def on_start(self) -> None:
-        self.log = log.bind(role="job_master", job=self.job_id)
+        self.log = EventLog(log, self.runtime.tracer, self.runtime.stamp).bind(
+            role="job_master", job=self.job_id
+        )
 
     def on_failure(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
         """The JobMaster itself crashed: the job fails with that cause (nobody else would end

@@ -17,19 +17,24 @@ from typing import Any, Protocol
 
 import pykka
 
-from actors.execution import ActorRuntime, ThreadedRuntime
+from actors import session
+from actors.actor_runtime import ActorRuntime
+from actors.archive import archive_job
+from actors.execution import ThreadedRuntime
 from actors.faults import Fault, FaultPlan, parse_faults
 from actors.job_master import JobMaster
 from actors.logs import get_logger
 from actors.protocol import CancelJob, Deploy, FailJob, QueryProgress
 from actors.simulation import SimulationRuntime
+from actors.trace import EventLog, Tracer
 from runtime.checkpoint import SavepointRequest
 from runtime.config import Configuration
+from runtime.datastream import StreamEnvironment
 from runtime.descriptors import SinkDescriptor, SinkKind
 from runtime.graph import JobGraph
 from runtime.job import ExecutionPlan, JobResult, plan_execution, restore_plan
 from runtime.messages import RestoredFromCheckpoint
-from runtime.restart import RestartStrategy, restart_strategy
+from runtime.restart import RestartStrategy, bound_restarts_by_default, restart_strategy
 from runtime.storage import (
     CheckpointStorageError,
     FileSystemCheckpointStorage,
@@ -63,6 +68,26 @@ def make_runtime(
     raise ValueError(f"unknown runtime {name!r}: use one of {', '.join(RUNTIMES)}")
 
 
+def execute_environment(env: StreamEnvironment, name: str, /, **options: Any) -> JobResult:
+    """Run a DataStream environment's job on actors (``runtime.datastream.Executor``).
+
+    Under ``ckptsim run`` (an active ``actors.session``) the command line's ``-D`` settings
+    and options apply on top of what the script configured, and the result is kept for the
+    command line's summary."""
+    active = session.current()
+    if active is None:
+        job, run = env.job_to_execute(name, options)
+        return execute(job, env.configuration, **run)
+    env.configuration.override(active.settings)
+    if active.bounded_restarts and bound_restarts_by_default(env.configuration):
+        active.bounded.append(name)
+    with active.pause_script_timer():
+        job, run = env.job_to_execute(name, {**active.options, **options})
+        result = execute(job, env.configuration, **run)
+    active.results.append(result)
+    return result
+
+
 def execute(
     job: JobGraph,
     conf: Configuration,
@@ -76,6 +101,7 @@ def execute(
     progress: Progress | None = None,
     progress_interval: float = 0.5,
     observer: JobObserver | None = None,
+    trace: Tracer | None = None,
 ) -> JobResult:
     """Deploy ``job`` on actors, wait for it to end, stop every actor, return the result.
 
@@ -84,7 +110,8 @@ def execute(
     schedule, whose first choices ``schedule`` may fix; ``faults`` (``actors.faults``) are
     injected; ``timeout`` in seconds (virtual
     seconds in the simulation) cancels the job; ``observer`` hears the job start and end
-    (the REST API, ``actors.web.JobRegistry``).
+    (the REST API, ``ckptsim._web.JobRegistry``); ``trace`` (``actors.trace.TraceWriter``)
+    gets the run's protocol events, however logging is configured.
     """
     if timeout is not None and not 0 < timeout <= threading.TIMEOUT_MAX:  # nan fails too
         raise ValueError(
@@ -124,7 +151,6 @@ def execute(
             external_path=loaded.path,
             is_savepoint=loaded.is_savepoint,
         )
-        log.info("job_restoring", path=loaded.path, checkpoint_id=loaded.checkpoint_id)
     setup = _Setup(
         restart=restart_strategy(
             conf, checkpointing=plan.checkpoint.is_checkpointing_enabled, seed=seed
@@ -139,13 +165,19 @@ def execute(
         else runtime
     )
     rt.faults = fault_plan
+    rt.tracer = trace
+    events = EventLog(log, trace, rt.stamp)
+    if restored_from is not None:
+        events.info(
+            "job_restoring",
+            path=restored_from.external_path,
+            checkpoint_id=restored_from.checkpoint_id,
+        )
     scope = rt.activated() if isinstance(rt, SimulationRuntime) else contextlib.nullcontext()
     with scope:
         result = _run(
-            job, conf, plan, rt, seed, setup, timeout, progress, progress_interval, observer
+            job, conf, plan, rt, events, seed, setup, timeout, progress, progress_interval, observer
         )
-    from actors.web import archive_job  # noqa: PLC0415 - only jobs that archive need it
-
     archive_job(job, conf, result, restart_strategy=setup.restart.describe())
     return result
 
@@ -217,6 +249,7 @@ def _run(
     conf: Configuration,
     plan: ExecutionPlan,
     rt: ActorRuntime,
+    events: EventLog,
     seed: int,
     setup: _Setup,
     timeout: float | None,
@@ -245,7 +278,7 @@ def _run(
         rt.shutdown()
         raise
     for key, why in conf.inert_settings():
-        log.warning("setting_has_no_effect", key=key, reason=why)
+        events.warning("setting_has_no_effect", key=key, reason=why)
     future: pykka.Future[JobResult] = rt.future()
     result_holder: list[JobResult] = []
     master: pykka.ActorRef[Any] | None = None
@@ -268,7 +301,7 @@ def _run(
                 savepoint_requests=setup.savepoints,
                 ignore_unclaimed_state=setup.ignore_unclaimed,
             )
-            log.info(
+            events.info(
                 "job_submitted",
                 job=job_id,
                 name=job.name,
@@ -312,7 +345,7 @@ def _run(
                     interrupted = stop
                 else:
                     timed_out = True
-                log.info("job_cancel_requested", job=job_id, cause=type(stop).__name__)
+                events.info("job_cancel_requested", job=job_id, cause=type(stop).__name__)
                 with contextlib.suppress(pykka.ActorDeadError):
                     master.tell(CancelJob())
                 try:

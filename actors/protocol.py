@@ -93,7 +93,7 @@ class QueryProgress:
     """Ask (from outside the actor system only) for a progress snapshot."""
 
 
-# --- from outside the actor system (the REST API: actors/web.py) -----------------------------------
+# --- from outside the actor system (the REST API: ckptsim/_web.py) -----------------------------------
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 import pykka
 
@@ -69,6 +69,7 @@ from pykka._threading import ThreadingFuture  # noqa: E402
 
 __all__ = [
     "Envelope",
+    "ExpectedFailures",
     "PykkaSeamError",
     "SeamActor",
     "ThreadingFuture",
@@ -104,6 +105,26 @@ class SeamActor(pykka.ThreadingActor):
 
     def _start_actor_loop(self) -> None:
         self.start_loop()
+
+
+class ExpectedFailures(pykka.ThreadingActor):
+    """An actor some of whose failures are part of the run (``expected_failures``: an injected
+    crash): the actor stops as after any failure, but Pykka does not log a traceback of an
+    unhandled exception for them; the actor reports them as its own events."""
+
+    expected_failures: ClassVar[tuple[type[BaseException], ...]] = ()
+
+    def _handle_failure(
+        self,
+        exception_type: type[BaseException] | None,
+        exception_value: BaseException | None,
+        traceback: Any,
+    ) -> None:
+        if isinstance(exception_value, self.expected_failures):
+            pykka.ActorRegistry.unregister(self.actor_ref)
+            self.actor_stopped.set()
+            return
+        super()._handle_failure(exception_type, exception_value, traceback)
 
 
 def run_on_start(actor: pykka.Actor) -> None:

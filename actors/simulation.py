@@ -35,7 +35,9 @@ from typing import Any, ClassVar, TypeVar
 import pykka
 
 from actors.faults import FaultPlan
+from actors.input_channel import InputChannel
 from actors.pykka_seam import Envelope, SeamActor, ThreadingFuture, deliver, run_on_start, stop_now
+from actors.trace import Tracer
 from runtime.clock import Clock, ManualClock
 from runtime.messages import CancelTask, TimerFired
 
@@ -203,8 +205,6 @@ class SimulationRuntime:
         async_cost_us: int = 200,
         max_steps: int | None = None,
     ) -> None:
-        from actors.input_channel import InputChannel  # noqa: PLC0415
-
         self.seed = seed
         self.choices = list(schedule)
         self.message_cost_us = message_cost_us
@@ -213,6 +213,7 @@ class SimulationRuntime:
         self.max_steps = max_steps
         self.channel_class: type[pykka.Actor] = InputChannel
         self.faults = FaultPlan()
+        self.tracer: Tracer | None = None
         self._manual = ManualClock()
         self.clock: Clock = self._manual
         self.now_us = 0
@@ -243,6 +244,10 @@ class SimulationRuntime:
         self._next_progress = 0.0
 
     # --- the ActorRuntime interface ----------------------------------------------------------------
+
+    def stamp(self) -> tuple[str, Any]:
+        """Virtual time: two runs of one seed write the same trace, byte for byte."""
+        return "time_ms", self.now_us / 1000
 
     def spawn(self, cls: type[A], *args: Any, **kwargs: Any) -> pykka.ActorRef[A]:
         simulated = self._classes.get(cls)

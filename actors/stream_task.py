@@ -21,8 +21,8 @@ from typing import Any, assert_never
 
 import pykka
 
+from actors.actor_runtime import ActorRuntime
 from actors.connectors import Connector, make_connector, writer_id
-from actors.execution import ActorRuntime
 from actors.faults import CrashTask
 from actors.logs import get_logger
 from actors.protocol import (
@@ -35,6 +35,8 @@ from actors.protocol import (
     TaskStateUpdate,
     WireTask,
 )
+from actors.pykka_seam import ExpectedFailures
+from actors.trace import EventLog
 from runtime.descriptors import SinkDescriptor
 from runtime.effects import (
     AcknowledgeAllRecordsProcessed,
@@ -101,7 +103,9 @@ class _ConnectorFailed(Exception):
         self.failure = failure
 
 
-class StreamTask(pykka.ThreadingActor):
+class StreamTask(ExpectedFailures):
+    #: an injected crash (``CrashTask``) is the run's, not an unhandled error: no traceback
+    expected_failures = (InjectedCrash,)
     #: user code runs here: a function that never returns must not keep the process alive
     #: after its job was given up (Flink's TaskManager kills such a task)
     use_daemon_thread = True
@@ -153,7 +157,9 @@ class StreamTask(pykka.ThreadingActor):
         self.io = TaskIOMetrics()
 
     def on_start(self) -> None:
-        self.log = log.bind(task=str(self.spec.task), attempt=self.spec.attempt)
+        self.log = EventLog(log, self.runtime.tracer, self.runtime.stamp).bind(
+            task=str(self.spec.task), attempt=self.spec.attempt
+        )
 
     def on_failure(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
         """The actor itself crashed: its supervisor, the JobMaster, hears of it. An injected
@@ -290,7 +296,7 @@ class StreamTask(pykka.ThreadingActor):
             case SinkCommit(sink=sink, checkpoint_ids=ids):
                 self._connector_call(sink, lambda c: [c.commit(k) for k in ids])
             case SinkRecover(sink=sink, states=states, checkpoint_id=restored):
-                self._connector_call(sink, lambda c: _restore(c, list(states), restored))
+                self._connector_call(sink, lambda c: _restore(c, list(states), restored, self.log))
             case SinkClose(sink=sink, finished=finished):
                 connector = self.connectors.pop(sink, None)
                 if connector is not None:
@@ -477,7 +483,7 @@ class StreamTask(pykka.ThreadingActor):
         )
 
 
-def _restore(connector: Connector, states: list[Any], checkpoint_id: int) -> None:
+def _restore(connector: Connector, states: list[Any], checkpoint_id: int, events: EventLog) -> None:
     """A sink connector restored from checkpoint ``checkpoint_id``: it commits the restored
     transactions; one that can (``retract_after``, the file sinks) also retracts what it
     committed after that checkpoint."""
@@ -486,4 +492,4 @@ def _restore(connector: Connector, states: list[Any], checkpoint_id: int) -> Non
     if retract is not None:
         retracted = retract(checkpoint_id)
         if retracted:
-            log.info("sink_output_retracted", after_checkpoint=checkpoint_id, files=retracted)
+            events.info("sink_output_retracted", after_checkpoint=checkpoint_id, files=retracted)

@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import structlog
 
-from actors import StreamExecutionEnvironment
+from ckptsim import StreamExecutionEnvironment
 from runtime.checkpoint import TaskId
 from runtime.datastream import DataStream
 from spark_bridge.sinks import ROW_GROUP_ROWS, ParquetSink

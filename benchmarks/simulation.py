@@ -28,10 +28,10 @@ import structlog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from actors import StreamExecutionEnvironment
 from actors.launcher import make_runtime
 from actors.simulation import SimulationRuntime
-from actors.testing import Simulation, Topology, simulations, topologies
+from ckptsim import StreamExecutionEnvironment
+from ckptsim.testing import Simulation, Topology, simulations, topologies
 
 ROOT = Path(__file__).resolve().parent.parent
 

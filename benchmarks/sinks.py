@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import structlog
 
-from actors import StreamExecutionEnvironment
+from ckptsim import StreamExecutionEnvironment
 from runtime.datastream import DataStream
 
 Sink = Callable[[DataStream, str], None]

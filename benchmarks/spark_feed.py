@@ -34,9 +34,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from actors import StreamExecutionEnvironment
-from actors.cli import configure_logging
 from actors.connectors import NoTransactions
+from ckptsim import StreamExecutionEnvironment
+from ckptsim._cli import configure_logging
 from runtime.checkpoint import TaskId
 from spark_bridge import from_spark, local_spark
 from spark_bridge._pyspark_seam import arrow_frames_of_all_partitions

@@ -25,8 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from actors import StreamExecutionEnvironment
-from actors.cli import configure_logging
+from ckptsim import StreamExecutionEnvironment
+from ckptsim._cli import configure_logging
 from spark_bridge import ParquetSink, local_spark, run_topology_job
 
 ROOT = Path(__file__).resolve().parent.parent

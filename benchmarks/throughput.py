@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import structlog
 
-from actors import StreamExecutionEnvironment
+from ckptsim import StreamExecutionEnvironment
 from runtime.config import Configuration
 from runtime.job import JobResult
 

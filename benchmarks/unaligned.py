@@ -30,8 +30,7 @@ sys.path.insert(0, str(ROOT / "examples"))
 import slow_running_sum  # noqa: E402
 import structlog  # noqa: E402
 
-from actors import StreamExecutionEnvironment  # noqa: E402
-from actors.cli import captured_protocol_events  # noqa: E402
+from ckptsim import StreamExecutionEnvironment, TraceCollector  # noqa: E402
 
 
 def run(unaligned: bool, simulate: bool) -> tuple[Any, list[Any]]:
@@ -39,8 +38,9 @@ def run(unaligned: bool, simulate: bool) -> tuple[Any, list[Any]]:
     slow_running_sum.build(env)
     env.configure({"execution.checkpointing.unaligned.enabled": unaligned})
     options: dict[str, Any] = {"runtime": "simulation", "seed": 7} if simulate else {}
-    with captured_protocol_events() as events:
-        result = env.execute("slow running sum", timeout=120, **options)
+    trace = TraceCollector()
+    result = env.execute("slow running sum", timeout=120, trace=trace, **options)
+    events = trace.events
     if not result.succeeded:
         raise SystemExit(f"the job did not finish: {result.status.value} {result.failure}")
     return result, list(events)

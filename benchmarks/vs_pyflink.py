@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import structlog
 
-from actors import StreamExecutionEnvironment
 from actors.connectors import NoTransactions
+from ckptsim import StreamExecutionEnvironment
 
 PYFLINK_JOB = textwrap.dedent(
     """

@@ -106,8 +106,8 @@ if __name__ == "__main__":
     options = {} if args.threads else {"runtime": "simulation", "seed": args.seed}
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from actors import StreamExecutionEnvironment
-    from actors.cli import configure_logging
+    from ckptsim import StreamExecutionEnvironment
+    from ckptsim._cli import configure_logging
 
     configure_logging(level="critical")  # the crashed actor's traceback is expected
     expected = expected_totals()

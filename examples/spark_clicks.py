@@ -37,9 +37,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from actors import report
-from actors.cli import configure_logging
 from actors.faults import FailTask
+from ckptsim import _report as report
+from ckptsim._cli import configure_logging
 from runtime.datastream import DataStream
 from spark_bridge import SparkBridgeError, TopologyFailed, local_spark, run_topology_job
 

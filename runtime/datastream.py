@@ -1,6 +1,6 @@
 """The DataStream API: what a topology script calls to build a job.
 
-    env = StreamExecutionEnvironment(parallelism=2)
+    env = StreamExecutionEnvironment(parallelism=2)      # ckptsim's: a StreamEnvironment
     env.enable_checkpointing(100)                      # ms, or "100 ms"
     counts = (env.from_collection(lines)
               .flat_map(str.split)
@@ -10,9 +10,10 @@
     counts.collect("counts")
     result = env.execute("word count")               # runs on actors
 
-The environment builds a ``StreamGraph``; ``execute`` hands the chained ``JobGraph`` and the
-configuration to an executor. This module imports no runtime of its own: ``actors`` provides
-the ``StreamExecutionEnvironment`` whose ``execute`` runs on Pykka actors.
+The environment builds a ``StreamGraph``; ``execute`` hands the environment to its executor,
+which builds the chained ``JobGraph`` (``job_to_execute``) and runs it. This module imports no
+runtime of its own: ``actors.execute_environment`` runs an environment on Pykka actors, and
+``ckptsim.StreamExecutionEnvironment`` is the environment that uses it.
 """
 
 from __future__ import annotations
@@ -69,15 +70,27 @@ if TYPE_CHECKING:
 
 
 class Executor(Protocol):
-    def __call__(self, job: JobGraph, config: Configuration, **options: Any) -> JobResult: ...
+    """Runs an environment's job: ``executor(env, name, **options)`` (``actors``' runs it on
+    Pykka actors)."""
+
+    def __call__(self, env: StreamEnvironment, name: str, /, **options: Any) -> JobResult: ...
 
 
-class StreamExecutionEnvironment:
+class StreamEnvironment:
+    """The DataStream API's environment: settings, sources, the stream graph; ``execute``
+    hands it to its executor (given to the constructor, or the class's ``executor``)."""
+
     executor: Executor | None = None
 
     def __init__(
-        self, parallelism: int | None = None, *, config: Mapping[str, object] | None = None
+        self,
+        parallelism: int | None = None,
+        *,
+        config: Mapping[str, object] | None = None,
+        executor: Executor | None = None,
     ) -> None:
+        if executor is not None:
+            self.executor = executor
         self.configuration = Configuration(config)
         if parallelism is not None:
             self.set_parallelism(parallelism)
@@ -96,7 +109,7 @@ class StreamExecutionEnvironment:
         value: int = self.configuration["parallelism.default"]
         return value
 
-    def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
+    def set_parallelism(self, parallelism: int) -> StreamEnvironment:
         if not isinstance(parallelism, int) or isinstance(parallelism, bool) or parallelism < 1:
             raise GraphError(
                 f"parallelism must be a whole number of at least 1, got {parallelism!r}"
@@ -104,7 +117,7 @@ class StreamExecutionEnvironment:
         self.configuration.set("parallelism.default", parallelism)
         return self
 
-    def set_runtime_mode(self, mode: Any) -> StreamExecutionEnvironment:
+    def set_runtime_mode(self, mode: Any) -> StreamEnvironment:
         """``STREAMING`` (default) or ``BATCH`` (``execution.runtime-mode``): in BATCH, keyed
         operators see their whole input sorted by key, a reduce emits only its final value per
         key, timers fire at the end of each key, and checkpoints are not taken (as in Flink)."""
@@ -112,7 +125,7 @@ class StreamExecutionEnvironment:
         self.configuration.set("execution.runtime-mode", str(name))
         return self
 
-    def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
+    def set_max_parallelism(self, max_parallelism: int) -> StreamEnvironment:
         if max_parallelism < 1:
             raise GraphError(f"max parallelism must be at least 1, got {max_parallelism}")
         self.max_parallelism = max_parallelism
@@ -120,13 +133,13 @@ class StreamExecutionEnvironment:
 
     def enable_checkpointing(
         self, interval: int | str, mode: CheckpointingMode | str = CheckpointingMode.EXACTLY_ONCE
-    ) -> StreamExecutionEnvironment:
+    ) -> StreamEnvironment:
         """Periodic checkpoints every ``interval`` (ms, or Flink's duration syntax)."""
         self.configuration.set("execution.checkpointing.interval", interval)
         self.configuration.set("execution.checkpointing.mode", mode)
         return self
 
-    def configure(self, settings: Mapping[str, object]) -> StreamExecutionEnvironment:
+    def configure(self, settings: Mapping[str, object]) -> StreamEnvironment:
         """Set Flink configuration keys (``execution.checkpointing.*`` and the others)."""
         self.configuration.update(settings)
         return self
@@ -134,7 +147,7 @@ class StreamExecutionEnvironment:
     def get_checkpoint_config(self) -> CheckpointConfig:
         return CheckpointConfig.from_configuration(self.configuration)
 
-    def disable_operator_chaining(self) -> StreamExecutionEnvironment:
+    def disable_operator_chaining(self) -> StreamEnvironment:
         self.chaining = False
         return self
 
@@ -216,7 +229,7 @@ class StreamExecutionEnvironment:
         at_ms: int | None = None,
         after_records: int | None = None,
         directory: str | None = None,
-    ) -> StreamExecutionEnvironment:
+    ) -> StreamEnvironment:
         """Take a savepoint ``at_ms`` after the job starts, or once its sources have read
         ``after_records`` records (into ``directory``, default
         ``execution.checkpointing.savepoint-dir`` or the checkpoint directory)."""
@@ -229,13 +242,13 @@ class StreamExecutionEnvironment:
         at_ms: int | None = None,
         after_records: int | None = None,
         directory: str | None = None,
-    ) -> StreamExecutionEnvironment:
+    ) -> StreamEnvironment:
         """Stop-with-savepoint: a synchronous savepoint, then the job finishes (resume it with
         ``ckptsim run --from-savepoint PATH``)."""
         self.savepoint_requests.append(_savepoint(at_ms, after_records, directory, stop=True))
         return self
 
-    def inject_faults(self, *faults: Any) -> StreamExecutionEnvironment:
+    def inject_faults(self, *faults: Any) -> StreamEnvironment:
         """Faults for the job's run (``actors.faults``)."""
         self.faults.extend(faults)
         return self
@@ -243,16 +256,24 @@ class StreamExecutionEnvironment:
     def execute(self, name: str = "ckptsim job", **options: Any) -> JobResult:
         if self.executor is None:
             raise RuntimeError(
-                "this environment has no executor: use actors.StreamExecutionEnvironment "
+                "this environment has no executor: use ckptsim.StreamExecutionEnvironment "
                 "(or `ckptsim run script.py`)"
             )
+        return self.executor(self, name, **options)
+
+    def job_to_execute(
+        self, name: str, options: Mapping[str, Any]
+    ) -> tuple[JobGraph, dict[str, Any]]:
+        """The job graph to run, and the run's options with the environment's own savepoint
+        requests and faults added (the executor's first step)."""
         job = self.build_job_graph(name)
         CheckpointConfig.from_configuration(self.configuration)  # fail fast on bad settings
+        run = dict(options)
         if self.savepoint_requests:
-            options.setdefault("savepoints", list(self.savepoint_requests))
+            run.setdefault("savepoints", list(self.savepoint_requests))
         if self.faults:
-            options["faults"] = [*self.faults, *options.get("faults", ())]
-        return self.executor(job, self.configuration, **options)
+            run["faults"] = [*self.faults, *run.get("faults", ())]
+        return job, run
 
 
 def _savepoint(
@@ -275,7 +296,7 @@ class DataStream:
 
     def __init__(
         self,
-        env: StreamExecutionEnvironment,
+        env: StreamEnvironment,
         nodes: list[StreamNode],
         partitioner: Partitioner = Partitioner.FORWARD,
         key_selector: KeySelector | None = None,
@@ -600,7 +621,7 @@ class WindowedStream:
         self._trigger: Trigger | None = None
         self._allowed_lateness = 0
 
-    def get_execution_environment(self) -> StreamExecutionEnvironment:
+    def get_execution_environment(self) -> StreamEnvironment:
         return self._keyed.env
 
     def trigger(self, trigger: Trigger) -> WindowedStream:

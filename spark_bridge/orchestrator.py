@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from actors import StreamExecutionEnvironment
+from actors.launcher import execute_environment
 from actors.logs import get_logger
-from runtime.datastream import DataStream
+from runtime.datastream import DataStream, StreamEnvironment
 from runtime.job import JobResult
 from runtime.restart import BOUNDED_RESTARTS
 from runtime.status import JobStatus
@@ -143,7 +143,7 @@ def run_topology_job(
         if parallelism is None:  # a subtask per partition, per core Spark offers, per driver core
             cores = spark.sparkContext.defaultParallelism
             parallelism = max(1, min(feed.num_partitions, cores, os.cpu_count() or 1))
-        env = StreamExecutionEnvironment(parallelism=parallelism)
+        env = StreamEnvironment(parallelism=parallelism, executor=execute_environment)
         if checkpoint_interval is not None:
             env.enable_checkpointing(checkpoint_interval, mode)
         settings = dict(config or {})
@@ -192,14 +192,14 @@ def run_topology_job(
     return TopologyRun(dataframe=dataframe, result=result, path=path)
 
 
-def describe_tasks(env: StreamExecutionEnvironment, name: str = "ckptsim job") -> list[str]:
+def describe_tasks(env: StreamEnvironment, name: str = "ckptsim job") -> list[str]:
     """The task names of ``env``'s job (``"<vertex>#<subtask>"``, as faults and traces name
     them)."""
     job = env.build_job_graph(name)
     return [f"{v.vertex_id}#{i}" for v in job.vertices for i in range(v.parallelism)]
 
 
-def _check_fault_tasks(env: StreamExecutionEnvironment, name: str, faults: Sequence[Any]) -> None:
+def _check_fault_tasks(env: StreamEnvironment, name: str, faults: Sequence[Any]) -> None:
     tasks = describe_tasks(env, name)
     for fault in faults:
         for field in ("task", "producer", "consumer"):

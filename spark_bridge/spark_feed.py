@@ -47,7 +47,7 @@ from spark_bridge.session import (
 )
 
 if TYPE_CHECKING:
-    from runtime.datastream import DataStream, StreamExecutionEnvironment
+    from runtime.datastream import DataStream, StreamEnvironment
 
 log = get_logger(__name__)
 
@@ -284,7 +284,7 @@ def spark_feed(
 
 
 def from_spark(
-    env: StreamExecutionEnvironment,
+    env: StreamEnvironment,
     data: Any,
     *,
     name: str = "Spark Source",
@@ -304,7 +304,7 @@ def from_spark(
 
 
 def source_from_feed(
-    env: StreamExecutionEnvironment,
+    env: StreamEnvironment,
     feed: PartitionFeed,
     *,
     name: str,

@@ -63,6 +63,24 @@ import structlog  # noqa: E402
 structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
 
 
-from actors.cli import captured_protocol_events as protocol_events  # noqa: E402
+import contextlib  # noqa: E402
+from collections.abc import Iterator, MutableMapping  # noqa: E402
+from typing import Any  # noqa: E402
+
+from structlog.testing import capture_logs  # noqa: E402
+
+from ckptsim._logging import logging_restored  # noqa: E402
+
+
+@contextlib.contextmanager
+def protocol_events() -> Iterator[list[MutableMapping[str, Any]]]:
+    """The events (info level and above) the actors log inside the block, whatever the console
+    level; logging is put back after it. (A run's trace is ``execute(trace=...)``: this is
+    for tests of what is logged.)"""
+    with logging_restored():
+        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+        with capture_logs() as events:
+            yield events
+
 
 __all__ = ["protocol_events", "system_examples", "threaded_examples"]

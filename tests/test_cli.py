@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from actors.cli import main
+from ckptsim._cli import main
 from runtime.config import format_duration
 
 
@@ -64,7 +64,10 @@ def test_usage_errors_exit_with_2(argv: list[str]) -> None:
 
 def test_console_script_is_installed() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "actors.cli", "config"], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "ckptsim", "config"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0
     assert "execution.checkpointing.interval" in done.stdout

@@ -1,9 +1,13 @@
-"""The layering rules (README, "Layout"), enforced: imports point downward only.
+"""The layering rules (docs: "Architecture"), enforced.
 
+- The layers, top to bottom: ``ckptsim`` (the application and its API) -> ``spark_bridge`` ->
+  ``actors`` -> ``runtime``. Imports point down the layers only, and no module imports
+  itself round a circle: every import counts, lazy ones inside functions and ``TYPE_CHECKING``
+  ones included.
 - runtime/ is pure: no pykka, pyspark, structlog, threading, queue, asyncio, subprocess;
   wall time only in runtime/clock.py; file I/O modules only in runtime/storage.py.
-- actors/ never imports pyspark; only spark_bridge/ does.
-- structlog is configured only in the CLI entry point.
+- Only spark_bridge/ imports pyspark.
+- structlog is configured only in the application's logging module (ckptsim/_logging.py).
 """
 
 from __future__ import annotations
@@ -56,20 +60,148 @@ def test_runtime_module_imports_nothing_impure(path: Path) -> None:
         assert not imports & FILE_IO, f"{path}: file I/O belongs in runtime/storage.py"
 
 
-@pytest.mark.parametrize("package", ["actors", "runtime"])
+@pytest.mark.parametrize("package", ["ckptsim", "actors", "runtime"])
 def test_only_spark_bridge_imports_pyspark(package: str) -> None:
     offenders = [str(p) for p in _modules(package) if "pyspark" in _imports(p)]
     assert offenders == []
 
 
-def test_structlog_is_configured_only_in_the_cli() -> None:
+def test_structlog_is_configured_only_in_the_applications_logging_module() -> None:
     offenders = [
         str(p.relative_to(ROOT))
-        for package in ("runtime", "actors", "spark_bridge")
+        for package in LAYERS
         for p in _modules(package)
-        if "structlog.configure(" in p.read_text() and p.name != "cli.py"
+        if "structlog.configure(" in p.read_text() and p != ROOT / "ckptsim" / "_logging.py"
     ]
     assert offenders == []
+
+
+# --- the import graph: no circles, no arrow up the layers ----------------------------------------
+
+#: top to bottom
+LAYERS = ("ckptsim", "spark_bridge", "actors", "runtime")
+Graph = dict[str, set[str]]
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph(root: Path = ROOT, packages: tuple[str, ...] = LAYERS) -> Graph:
+    """Module -> the project's modules it imports, anywhere in it (a ``from package import
+    name`` that names a submodule is an arrow to the submodule, else to the package)."""
+    files = {
+        _module_name(path, root): path
+        for package in packages
+        for path in sorted((root / package).rglob("*.py"))
+    }
+
+    def known(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: Graph = {}
+    for module, path in files.items():
+        arrows: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                arrows.update(filter(None, (known(alias.name) for alias in node.names)))
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from the module's own package
+                    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+                    for _ in range(node.level - 1):
+                        package = package.rpartition(".")[0]
+                    base = f"{package}.{base}" if base else package
+                for alias in node.names:
+                    target = f"{base}.{alias.name}"
+                    arrows.add(target if target in files else known(base) or "")
+        arrows.discard("")
+        arrows.discard(module)
+        graph[module] = arrows
+    return graph
+
+
+def _circles(graph: Graph) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in sorted(graph.get(module, ())):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def _layer(module: str) -> int:
+    return LAYERS.index(module.split(".")[0])
+
+
+def _upward(graph: Graph) -> list[str]:
+    return [
+        f"{module} -> {target}"
+        for module, targets in sorted(graph.items())
+        for target in sorted(targets)
+        if _layer(target) < _layer(module)
+    ]
+
+
+def _describe(graph: Graph, circle: list[str]) -> str:
+    members = set(circle)
+    return "; ".join(f"{m} -> {', '.join(sorted(graph[m] & members))}" for m in circle)
+
+
+def test_no_module_imports_itself_round_a_circle() -> None:
+    graph = _import_graph()
+    assert [_describe(graph, circle) for circle in _circles(graph)] == []
+
+
+def test_imports_point_down_the_layers() -> None:
+    assert _upward(_import_graph()) == []
+
+
+def test_the_graph_checks_see_a_circle_and_an_upward_arrow(tmp_path: Path) -> None:
+    """The two rules above can fail: a lazy import closing a circle and a ``TYPE_CHECKING``
+    import pointing up are both seen."""
+    (tmp_path / "runtime").mkdir()
+    (tmp_path / "actors").mkdir()
+    (tmp_path / "runtime" / "__init__.py").write_text("")
+    (tmp_path / "runtime" / "a.py").write_text("from runtime.b import B\n")
+    (tmp_path / "runtime" / "b.py").write_text("def f():\n    from runtime import a\n")
+    (tmp_path / "runtime" / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from actors.x import X\n"
+    )
+    (tmp_path / "actors" / "__init__.py").write_text("")
+    (tmp_path / "actors" / "x.py").write_text("from runtime.c import C\n")
+    graph = _import_graph(tmp_path, ("actors", "runtime"))
+    assert _circles(graph) == [["actors.x", "runtime.c"], ["runtime.a", "runtime.b"]]
+    assert _upward(graph) == ["runtime.c -> actors.x"]
 
 
 def test_the_checker_sees_a_forbidden_import(tmp_path: Path) -> None:

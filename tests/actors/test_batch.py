@@ -7,8 +7,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from actors import StreamExecutionEnvironment
-from actors.testing import Simulation
+from ckptsim import StreamExecutionEnvironment
+from ckptsim.testing import Simulation
 from runtime.functions import KeyedProcessFunction
 from runtime.watermarks import MAX_WATERMARK, MIN_WATERMARK
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.cli import main
+from ckptsim._cli import main
 
 #: a keyed job whose key selector raises at record 3,000: every replay meets it again
 DETERMINISTIC_ERROR = """
@@ -92,7 +92,7 @@ def test_a_bounded_job_with_a_long_interval_ends_at_its_next_checkpoint_not_two_
     """Issue 11, item 13: a 0.5 s job took 58 s with a 30 s interval. As in Flink (FLIP-147)
     one final checkpoint, the next periodic one, covers every task after its input ended, so
     the job ends within one interval of its input's end (virtual time)."""
-    from actors import StreamExecutionEnvironment  # noqa: PLC0415
+    from ckptsim import StreamExecutionEnvironment  # noqa: PLC0415
 
     env = StreamExecutionEnvironment(parallelism=2)
     env.enable_checkpointing("30 s")
@@ -115,7 +115,7 @@ LOOP_AT_MODULE_LEVEL = """
 """
 
 JOB_THEN_LOOP = """
-    from actors import StreamExecutionEnvironment
+    from ckptsim import StreamExecutionEnvironment
     env = StreamExecutionEnvironment()
     env.from_collection(range(10)).collect()
     env.execute("first")
@@ -150,12 +150,12 @@ def _cli(tmp_path: Path, body: str, *argv: str) -> subprocess.Popen[str]:
     )
 
 
-#: ``python -m actors.cli``, with Python's own Ctrl-C handler: a shell starts background commands
+#: ``python -m ckptsim._cli``, with Python's own Ctrl-C handler: a shell starts background commands
 #: with SIGINT ignored and a child inherits that (Python then installs no handler), while a
 #: terminal's Ctrl-C reaches a program whose SIGINT is handled
 CLI_WITH_CTRL_C = (
     "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "runpy.run_module('actors.cli', run_name='__main__', alter_sys=True)"
+    "runpy.run_module('ckptsim', run_name='__main__', alter_sys=True)"
 )
 
 
@@ -320,7 +320,7 @@ def test_a_reader_that_leaves_early_ends_the_output_quietly(tmp_path: Path, body
     traceback, as Python's own command line tools do."""
     with open(tmp_path / "stderr", "w+") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "actors.cli", "run", script(tmp_path, body), "-p", "2"],
+            [sys.executable, "-m", "ckptsim._cli", "run", script(tmp_path, body), "-p", "2"],
             cwd=ROOT,
             env={**os.environ, "TMPDIR": str(tmp_path)},
             stdout=subprocess.PIPE,

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from actors import StreamExecutionEnvironment, report
-from actors.cli import main
+from ckptsim import StreamExecutionEnvironment
+from ckptsim import _report as report
+from ckptsim._cli import main
 from runtime.graph import GraphError
 from runtime.rest import read_archive
 
@@ -92,7 +93,7 @@ def test_a_script_that_calls_execute_itself_runs_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     body = """
-        from actors import StreamExecutionEnvironment
+        from ckptsim import StreamExecutionEnvironment
         env = StreamExecutionEnvironment()
         env.from_collection([1, 2, 3]).map(lambda x: x * 10).collect()
         result = env.execute("own")
@@ -229,7 +230,7 @@ def test_json_logs_go_to_stderr_one_object_per_line(
 
 SAVEPOINTED = """
     import json
-    from actors import StreamExecutionEnvironment
+    from ckptsim import StreamExecutionEnvironment
 
     env = StreamExecutionEnvironment(parallelism=2)
     env.enable_checkpointing(10)

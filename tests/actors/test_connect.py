@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from actors import StreamExecutionEnvironment
 from actors.faults import FailTask
-from actors.testing import Simulation
+from ckptsim import StreamExecutionEnvironment
+from ckptsim.testing import Simulation
 from runtime.functions import CoFlatMapFunction, CoMapFunction, KeyedCoProcessFunction
 from runtime.graph import GraphError
 from runtime.state import ListStateDescriptor, ValueStateDescriptor

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from actors import StreamExecutionEnvironment
 from actors.faults import FailTask
-from actors.testing import Simulation
+from ckptsim import StreamExecutionEnvironment
+from ckptsim.testing import Simulation
 from runtime.functions import KeyedProcessFunction
 from runtime.state import MapStateDescriptor
 from runtime.tracecheck import check_trace

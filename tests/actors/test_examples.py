@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.cli import main
+from ckptsim._cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ["word_count", "slow_running_sum", "at_least_once", "failure_recovery"]

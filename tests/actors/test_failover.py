@@ -29,8 +29,6 @@ from typing import Any
 import pykka
 import pytest
 
-from actors import StreamExecutionEnvironment
-from actors.cli import main
 from actors.faults import (
     CrashTask,
     DelayAcknowledgement,
@@ -42,7 +40,9 @@ from actors.faults import (
     StallChannel,
     parse_faults,
 )
-from actors.testing import Simulation
+from ckptsim import StreamExecutionEnvironment
+from ckptsim._cli import main
+from ckptsim.testing import Simulation
 from runtime.job import JobResult, RestoreError
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import JobStatus
@@ -1496,7 +1496,7 @@ def test_kill_9_then_from_checkpoint_leaves_exactly_the_failure_free_output(
     job.write_text(textwrap.dedent(KILLED_JOB))
 
     def ckptsim(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "actors.cli", "run", "-q", "--simulate", *argv]
+        command = [sys.executable, "-m", "ckptsim._cli", "run", "-q", "--simulate", *argv]
         env = {**os.environ, "JOB_ROOT": str(root), "JOB_OUT": str(out), **env}
         # a guard against a hang, not a measure
         return subprocess.run(

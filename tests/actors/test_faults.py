@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from actors import StreamExecutionEnvironment
 from actors.faults import (
     DelayAcknowledgement,
     DropAcknowledgement,
@@ -14,7 +13,8 @@ from actors.faults import (
     Fault,
     StallChannel,
 )
-from actors.testing import Simulation
+from ckptsim import StreamExecutionEnvironment
+from ckptsim.testing import Simulation
 from runtime.job import JobResult
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import JobStatus

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from actors import StreamExecutionEnvironment
-from actors.cli import main
 from actors.simulation import SimulationRuntime
 from actors.timers import TimerService, wait_seconds
+from ckptsim import StreamExecutionEnvironment
+from ckptsim._cli import main
 from runtime.clock import ManualClock
 from runtime.config import MAX_DURATION_MS, ConfigError, Configuration
 from runtime.status import JobStatus

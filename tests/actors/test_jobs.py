@@ -14,7 +14,7 @@ from typing import Any
 import pykka
 import pytest
 
-from actors import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment
+from ckptsim import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment
 from runtime.graph import GraphError
 from runtime.job import JobResult
 from runtime.reasons import CheckpointFailureReason

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 JOBS = """
-from actors import StreamExecutionEnvironment
+from ckptsim import StreamExecutionEnvironment
 
 def jobs():
     env = StreamExecutionEnvironment(parallelism=2)
@@ -103,7 +103,7 @@ def test_the_command_line_leaves_an_unconfigured_application_unconfigured() -> N
     out, _ = python(
         """
         import structlog
-        from actors.cli import main
+        from ckptsim._cli import main
         assert main(["config"]) == 0
         assert not structlog.is_configured()
         jobs()

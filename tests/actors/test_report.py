@@ -1,4 +1,4 @@
-"""The checkpoint summary table a finished job prints (``actors.report``)."""
+"""The checkpoint summary table a finished job prints (``ckptsim._report``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 from rich.console import Console
 
-from actors import StreamExecutionEnvironment
-from actors.report import ProgressDisplay, progress_line, summary_table
+from ckptsim import StreamExecutionEnvironment
+from ckptsim._report import ProgressDisplay, progress_line, summary_table
 from runtime.checkpoint import CheckpointMetrics, SnapshotType, TaskId, TaskStateSnapshot
 from runtime.job import JobResult
 from runtime.stats import CheckpointStatsTracker

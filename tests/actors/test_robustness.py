@@ -12,11 +12,13 @@ from typing import Any
 import pykka
 import pytest
 
-from actors import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment, launcher
-from actors.cli import _CurrentStderr, main
+from actors import launcher
 from actors.connectors import PrintConnector
 from actors.inline import InlineActor
 from actors.pykka_seam import Envelope, deliver
+from ckptsim import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment
+from ckptsim._cli import main
+from ckptsim._logging import _CurrentStderr
 from runtime.checkpoint import TaskId
 from runtime.coordinator import CheckpointCoordinator
 from runtime.messages import AcknowledgeCheckpoint

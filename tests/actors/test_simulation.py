@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors import StreamExecutionEnvironment
-from actors.cli import main
 from actors.simulation import SimulationRuntime, SimulationStalled, _ReadySet
+from ckptsim import StreamExecutionEnvironment
+from ckptsim._cli import main
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import JobStatus
 from tests.actors.test_jobs import MODES, expected_sums, final, running_sum_job
@@ -164,7 +164,7 @@ def test_traces_are_identical_across_processes_and_hash_seeds_with_aborted_check
     traces = []
     for hash_seed in ("0", "1"):
         trace = tmp_path / f"{hash_seed}.jsonl"
-        argv = [sys.executable, "-m", "actors.cli", "run", script, "-p", "3", "--simulate"]
+        argv = [sys.executable, "-m", "ckptsim._cli", "run", script, "-p", "3", "--simulate"]
         argv += ["--seed", "0", "-q", "--trace", str(trace)]
         argv += ["-D", "execution.checkpointing.interval=10ms"]
         argv += ["-D", "execution.checkpointing.timeout=20ms"]

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 import runtime.storage as storage_module
-from actors import StreamExecutionEnvironment
-from actors.cli import main
-from actors.testing import Simulation
+from ckptsim import StreamExecutionEnvironment
+from ckptsim._cli import main
+from ckptsim.testing import Simulation
 from runtime.checkpoint import CheckpointProperties, CompletedCheckpoint
 from runtime.status import JobStatus
 from runtime.storage import FileSystemCheckpointStorage

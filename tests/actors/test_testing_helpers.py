@@ -1,4 +1,4 @@
-"""actors.testing: the README's example property works as written, and its pieces do what
+"""ckptsim.testing: the README's example property works as written, and its pieces do what
 they say (fault specs resolve for any job, a violation names the replay)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from actors import StreamExecutionEnvironment, testing
 from actors.faults import CrashTask, DropAcknowledgement, StallChannel
-from actors.testing import FaultSpec, Simulation, TraceViolation, simulations, topologies
+from ckptsim import StreamExecutionEnvironment, testing
+from ckptsim.testing import FaultSpec, Simulation, TraceViolation, simulations, topologies
 from runtime.tracecheck import Violation, check_trace
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from actors import StreamExecutionEnvironment
 from actors.job_master import JobMaster
 from actors.protocol import TaskStateUpdate
+from ckptsim import StreamExecutionEnvironment
 from runtime.rest import read_archive
 from runtime.status import JobStatus
 from tests.conftest import protocol_events

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from actors import StreamExecutionEnvironment
 from actors.faults import CrashTask, FailTask
-from actors.testing import Simulation
+from ckptsim import StreamExecutionEnvironment
+from ckptsim.testing import Simulation
 from runtime.datastream import DataStream, KeyedStream
 from runtime.functions import (
     AggregateFunction,

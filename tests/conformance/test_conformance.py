@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.cli import main
+from ckptsim._cli import main
 from runtime.conformance.runner import run_scenario
 from runtime.conformance.scenario import _COMMENT, parse
 

@@ -18,8 +18,8 @@ from typing import Any
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
-from actors import StreamExecutionEnvironment
-from actors.testing import Simulation, simulations
+from ckptsim import StreamExecutionEnvironment
+from ckptsim.testing import Simulation, simulations
 from runtime.functions import KeyedProcessFunction
 from runtime.state import MapStateDescriptor
 from runtime.status import JobStatus

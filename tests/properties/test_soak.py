@@ -2,7 +2,7 @@
 thread and the operating system interleaves them (``test_recovery.py`` states the same on the
 deterministic simulation).
 
-Random topologies (``actors.testing.topologies``), one to three faults of every kind
+Random topologies (``ckptsim.testing.topologies``), one to three faults of every kind
 (``threaded_runs``: lost and late acknowledgements, stalled channels, failed snapshots, a task
 failing at a record or while it takes a checkpoint, a crashing task actor), in every
 checkpointing mode (aligned, unaligned, aligned with a timeout, Flink 1.10's buffered
@@ -32,7 +32,7 @@ from typing import Any
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
-from actors.testing import Record, ThreadedRun, Topology, read_files, threaded_runs, topologies
+from ckptsim.testing import Record, ThreadedRun, Topology, read_files, threaded_runs, topologies
 from runtime.job import JobResult
 from runtime.status import JobStatus
 from runtime.storage import load_checkpoint

@@ -19,7 +19,7 @@ from collections import Counter
 from hypothesis import event, given, note, settings, target
 from hypothesis import strategies as st
 
-from actors.testing import Simulation, Topology, simulations, topologies
+from ckptsim.testing import Simulation, Topology, simulations, topologies
 from runtime.status import JobStatus
 from tests.conftest import system_examples
 

@@ -20,8 +20,8 @@ from typing import Any
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
-from actors import StreamExecutionEnvironment
-from actors.testing import TASK_FAILURES, FaultSpec, Simulation, simulations
+from ckptsim import StreamExecutionEnvironment
+from ckptsim.testing import TASK_FAILURES, FaultSpec, Simulation, simulations
 from runtime.datastream import DataStream, KeyedStream
 from runtime.functions import AggregateFunction, ProcessWindowFunction
 from runtime.status import JobStatus

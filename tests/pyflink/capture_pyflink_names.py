@@ -1,9 +1,9 @@
-"""Write ``actors/pyflink/_pyflink_names.py``: the modules and public names of a real PyFlink.
+"""Write ``ckptsim/pyflink/_pyflink_names.py``: the modules and public names of a real PyFlink.
 
 Run it with the Python of an ``apache-flink`` installation (it imports the real ``pyflink``)::
 
     PATH=/path/to/pyflink-venv/bin:$PATH python tests/pyflink/capture_pyflink_names.py \\
-        > actors/pyflink/_pyflink_names.py && .venv/bin/ruff format actors/pyflink/_pyflink_names.py
+        > ckptsim/pyflink/_pyflink_names.py && .venv/bin/ruff format ckptsim/pyflink/_pyflink_names.py
 
 A module's public names are its ``__all__`` and every other name without a leading underscore
 that holds a class, a function or a module of PyFlink's own (what PyFlink imported there, as

@@ -8,9 +8,9 @@ import re
 import pytest
 import structlog.testing
 
-from actors.pyflink._unsupported import reset_warnings
-from actors.pyflink.common import Configuration, Duration, Types
-from actors.pyflink.datastream import (
+from ckptsim.pyflink._unsupported import reset_warnings
+from ckptsim.pyflink.common import Configuration, Duration, Types
+from ckptsim.pyflink.datastream import (
     CheckpointingMode,
     ExternalizedCheckpointRetention,
     RuntimeExecutionMode,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from actors.pyflink.common import Types
-from actors.pyflink.datastream import StreamExecutionEnvironment
+from ckptsim.pyflink.common import Types
+from ckptsim.pyflink.datastream import StreamExecutionEnvironment
 
 
 def test_an_implicit_forward_edge_across_a_parallelism_change_ships_rebalance() -> None:

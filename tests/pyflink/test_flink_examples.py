@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.cli import main
+from ckptsim._cli import main
 from runtime.rest import read_archive
 from tests.pyflink.compare import (
     EXAMPLES,

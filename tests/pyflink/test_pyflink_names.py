@@ -1,7 +1,7 @@
 """Every name of PyFlink 2.3 resolves under ``ckptsim run`` as it does in PyFlink, or stops
 the program saying ckptsim does not support it.
 
-``actors/pyflink/_pyflink_names.py`` lists the modules and public names of a real PyFlink 2.3
+``ckptsim/pyflink/_pyflink_names.py`` lists the modules and public names of a real PyFlink 2.3
 (``tests/pyflink/capture_pyflink_names.py`` wrote it), each name with where PyFlink defines it.
 A name ckptsim implements (it resolves where PyFlink defines it) must resolve, to the same
 object, in every module where PyFlink has it (``Time`` is in ``pyflink.common``,
@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from actors.cli import main
-from actors.pyflink._pyflink_names import MODULES, NAMES
-from actors.pyflink.imports import pyflink_imports
-from actors.scripts import UnsupportedFeature
+from ckptsim._cli import main
+from ckptsim._errors import UnsupportedFeature
+from ckptsim.pyflink._pyflink_names import MODULES, NAMES
+from ckptsim.pyflink.imports import pyflink_imports
 
 #: what the refusal of a module under pyflink.common or pyflink.datastream once said
 CONTRADICTION = "ckptsim's PyFlink API is pyflink.common and pyflink.datastream"

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-import actors.pyflink.common
-import actors.pyflink.datastream.connectors.file_system
-from actors.cli import main
-from actors.pyflink.imports import pyflink_imports
-from actors.scripts import UnsupportedFeature
+import ckptsim.pyflink.common
+import ckptsim.pyflink.datastream.connectors.file_system
+from ckptsim._cli import main
+from ckptsim._errors import UnsupportedFeature
+from ckptsim.pyflink.imports import pyflink_imports
 
 
 def program(tmp_path: Path, body: str, name: str = "job.py") -> str:
@@ -50,12 +50,12 @@ def test_pyflink_resolves_to_ckptsim_only_inside_the_block() -> None:
         common = importlib.import_module("pyflink.common")
         connectors = importlib.import_module("pyflink.datastream.connectors.file_system")
         assert finder.used
-        assert common is actors.pyflink.common  # one implementation, two names
-        assert connectors is actors.pyflink.datastream.connectors.file_system
+        assert common is ckptsim.pyflink.common  # one implementation, two names
+        assert connectors is ckptsim.pyflink.datastream.connectors.file_system
     left = {n: m for n, m in sys.modules.items() if n == "pyflink" or n.startswith("pyflink.")}
     assert not any(m.__name__.startswith("actors.") for m in left.values())
-    assert actors.pyflink.common.__spec__ is not None
-    assert actors.pyflink.common.__spec__.name == "actors.pyflink.common"  # not renamed
+    assert ckptsim.pyflink.common.__spec__ is not None
+    assert ckptsim.pyflink.common.__spec__.name == "ckptsim.pyflink.common"  # not renamed
     after = _import_outside()
     assert after is before  # no PyFlink (ImportError) again, or the same real one
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from actors.connectors import PrintConnector
-from actors.pyflink import _java
-from actors.pyflink.common import Row, RowKind, Types
-from actors.pyflink.common.typeinfo import collected, key_hash, key_order, printed
+from ckptsim.pyflink import _java
+from ckptsim.pyflink.common import Row, RowKind, Types
+from ckptsim.pyflink.common.typeinfo import collected, key_hash, key_order, printed
 from runtime import serde
 from runtime.checkpoint import TaskId
 from runtime.serde import StateFormatError

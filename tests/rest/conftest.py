@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from actors import StreamExecutionEnvironment
 from actors.faults import DropAcknowledgement, FailTask
-from actors.web import JobRegistry, WebServer
+from ckptsim import StreamExecutionEnvironment
+from ckptsim._web import JobRegistry, WebServer
 from runtime import rest
 from runtime.job import JobResult
 

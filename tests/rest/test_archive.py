@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from actors.cli import main
-from actors.web import JobRegistry, WebServer, load_archives, write_archive
+from actors.archive import write_archive
+from ckptsim._cli import main
+from ckptsim._web import JobRegistry, WebServer, load_archives
 from runtime import rest
 from tests.rest.conftest import FLINK
 from tests.rest.test_http import BOUND_S, http
@@ -141,7 +142,7 @@ def _terminate(process: subprocess.Popen[str]) -> int:
 def _command(*args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
-        [sys.executable, "-m", "actors.cli", *args],
+        [sys.executable, "-m", "ckptsim", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from actors import StreamExecutionEnvironment
-from actors.web import JobRegistry, WebServer
+from ckptsim import StreamExecutionEnvironment
+from ckptsim._web import JobRegistry, WebServer
 from runtime.job import JobResult
 from tests.rest.test_http import BOUND_S, http, until
 

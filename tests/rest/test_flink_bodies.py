@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from actors import StreamExecutionEnvironment
-from actors.web import JobRegistry
+from ckptsim import StreamExecutionEnvironment
+from ckptsim._web import JobRegistry
 from runtime import rest
 from runtime.checkpoint import CheckpointMetrics, SnapshotType, TaskId, TaskStateSnapshot
 from runtime.config import CheckpointConfig

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from actors import StreamExecutionEnvironment
-from actors.cli import main
 from actors.connectors import NoTransactions
-from actors.web import FlinkDashboard, JobRegistry, WebServer
+from ckptsim import StreamExecutionEnvironment
+from ckptsim._cli import main
+from ckptsim._web import FlinkDashboard, JobRegistry, WebServer
 from runtime import rest
 from runtime.job import JobResult
 from tests.rest.conftest import flink_body

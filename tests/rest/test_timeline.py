@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from actors.cli import main
-from actors.web import load_archives, write_archive
+from actors.archive import write_archive
+from ckptsim._cli import main
+from ckptsim._web import load_archives
 from runtime.timeline import build_timeline
 from tests.rest.conftest import FLINK
 from tests.rest.test_archive import script

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actors import StreamExecutionEnvironment
+from ckptsim import StreamExecutionEnvironment
 from runtime.checkpoint import TaskId
 from runtime.job import ExecutionPlan, plan_execution, restore_plan
 from runtime.network import Buffer

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from actors import StreamExecutionEnvironment
+from ckptsim import StreamExecutionEnvironment
 from runtime.checkpoint import SavepointRequest, SnapshotType, TaskId
 from runtime.effects import (
     CompleteJob,

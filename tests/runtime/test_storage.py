@@ -320,7 +320,7 @@ def test_a_crafted_checkpoint_with_valid_checksums_is_refused_naming_the_file_an
 def test_the_command_line_refuses_a_crafted_checkpoint_with_exit_2_and_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from actors.cli import main  # noqa: PLC0415
+    from ckptsim._cli import main  # noqa: PLC0415
 
     for i, (case, craft) in enumerate(CRAFTED.items()):
         root = tmp_path / f"case-{i}"

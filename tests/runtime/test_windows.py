@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from runtime import serde
-from runtime.datastream import StreamExecutionEnvironment
+from runtime.datastream import StreamEnvironment
 from runtime.descriptors import WindowDescriptor
 from runtime.functions import AggregateFunction, ProcessWindowFunction, WindowFunction
 from runtime.graph import GraphError
@@ -713,7 +713,7 @@ class NotMerging(Trigger):
 
 
 def test_the_windowed_stream_api_refuses_what_flink_refuses() -> None:
-    keyed = StreamExecutionEnvironment().from_collection([("a", 1)]).key_by(lambda r: r[0])
+    keyed = StreamEnvironment().from_collection([("a", 1)]).key_by(lambda r: r[0])
     with pytest.raises(GraphError, match="needs a WindowAssigner"):
         keyed.window(5)  # type: ignore[arg-type]
     windowed = keyed.window(EventTimeSessionWindows.with_gap(5))

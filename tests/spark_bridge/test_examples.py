@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from actors.cli import captured_protocol_events
+from ckptsim._logging import logging_restored
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -17,7 +17,7 @@ def test_spark_clicks_is_exactly_once_through_a_failure(
     spark: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     example = runpy.run_path(str(ROOT / "examples" / "spark_clicks.py"))
-    with captured_protocol_events():  # the example configures logging: put it back after
+    with logging_restored():  # the example configures logging: put it back after
         code = example["main"](["--rows", "40000", "--users", "300", "--log-level", "critical"])
     assert code == 0
     out = capsys.readouterr().out

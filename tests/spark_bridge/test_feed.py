@@ -11,8 +11,8 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from actors import StreamExecutionEnvironment
 from actors.faults import FailTask
+from ckptsim import StreamExecutionEnvironment
 from runtime.job import JobResult
 from spark_bridge import FeedChanged, InMemoryFeed, ParquetSink, SplitReader, source_from_feed
 from spark_bridge.feed import assigned_splits

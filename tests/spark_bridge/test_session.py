@@ -14,7 +14,7 @@ import pytest
 from pyspark import SparkContext
 
 import spark_bridge
-from actors import StreamExecutionEnvironment
+from ckptsim import StreamExecutionEnvironment
 from spark_bridge import (
     SparkBridgeError,
     SparkConnectNotSupported,

@@ -14,8 +14,8 @@ import pyarrow.compute as pc
 import pytest
 from pyspark.sql import functions as F
 
-from actors import StreamExecutionEnvironment
 from actors.faults import FailTask
+from ckptsim import StreamExecutionEnvironment
 from runtime.datastream import DataStream
 from spark_bridge import (
     FeedChanged,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from actors.cli import main
+from ckptsim._cli import main
 from runtime import tracecheck
 from runtime.tracecheck import TraceFormatError, check_trace, parse_trace
 

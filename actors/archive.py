@@ -1,0 +1,84 @@
+"""Job archives, as Flink's JobManager writes them: the REST bodies of a job that ended, in one
+JSON document (``--stats FILE``) or in Flink 2.3's ``jobmanager.archive.fs.dir`` layout, which
+Flink's HistoryServer and ``ckptsim serve`` read."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from actors.logs import get_logger
+from runtime import rest
+from runtime.config import CheckpointConfig, Configuration
+from runtime.graph import JobGraph
+from runtime.job import JobResult
+
+log = get_logger(__name__)
+
+
+def write_archive(view: rest.JobView, target: str | Path) -> Path:
+    """Write a job's archive to ``target`` (a file; ``-`` is standard output)."""
+    text = json.dumps(rest.archive_document(view), separators=(",", ":"))
+    if str(target) == "-":
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        return Path("-")
+    path = Path(target)
+    tmp = path.with_name(path.name + ".inprogress")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def write_archive_dir(view: rest.JobView, directory: str | Path) -> Path:
+    """What Flink 2.3's JobManager writes under ``jobmanager.archive.fs.dir``:
+    ``<dir>/<cluster id>/applications/<application id>/jobs/<job id>``, beside the
+    application's summary; its HistoryServer (and ``ckptsim serve DIR``) read it."""
+    root = Path(str(directory).removeprefix("file://").removeprefix("file:"))
+    app = root / CLUSTER_ID / "applications" / view.job_id
+    (app / "jobs").mkdir(parents=True, exist_ok=True)
+    path = write_archive(view, app / "jobs" / view.job_id)
+    overview = rest.jobs_overview_body([view])
+    summary = {
+        "archive": [
+            {
+                "path": "/applications/overview",
+                "json": json.dumps(rest.applications_overview_body(overview["jobs"])),
+            },
+            {
+                "path": f"/applications/{view.job_id}",
+                "json": json.dumps(rest.application_body(view)),
+            },
+        ]
+    }
+    (app / "application-summary").write_text(json.dumps(summary), encoding="utf-8")
+    return path
+
+
+#: the cluster directory Flink's MiniCluster archives under
+CLUSTER_ID = "0" * 32
+
+
+def archive_job(
+    job: JobGraph, conf: Configuration, result: JobResult, *, restart_strategy: str = ""
+) -> Path | None:
+    """``jobmanager.archive.fs.dir``: archive a job that ended, as Flink's JobManager does
+    (a failure to write is logged; the job's result stands)."""
+    directory = conf["jobmanager.archive.fs.dir"]
+    if not directory:
+        return None
+    view = rest.view_of_result(
+        job,
+        CheckpointConfig.from_configuration(conf),
+        result,
+        parallelism=int(conf["parallelism.default"]),
+        restart_strategy=restart_strategy,
+    )
+    try:
+        path = write_archive_dir(view, directory)
+    except OSError as error:
+        log.warning("job_archive_failed", directory=str(directory), error=str(error))
+        return None
+    log.info("job_archived", path=str(path))
+    return path

@@ -1,0 +1,451 @@
+"""The command line of the REST API, the archives and the timeline: ``ckptsim run``'s
+``--web``, ``--stats``, ``--timeline`` and ``--flink-dashboard``; ``ckptsim serve``,
+``ckptsim timeline``; and a Flink-style client (``list``, ``cancel``, ``savepoint``,
+``stop``, each with ``-m host:port``) that talks to a running job's REST API."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+DEFAULT_ADDRESS = "localhost:8081"
+#: how long the client waits for a savepoint (Flink's client: client.timeout, 60 s)
+CLIENT_TIMEOUT_S = 60.0
+
+
+class UsageError(Exception):
+    """Bad input on the command line (exit status 2)."""
+
+
+def _writable(path: str) -> bool:
+    target = Path(path)
+    if target.exists():
+        return target.is_file() and os.access(target, os.W_OK)
+    parent = target.parent if str(target.parent) else Path(".")
+    return parent.is_dir() and os.access(parent, os.W_OK)
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM ends the serving as Ctrl-C does (main thread only)."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def serve_forever(url: str) -> None:
+    # SIGTERM is handled before the line says so: a signal sent on reading it ends the serving
+    with sigterm_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
+        print(f"Serving {url} until Ctrl-C (or SIGTERM).", file=sys.stderr, flush=True)
+        while True:
+            time.sleep(3600)
+
+
+# --- ckptsim run: --web, --stats, --timeline ---------------------------------------------------
+
+
+def add_run_options(run: argparse.ArgumentParser) -> None:
+    run.add_argument(
+        "--stats",
+        metavar="FILE",
+        help="write the job's archive, Flink's format (the HistoryServer's; ckptsim serve "
+        "reads it): every REST body of the job; '-' writes it to standard output",
+    )
+    run.add_argument(
+        "--web",
+        action="store_true",
+        help="serve Flink's REST API and the web page on rest.address:rest.port (default "
+        "localhost:8081; -D rest.port=0 picks a free port) while the job runs, and after it "
+        "until Ctrl-C",
+    )
+    run.add_argument(
+        "--flink-dashboard",
+        action="store_true",
+        help="with --web: serve Flink's own web dashboard at / (needs apache-flink installed; "
+        "the ckptsim page moves to /ckptsim/)",
+    )
+    run.add_argument(
+        "--timeline",
+        metavar="FILE",
+        help="draw the checkpoint timeline at the end (.png, .svg or .html)",
+    )
+
+
+@dataclass
+class RunOutputs:
+    """What ``ckptsim run`` shows and writes besides the job: the web server, the archive,
+    the timeline."""
+
+    args: argparse.Namespace
+    registry: Any = None
+    server: Any = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def prepare(cls, args: argparse.Namespace, settings: dict[str, str]) -> RunOutputs:
+        """Check the output paths and start the server before the job; ``UsageError``."""
+        from runtime.config import Configuration  # noqa: PLC0415
+
+        outputs = cls(args)
+        if args.stats and args.stats != "-" and not _writable(args.stats):
+            raise UsageError(f"cannot write the stats file {args.stats}")
+        if args.timeline:
+            from ckptsim._timeline_plot import FORMATS  # noqa: PLC0415
+
+            if Path(args.timeline).suffix.lower() not in FORMATS:
+                raise UsageError(f"--timeline {args.timeline}: use a .png, .svg or .html file name")
+            if not _writable(args.timeline):
+                raise UsageError(f"cannot write the timeline file {args.timeline}")
+        if args.flink_dashboard and not args.web:
+            raise UsageError("--flink-dashboard goes with --web")
+        if not (args.web or args.stats or args.timeline):
+            return outputs
+        from ckptsim._web import JobRegistry  # noqa: PLC0415
+
+        outputs.registry = JobRegistry()
+        outputs.options["observer"] = outputs.registry
+        if args.web:
+            conf = Configuration(settings)
+            host = conf["rest.bind-address"] or conf["rest.address"]
+            outputs.server = start_server(
+                outputs.registry, host, conf["rest.port"], dashboard=args.flink_dashboard
+            )
+            print_urls(outputs.server, conf["rest.address"])
+        return outputs
+
+    def finish(self) -> None:
+        """After the job: the archive, the timeline."""
+        if self.registry is None:
+            return
+        views = self.registry.finished_views()
+        if not views:
+            return
+        from actors.archive import write_archive  # noqa: PLC0415
+
+        if self.args.stats:
+            write_archive(views[-1], self.args.stats)
+        if self.args.timeline:
+            from ckptsim._timeline_plot import write_timeline  # noqa: PLC0415
+            from runtime.timeline import build_timeline  # noqa: PLC0415
+
+            timelines = [
+                build_timeline(v.job_id, self.registry.body_getter(v.job_id)) for v in views
+            ]
+            path = write_timeline(timelines, self.args.timeline)
+            print(f"Timeline written to {path}", file=sys.stderr)
+
+    def serve(self) -> None:
+        if self.server is None:
+            return
+        try:
+            serve_forever(self.server.page_url)
+        finally:
+            self.server.stop()
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+
+def start_server(registry: Any, host: str, port: int, *, dashboard: bool) -> Any:
+    from ckptsim._web import FlinkDashboard, WebServer  # noqa: PLC0415
+
+    flink = None
+    if dashboard:
+        try:
+            flink = FlinkDashboard.find()
+        except (FileNotFoundError, OSError) as error:
+            raise UsageError(str(error)) from None
+    try:
+        return WebServer(registry, host=host, port=port, dashboard=flink).start()
+    except OSError as error:
+        raise UsageError(
+            f"cannot serve on {host}:{port}: {error.strerror or error}. Choose another port "
+            "(-D rest.port=N, or 0 for a free one)"
+        ) from None
+
+
+def print_urls(server: Any, address: str | None = None) -> None:
+    page = server.page_url
+    if address and server.host in ("0.0.0.0", "::"):
+        page = page.replace(server.host, address, 1)
+    print(f"Web page: {page}", file=sys.stderr, flush=True)
+    print(f"REST API: {server.url}jobs/overview", file=sys.stderr, flush=True)
+    if server.dashboard is not None:
+        print(f"Flink dashboard: {server.url}", file=sys.stderr, flush=True)
+
+
+# --- ckptsim serve, ckptsim timeline -----------------------------------------------------------
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from ckptsim._web import JobRegistry, load_archives  # noqa: PLC0415
+    from runtime.rest import ArchiveFormatError  # noqa: PLC0415
+
+    try:
+        jobs = load_archives(args.paths)
+    except FileNotFoundError as missing:
+        print(f"ckptsim serve: no such file or directory: {missing}", file=sys.stderr)
+        return EXIT_USAGE
+    except (ArchiveFormatError, OSError) as error:
+        print(f"ckptsim serve: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if not jobs:
+        print(
+            f"ckptsim serve: no job archive in {' '.join(args.paths)} (write one with "
+            "ckptsim run --stats FILE, or -D jobmanager.archive.fs.dir=DIR)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        server = start_server(
+            JobRegistry(jobs), args.address, args.port, dashboard=args.flink_dashboard
+        )
+    except UsageError as error:
+        print(f"ckptsim serve: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        # SIGTERM is an interrupt from before the URLs are printed: a caller that reads them
+        # and stops the server at once must not kill the process with the default handler
+        with sigterm_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
+            print(f"{len(jobs)} archived job(s)", file=sys.stderr)
+            print_urls(server)
+            serve_forever(server.page_url)
+    finally:
+        server.stop()
+    return EXIT_OK
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    from ckptsim._timeline_plot import FORMATS, write_timeline  # noqa: PLC0415
+    from ckptsim._web import load_archives  # noqa: PLC0415
+    from runtime.rest import ArchiveFormatError  # noqa: PLC0415
+    from runtime.timeline import build_timeline  # noqa: PLC0415
+
+    if Path(args.output).suffix.lower() not in FORMATS:
+        print(f"ckptsim timeline: -o {args.output}: use .png, .svg or .html", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        jobs = load_archives(args.archives)
+    except FileNotFoundError as missing:
+        print(f"ckptsim timeline: no such file or directory: {missing}", file=sys.stderr)
+        return EXIT_USAGE
+    except (ArchiveFormatError, OSError) as error:
+        print(f"ckptsim timeline: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.job:
+        jobs = [j for j in jobs if j.job_id.startswith(args.job)]
+    if not jobs:
+        print("ckptsim timeline: no job archive to draw", file=sys.stderr)
+        return EXIT_USAGE
+    timelines = [build_timeline(j.job_id, j.body) for j in jobs]
+    try:
+        path = write_timeline(timelines, args.output)
+    except OSError as error:
+        print(f"ckptsim timeline: cannot write {args.output}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"Timeline written to {path}")
+    return EXIT_OK
+
+
+# --- the client ----------------------------------------------------------------------------------
+
+
+class ClientError(Exception):
+    """The REST API answered with an error, or could not be reached."""
+
+
+def _base(address: str) -> str:
+    address = address.strip()
+    if "://" in address:
+        return address.rstrip("/")
+    return f"http://{address}"
+
+
+def request(address: str, method: str, path: str, body: Any = None) -> Any:
+    data = json.dumps(body).encode("utf-8") if body is not None else None
+    req = urllib.request.Request(
+        _base(address) + path,
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json"} if data is not None else {},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=10) as response:
+            raw = response.read()
+    except urllib.error.HTTPError as error:
+        try:
+            errors = json.loads(error.read()).get("errors", [])
+        except ValueError:
+            errors = []
+        detail = "; ".join(str(e).splitlines()[0] for e in errors) or error.reason
+        raise ClientError(f"{method} {path}: {error.code} {detail}") from None
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        raise ClientError(
+            f"cannot reach the REST API at {_base(address)}: {reason}. Is a job running with "
+            "ckptsim run --web (or ckptsim serve)? Give its address with -m host:port"
+        ) from None
+    return json.loads(raw) if raw.strip() else {}
+
+
+def _format_time(epoch_ms: int) -> str:
+    return time.strftime("%d.%m.%Y %H:%M:%S", time.localtime(epoch_ms / 1000))
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Flink's ``flink list``: running jobs, then (with -a) every job."""
+    try:
+        jobs = request(args.jobmanager, "GET", "/jobs/overview")["jobs"]
+    except ClientError as error:
+        print(f"ckptsim list: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    terminal = {"FINISHED", "CANCELED", "FAILED"}
+    running = [j for j in jobs if j["state"] not in terminal]
+    ended = [j for j in jobs if j["state"] in terminal]
+    if not running and not (args.all and ended):
+        print("No running jobs.")
+    groups = [("Running/Restarting Jobs", running)]
+    if args.all:
+        groups.append(("Terminated Jobs", ended))
+    for title, group in groups:
+        if not group:
+            continue
+        print(f"{'-' * 18} {title} {'-' * 18}")
+        for j in sorted(group, key=lambda j: j["start-time"]):
+            print(f"{_format_time(j['start-time'])} : {j['jid']} : {j['name']} ({j['state']})")
+        print("-" * (38 + len(title)))
+    return EXIT_OK
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    try:
+        request(args.jobmanager, "PATCH", f"/jobs/{args.job_id}?mode=cancel")
+    except ClientError as error:
+        print(f"ckptsim cancel: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"Cancelled job {args.job_id}.")
+    return EXIT_OK
+
+
+def _await_savepoint(address: str, job_id: str, trigger_id: str) -> dict[str, Any]:
+    """Poll the savepoint's status until it completes (the client's own wait, as Flink's)."""
+    deadline = time.monotonic() + CLIENT_TIMEOUT_S
+    while True:
+        answer: dict[str, Any] = request(address, "GET", f"/jobs/{job_id}/savepoints/{trigger_id}")
+        if answer["status"]["id"] == "COMPLETED":
+            return dict(answer["operation"] or {})
+        if time.monotonic() > deadline:
+            raise ClientError(f"the savepoint did not complete within {CLIENT_TIMEOUT_S:.0f} s")
+        time.sleep(0.2)
+
+
+def _savepoint_result(command: str, operation: dict[str, Any]) -> int:
+    if "failure-cause" in operation:
+        cause = operation["failure-cause"].get("stack-trace", "").splitlines()[:1]
+        print(f"ckptsim {command}: the savepoint failed: {''.join(cause)}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"Savepoint completed. Path: {operation.get('location')}")
+    return EXIT_OK
+
+
+def cmd_savepoint(args: argparse.Namespace) -> int:
+    print(f"Triggering savepoint for job {args.job_id}.")
+    try:
+        body: dict[str, Any] = {"cancel-job": False}
+        if args.directory:
+            body["target-directory"] = args.directory
+        trigger = request(args.jobmanager, "POST", f"/jobs/{args.job_id}/savepoints", body)
+        print("Waiting for response...")
+        operation = _await_savepoint(args.jobmanager, args.job_id, trigger["request-id"])
+    except ClientError as error:
+        print(f"ckptsim savepoint: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    return _savepoint_result("savepoint", operation)
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    print(f"Suspending job {args.job_id}.")
+    try:
+        body: dict[str, Any] = {"drain": False}
+        if args.savepoint_path:
+            body["targetDirectory"] = args.savepoint_path
+        trigger = request(args.jobmanager, "POST", f"/jobs/{args.job_id}/stop", body)
+        operation = _await_savepoint(args.jobmanager, args.job_id, trigger["request-id"])
+    except ClientError as error:
+        print(f"ckptsim stop: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    return _savepoint_result("stop", operation)
+
+
+def add_commands(sub: Any) -> None:
+    serve = sub.add_parser(
+        "serve", help="serve job archives as Flink's HistoryServer does, with the web page"
+    )
+    serve.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
+    serve.add_argument("--address", default="localhost", help="bind address (default localhost)")
+    serve.add_argument(
+        "--port", type=int, default=8082, help="port (default 8082, the HistoryServer's; 0: free)"
+    )
+    serve.add_argument(
+        "--flink-dashboard",
+        action="store_true",
+        help="serve Flink's own web dashboard at / (needs apache-flink installed)",
+    )
+    serve.set_defaults(func=cmd_serve)
+    timeline = sub.add_parser("timeline", help="draw the checkpoint timeline of job archives")
+    timeline.add_argument("archives", nargs="+", metavar="ARCHIVE")
+    timeline.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help=".png, .svg or .html"
+    )
+    timeline.add_argument("--job", metavar="JOBID", help="only this job (a prefix of its id)")
+    timeline.set_defaults(func=cmd_timeline)
+
+    def client(name: str, help_text: str) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text)
+        parser.add_argument(
+            "-m",
+            "--jobmanager",
+            default=DEFAULT_ADDRESS,
+            metavar="HOST:PORT",
+            help=f"the REST API of the job (default {DEFAULT_ADDRESS})",
+        )
+        return parser
+
+    listing = client("list", "list the jobs of a REST API (ckptsim run --web)")
+    listing.add_argument("-a", "--all", action="store_true", help="terminated jobs too")
+    listing.set_defaults(func=cmd_list)
+    cancel = client("cancel", "cancel a running job")
+    cancel.add_argument("job_id", metavar="JOBID")
+    cancel.set_defaults(func=cmd_cancel)
+    savepoint = client("savepoint", "take a savepoint of a running job")
+    savepoint.add_argument("job_id", metavar="JOBID")
+    savepoint.add_argument("directory", nargs="?", metavar="DIR")
+    savepoint.set_defaults(func=cmd_savepoint)
+    stop = client("stop", "stop a running job with a savepoint")
+    stop.add_argument("job_id", metavar="JOBID")
+    stop.add_argument("--savepointPath", "-p", dest="savepoint_path", metavar="DIR")
+    stop.set_defaults(func=cmd_stop)

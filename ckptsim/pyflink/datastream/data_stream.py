@@ -1,0 +1,802 @@
+"""``pyflink.datastream.data_stream``: ``DataStream``, ``KeyedStream``, ``DataStreamSink``, ...
+
+Each PyFlink stream wraps a stream of ckptsim's own DataStream API (``runtime.datastream``,
+one implementation) and its type information. What the type changes is applied where
+PyFlink applies it:
+
+- an operator given an ``output_type`` is followed by a chained conversion to that type
+  (``FLOAT`` rounds to 32 bits, ``ROW`` makes a ``Row``, ...), which is switched off at
+  ``execute()`` when PyFlink would fuse the next Python operator into the same Python
+  function (forward edge, same parallelism, chaining on): then no serializer runs between
+  them and the value passes as it is;
+- ``print()`` writes Python ``str`` of a stream without type, ``+I[...]`` of a row stream and
+  Java's ``toString`` otherwise (``(hi,1)`` for a ``TUPLE``, ``1.0E10`` for a ``DOUBLE``);
+- ``key_by`` routes and groups keys by Java's ``hashCode`` of the key as PyFlink hands it to
+  Java: ``Row(pickled bytes)``, or ``Row(key as key_type)``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ckptsim.pyflink._unsupported import CONNECTORS, ignored, missing, unsupported
+from ckptsim.pyflink.common.typeinfo import (
+    PickledBytesTypeInfo,
+    RowTypeInfo,
+    TypeInformation,
+    collected,
+    converter,
+    key_hash,
+    key_order,
+    printed,
+)
+from ckptsim.pyflink.datastream.functions import (
+    CoFlatMapFunction,
+    CoMapFunction,
+    CoProcessFunction,
+    FilterFunction,
+    FlatMapFunction,
+    Function,
+    KeyedCoProcessFunction,
+    KeyedProcessFunction,
+    MapFunction,
+    ReduceFunction,
+)
+from runtime import datastream as ck
+from runtime.graph import StreamNode
+from runtime.row import Row
+from runtime.watermarks import WatermarkStrategy
+
+if TYPE_CHECKING:
+    from ckptsim.pyflink.common.execution_config import ExecutionConfig
+    from ckptsim.pyflink.common.job_execution_result import JobExecutionResult
+
+
+class _Environment(Protocol):
+    """What a stream needs of its environment (``stream_execution_environment``'s class, which
+    imports this module: a protocol here keeps the two modules out of an import circle)."""
+
+    _python_nodes: set[int]
+    _converters: dict[int, Converter]
+
+    def _sink_name(self, base: str) -> str: ...
+
+    def get_config(self) -> ExecutionConfig: ...
+
+    def execute(self, job_name: str | None = None) -> JobExecutionResult: ...
+
+
+class Converter:
+    """The chained operator that makes values what a type's serializer makes them (a
+    ``map_batch`` function); ``active`` is decided at ``execute()``."""
+
+    __slots__ = ("active", "fn")
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+        self.active = True
+
+    def __call__(self, batch: Sequence[Any]) -> Sequence[Any]:
+        if not self.active:
+            return batch
+        fn = self.fn
+        return [fn(v) for v in batch]
+
+
+class DataStream:
+    """A stream: what its operators emit, with its type information (None: pickled)."""
+
+    def __init__(
+        self,
+        env: _Environment,
+        stream: ck.DataStream,
+        type_info: TypeInformation | None = None,
+        nodes: list[StreamNode] | None = None,
+    ) -> None:
+        self._env = env
+        self._stream = stream
+        self._type = type_info
+        #: the operators the PyFlink call made (the user's first, then a conversion)
+        self._nodes = nodes if nodes is not None else list(stream.nodes)
+
+    # --- building blocks -----------------------------------------------------------------------
+
+    def _derive(
+        self,
+        stream: ck.DataStream,
+        output_type: TypeInformation | None,
+        *,
+        python: bool = True,
+    ) -> DataStream:
+        """The stream out of the operator just added to ``stream``: a Python operator (one
+        PyFlink may fuse with its predecessor), converted to ``output_type``."""
+        node = stream.nodes[0]
+        if python:
+            self._env._python_nodes.add(node.node_id)
+        nodes = [node]
+        fn = converter(output_type)
+        if fn is not None:
+            convert = Converter(fn)
+            stream = stream.map_batch(convert, name=f"{node.name} (as {output_type!r})")
+            self._env._converters[stream.nodes[0].node_id] = convert
+            nodes.append(stream.nodes[0])
+        return DataStream(self._env, stream, output_type, nodes)
+
+    def _operator(self) -> StreamNode | None:
+        """The operator this stream's attributes set; None for a stream out of a partitioning
+        (``rebalance()``, ``union()``, ...), whose name, uid, parallelism and chaining PyFlink
+        sets on a transformation that runs no code: here they change nothing."""
+        return self._nodes[0] if self._nodes else None
+
+    # --- attributes ----------------------------------------------------------------------------
+
+    def get_name(self) -> str:
+        node = self._operator()
+        return node.name if node is not None else "Partition"
+
+    def name(self, name: str) -> DataStream:
+        node = self._operator()
+        if node is not None:
+            node.name = name
+        return self
+
+    def uid(self, uid: str) -> DataStream:
+        node = self._operator()
+        if node is not None:
+            node.uid = uid
+        return self
+
+    def set_uid_hash(self, uid_hash: str) -> DataStream:
+        ignored("DataStream.set_uid_hash()", "ckptsim matches state by uid (uid())")
+        return self
+
+    def set_parallelism(self, parallelism: int) -> DataStream:
+        for node in self._nodes:
+            ck._check_parallelism(node.name, parallelism)
+            node.parallelism = parallelism
+        return self
+
+    def set_max_parallelism(self, max_parallelism: int) -> DataStream:
+        ignored(
+            "DataStream.set_max_parallelism()",
+            "ckptsim has one max parallelism per job (env.set_max_parallelism)",
+        )
+        return self
+
+    def get_type(self) -> TypeInformation:
+        return self._type if self._type is not None else PickledBytesTypeInfo()
+
+    def get_execution_environment(self) -> _Environment:
+        return self._env
+
+    def get_execution_config(self) -> ExecutionConfig:
+        return self._env.get_config()
+
+    def force_non_parallel(self) -> DataStream:
+        self.set_parallelism(1)
+        return self
+
+    def set_buffer_timeout(self, timeout_millis: int) -> DataStream:
+        ignored("DataStream.set_buffer_timeout()", _BUFFERS)
+        return self
+
+    def start_new_chain(self) -> DataStream:
+        node = self._operator()
+        if node is not None:
+            ck.DataStream(self._stream.env, [node]).start_new_chain()
+        return self
+
+    def disable_chaining(self) -> DataStream:
+        node = self._operator()
+        if node is not None:
+            node.chainable = False
+        return self
+
+    def slot_sharing_group(self, slot_sharing_group: Any) -> DataStream:
+        ignored("slot_sharing_group()", "ckptsim runs every task on its own actor")
+        return self
+
+    def set_description(self, description: str) -> DataStream:
+        return self
+
+    # --- transformations -----------------------------------------------------------------------
+
+    def map(
+        self, func: Callable[[Any], Any] | MapFunction, output_type: TypeInformation | None = None
+    ) -> DataStream:
+        _check(func, MapFunction, "map")
+        fn: Any = func
+        return self._derive(self._stream.map(fn, name="Map"), output_type)
+
+    def flat_map(
+        self,
+        func: Callable[[Any], Iterable[Any]] | FlatMapFunction,
+        output_type: TypeInformation | None = None,
+    ) -> DataStream:
+        _check(func, FlatMapFunction, "flat_map")
+        return self._derive(self._stream.flat_map(_iterable(func), name="FlatMap"), output_type)
+
+    def filter(self, func: Callable[[Any], bool] | FilterFunction) -> DataStream:
+        _check(func, FilterFunction, "filter")
+        fn: Any = func
+        return self._derive(self._stream.filter(fn, name="Filter"), self._type)
+
+    def process(self, func: Any, output_type: TypeInformation | None = None) -> DataStream:
+        """A ``ProcessFunction`` over every record."""
+        return self._derive(self._stream.process(func, name="Process"), output_type)
+
+    def key_by(
+        self, key_selector: Callable[[Any], Any] | Any, key_type: TypeInformation | None = None
+    ) -> KeyedStream:
+        if not callable(key_selector) and not callable(getattr(key_selector, "get_key", None)):
+            raise TypeError(
+                "Parameter key_selector should be type of KeySelector or a callable function."
+            )
+        get_key = key_selector if callable(key_selector) else key_selector.get_key
+        convert = converter(key_type)
+        selector = get_key if convert is None else _KeyAs(get_key, convert)
+        keyed = self._stream.key_by(
+            selector, key_hash=key_hash(key_type), key_order=key_order(key_type)
+        )
+        return KeyedStream(self._env, keyed, self, key_type)
+
+    def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy) -> DataStream:
+        stream = self._stream.assign_timestamps_and_watermarks(
+            watermark_strategy, name="Timestamps/Watermarks"
+        )
+        return DataStream(self._env, stream, self._type)
+
+    def union(self, *streams: DataStream) -> DataStream:
+        return DataStream(
+            self._env, self._stream.union(*(s._plain() for s in streams)), self._type, []
+        )
+
+    def shuffle(self) -> DataStream:
+        return DataStream(self._env, self._stream.shuffle(), self._type, [])
+
+    def rebalance(self) -> DataStream:
+        return DataStream(self._env, self._stream.rebalance(), self._type, [])
+
+    def forward(self) -> DataStream:
+        return DataStream(self._env, self._stream.forward(), self._type, [])
+
+    def broadcast(self, broadcast_state_descriptor: Any = None) -> DataStream:
+        if broadcast_state_descriptor is not None:
+            unsupported(
+                "broadcast(MapStateDescriptor) (broadcast state)",
+                "use connect() with a CoProcessFunction, or broadcast() of a plain stream",
+            )
+        return DataStream(self._env, self._stream.broadcast(), self._type, [])
+
+    def rescale(self) -> DataStream:
+        unsupported("DataStream.rescale()", "use rebalance() or forward()")
+
+    def partition_custom(self, partitioner: Any, key_selector: Any) -> DataStream:
+        unsupported("DataStream.partition_custom()", "use key_by(), rebalance() or shuffle()")
+
+    def project(self, *field_indexes: int) -> DataStream:
+        from ckptsim.pyflink.common.typeinfo import TupleTypeInfo  # noqa: PLC0415
+
+        if not isinstance(self._type, TupleTypeInfo):
+            raise Exception("project() only supports tuple type inputs")
+        types = self._type.get_field_types()
+        output = TupleTypeInfo([types[i] for i in field_indexes])
+        return self.map(lambda v: tuple(v[i] for i in field_indexes), output_type=output)
+
+    def connect(self, ds: DataStream) -> Any:
+        return ConnectedStreams(self, ds)
+
+    def window_all(self, window_assigner: Any) -> Any:
+        return all_windowed(self, window_assigner)
+
+    def _plain(self) -> ck.DataStream:
+        """The ckptsim stream of this stream's records."""
+        return self._stream
+
+    # --- sinks ---------------------------------------------------------------------------------
+
+    def print(self, sink_identifier: str | None = None) -> DataStreamSink:
+        """As Flink's print sink: ``N> `` prefixes above parallelism 1, ``id:N> `` / ``id> ``
+        with a sink identifier; the records as PyFlink hands them to Java's print sink."""
+        name = self._env._sink_name("Print to Std. Out")
+        fn = printed(self._type)
+        if self._type is None or isinstance(self._type, PickledBytesTypeInfo | RowTypeInfo):
+            # PyFlink's _align_output_type: a pickled stream goes to Java as str, a row
+            # stream as +I[...], both by a Python map before the sink
+            out = self._aligned(fn)._plain().print(name, identifier=sink_identifier)
+        else:  # Java's objects: the print sink writes their toString itself
+            out = self._plain().print(name, identifier=sink_identifier, formatter=fn)
+        return DataStreamSink(out)
+
+    def _aligned(self, fn: Any) -> DataStream:
+        mapped = self._plain().map(fn, name="Map")
+        self._env._python_nodes.add(mapped.nodes[0].node_id)
+        return DataStream(self._env, mapped, None)
+
+    def sink_to(self, sink: Any) -> DataStreamSink:
+        from ckptsim.pyflink.datastream.connectors.file_system import FileSink  # noqa: PLC0415
+
+        if not isinstance(sink, FileSink):
+            unsupported(f"sink_to({type(sink).__name__})", CONNECTORS)
+        return DataStreamSink(sink._attach(self))
+
+    def add_sink(self, sink_func: Any) -> DataStreamSink:
+        unsupported(f"add_sink({type(sink_func).__name__}) (a Java SinkFunction)", CONNECTORS)
+
+    def execute_and_collect(
+        self, job_execution_name: str | None = None, limit: int | None = None
+    ) -> Any:
+        """Runs the job now and returns its records (all of them: a list when ``limit`` is
+        given, as PyFlink, else an iterator), as PyFlink reads them back from Java (a
+        ``FLOAT`` as Java prints it: 0.1, not 0.10000000149011612)."""
+        name = self._env._sink_name("collect")
+        self._plain().collect(name)
+        result = self._env.execute(job_execution_name or "Flink Streaming Job")
+        records = list(result.job_result.output.get(name, []))
+        if limit is not None:
+            records = records[:limit]
+        as_collected = collected(self._type)
+        if as_collected is not None:
+            records = [as_collected(r) for r in records]
+        return records if limit is not None else CloseableIterator(records)
+
+    def get_side_output(self, output_tag: Any) -> DataStream:
+        unsupported(
+            "side outputs (OutputTag, get_side_output)", "emit tagged records and filter them"
+        )
+
+    def cache(self) -> Any:
+        unsupported("DataStream.cache()", "run the job once and keep what collect() gathered")
+
+
+class CloseableIterator(Iterator[Any]):
+    """The records ``execute_and_collect`` gathered."""
+
+    def __init__(self, records: Sequence[Any]) -> None:
+        self._records = iter(records)
+
+    def __next__(self) -> Any:
+        return next(self._records)
+
+    def next(self) -> Any:
+        return next(self._records)
+
+    def close(self) -> None:
+        self._records = iter(())
+
+    def __enter__(self) -> CloseableIterator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class KeyedStream(DataStream):
+    """A stream partitioned by key: reduce, keyed process functions, windows."""
+
+    def __init__(
+        self,
+        env: _Environment,
+        keyed: ck.KeyedStream,
+        origin: DataStream,
+        key_type: TypeInformation | None,
+    ) -> None:
+        super().__init__(env, keyed, origin._type, [])
+        self._keyed = keyed
+        self._origin = origin
+        self._key_type = key_type
+
+    def _plain(self) -> ck.DataStream:
+        # the records, still hash-partitioned by key (PyFlink maps the keyed stream)
+        return self._keyed.map(_identity, name="Map")
+
+    # keyed streams take no operator attributes (PyFlink raises the same)
+    def set_parallelism(self, parallelism: int) -> DataStream:
+        raise Exception("Set parallelism for KeyedStream is not supported.")
+
+    def name(self, name: str) -> DataStream:
+        raise Exception("Set name for KeyedStream is not supported.")
+
+    def get_name(self) -> str:
+        raise Exception("Get name of KeyedStream is not supported.")
+
+    def uid(self, uid: str) -> DataStream:
+        raise Exception("Set uid for KeyedStream is not supported.")
+
+    def set_max_parallelism(self, max_parallelism: int) -> DataStream:
+        raise Exception("Set max parallelism for KeyedStream is not supported.")
+
+    def start_new_chain(self) -> DataStream:
+        raise Exception("Start new chain for KeyedStream is not supported.")
+
+    def disable_chaining(self) -> DataStream:
+        raise Exception("Disable chaining for KeyedStream is not supported.")
+
+    def force_non_parallel(self) -> DataStream:
+        raise Exception("Set force non-parallel for KeyedStream is not supported.")
+
+    # --- keyed transformations -----------------------------------------------------------------
+
+    def _keyed_process(
+        self, function: Any, output_type: TypeInformation | None, name: str
+    ) -> DataStream:
+        stream = self._keyed.process(function, name=name)
+        return self._derive(stream, output_type, python=False)
+
+    def map(
+        self, func: Callable[[Any], Any] | MapFunction, output_type: TypeInformation | None = None
+    ) -> DataStream:
+        _check(func, MapFunction, "map")
+        return self._keyed_process(_KeyedAdapter(func, "map"), output_type, "Map")
+
+    def flat_map(
+        self,
+        func: Callable[[Any], Iterable[Any]] | FlatMapFunction,
+        output_type: TypeInformation | None = None,
+    ) -> DataStream:
+        _check(func, FlatMapFunction, "flat_map")
+        return self._keyed_process(_KeyedAdapter(func, "flat_map"), output_type, "FlatMap")
+
+    def filter(self, func: Callable[[Any], bool] | FilterFunction) -> DataStream:
+        _check(func, FilterFunction, "filter")
+        return self._keyed_process(_KeyedAdapter(func, "filter"), self._type, "Filter")
+
+    def process(self, func: Any, output_type: TypeInformation | None = None) -> DataStream:
+        if not isinstance(func, KeyedProcessFunction):
+            raise TypeError("KeyedProcessFunction is required for KeyedStream.")
+        return self._keyed_process(func, output_type, "KeyedProcess")
+
+    def reduce(self, func: Callable[[Any, Any], Any] | ReduceFunction) -> DataStream:
+        """Reduce per key; the output has the input's type (as PyFlink)."""
+        _check(func, ReduceFunction, "reduce")
+        fn: Any = func
+        stream = self._keyed.reduce(fn, name="Reduce")
+        return self._derive(stream, self._type, python=False)
+
+    def sum(self, position_to_sum: int | str = 0) -> DataStream:
+        return self.reduce(_Accumulate(position_to_sum, "sum")).name("Sum")
+
+    def min(self, position_to_min: int | str = 0) -> DataStream:
+        return self.reduce(_Accumulate(position_to_min, "min")).name("Min")
+
+    def max(self, position_to_max: int | str = 0) -> DataStream:
+        return self.reduce(_Accumulate(position_to_max, "max")).name("Max")
+
+    def min_by(self, position_to_min_by: int | str = 0) -> DataStream:
+        return self.reduce(_Accumulate(position_to_min_by, "min_by")).name("MinBy")
+
+    def max_by(self, position_to_max_by: int | str = 0) -> DataStream:
+        return self.reduce(_Accumulate(position_to_max_by, "max_by")).name("MaxBy")
+
+    def window(self, window_assigner: Any) -> Any:
+        return windowed(self, window_assigner)
+
+    def count_window(self, size: int, slide: int = 0) -> Any:
+        return count_windowed(self, size, slide)
+
+    def key_by(self, key_selector: Any, key_type: TypeInformation | None = None) -> KeyedStream:
+        return self._origin.key_by(key_selector, key_type)
+
+    def union(self, *streams: DataStream) -> DataStream:
+        return DataStream(self._env, self._plain(), self._type).union(*streams)
+
+    def connect(self, ds: DataStream) -> Any:
+        return ConnectedStreams(self, ds)
+
+    def _values(self) -> DataStream:
+        return DataStream(self._env, self._plain(), self._type)
+
+    def shuffle(self) -> DataStream:
+        return self._values().shuffle()
+
+    def rebalance(self) -> DataStream:
+        return self._values().rebalance()
+
+    def forward(self) -> DataStream:
+        return self._values().forward()
+
+    def broadcast(self, broadcast_state_descriptor: Any = None) -> DataStream:
+        return self._values().broadcast(broadcast_state_descriptor)
+
+    def project(self, *field_indexes: int) -> DataStream:
+        return self._values().project(*field_indexes)
+
+
+class DataStreamSink:
+    """A sink: its name, uid and parallelism."""
+
+    def __init__(self, sink: ck.DataStreamSink) -> None:
+        self._sink = sink
+
+    def name(self, name: str) -> DataStreamSink:
+        self._sink.node.name = name
+        return self
+
+    def uid(self, uid: str) -> DataStreamSink:
+        self._sink.uid(uid)
+        return self
+
+    def set_uid_hash(self, uid_hash: str) -> DataStreamSink:
+        ignored("DataStreamSink.set_uid_hash()", "ckptsim matches state by uid (uid())")
+        return self
+
+    def set_parallelism(self, parallelism: int) -> DataStreamSink:
+        self._sink.set_parallelism(parallelism)
+        return self
+
+    def set_description(self, description: str) -> DataStreamSink:
+        return self
+
+    def disable_chaining(self) -> DataStreamSink:
+        self._sink.node.chainable = False
+        return self
+
+    def slot_sharing_group(self, slot_sharing_group: Any) -> DataStreamSink:
+        ignored("slot_sharing_group()", "ckptsim runs every task on its own actor")
+        return self
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+_BUFFERS = "ckptsim cuts buffers by size and record count (taskmanager.memory.segment-size)"
+
+
+class ConnectedStreams:
+    """Two streams, each keeping its type: co-map, co-flat-map and co-process functions
+    (keyed when both inputs are keyed)."""
+
+    def __init__(self, stream1: DataStream, stream2: DataStream) -> None:
+        self.stream1 = stream1
+        self.stream2 = stream2
+
+    def key_by(
+        self, key_selector1: Any, key_selector2: Any, key_type: TypeInformation | None = None
+    ) -> ConnectedStreams:
+        first = self.stream1._origin if isinstance(self.stream1, KeyedStream) else self.stream1
+        second = self.stream2._origin if isinstance(self.stream2, KeyedStream) else self.stream2
+        return ConnectedStreams(
+            first.key_by(key_selector1, key_type), second.key_by(key_selector2, key_type)
+        )
+
+    def _connected(self) -> ck.ConnectedStreams:
+        return ck.ConnectedStreams(self.stream1._stream, self.stream2._stream)
+
+    def _keyed(self) -> bool:
+        return isinstance(self.stream1, KeyedStream) and isinstance(self.stream2, KeyedStream)
+
+    def _derive(self, stream: ck.DataStream, output_type: TypeInformation | None) -> DataStream:
+        return self.stream1._derive(stream, output_type, python=False)
+
+    def map(self, func: CoMapFunction, output_type: TypeInformation | None = None) -> DataStream:
+        if not isinstance(func, CoMapFunction):
+            raise TypeError("The input function must be a CoMapFunction!")
+        return self._derive(self._connected().map(func, name="Co-Map"), output_type)
+
+    def flat_map(
+        self, func: CoFlatMapFunction, output_type: TypeInformation | None = None
+    ) -> DataStream:
+        if not isinstance(func, CoFlatMapFunction):
+            raise TypeError("The input must be a CoFlatMapFunction!")
+        return self._derive(self._connected().flat_map(func, name="Co-Flat Map"), output_type)
+
+    def process(
+        self,
+        func: CoProcessFunction | KeyedCoProcessFunction,
+        output_type: TypeInformation | None = None,
+    ) -> DataStream:
+        if not isinstance(func, CoProcessFunction | KeyedCoProcessFunction):
+            raise TypeError("The input must be a CoProcessFunction or KeyedCoProcessFunction!")
+        name = "Keyed Co-Process" if self._keyed() else "Co-Process"
+        return self._derive(self._connected().process(func, name=name), output_type)
+
+
+class WindowedStream:
+    """A keyed stream cut into windows: ``reduce``, ``aggregate``, ``apply``, ``process``."""
+
+    def __init__(self, keyed: KeyedStream, windowed: Any) -> None:
+        self._keyed_stream = keyed
+        self._windowed = windowed
+
+    def get_execution_environment(self) -> Any:
+        return self._keyed_stream.get_execution_environment()
+
+    def get_input_type(self) -> TypeInformation:
+        return self._keyed_stream.get_type()
+
+    def trigger(self, trigger: Any) -> WindowedStream:
+        self._windowed = self._windowed.trigger(trigger)
+        return self
+
+    def allowed_lateness(self, time_ms: int) -> WindowedStream:
+        self._windowed = self._windowed.allowed_lateness(time_ms)
+        return self
+
+    def side_output_late_data(self, output_tag: Any) -> WindowedStream:
+        unsupported("side_output_late_data() (side outputs)", "allow lateness, or filter late data")
+
+    def _result(self, stream: Any, output_type: TypeInformation | None) -> DataStream:
+        return self._keyed_stream._derive(stream, output_type, python=False)
+
+    def reduce(
+        self,
+        reduce_function: Any,
+        window_function: Any = None,
+        output_type: TypeInformation | None = None,
+    ) -> DataStream:
+        if window_function is None:
+            output_type = output_type or self._keyed_stream._type
+            return self._result(self._windowed.reduce(reduce_function), output_type)
+        stream = self._windowed.reduce(reduce_function, window_function=window_function)
+        return self._result(stream, output_type)
+
+    def aggregate(
+        self,
+        aggregate_function: Any,
+        window_function: Any = None,
+        accumulator_type: TypeInformation | None = None,
+        output_type: TypeInformation | None = None,
+    ) -> DataStream:
+        if window_function is None:
+            stream = self._windowed.aggregate(aggregate_function)
+        else:
+            stream = self._windowed.aggregate(aggregate_function, window_function=window_function)
+        return self._result(stream, output_type)
+
+    def apply(self, window_function: Any, output_type: TypeInformation | None = None) -> DataStream:
+        return self._result(self._windowed.apply(window_function), output_type)
+
+    def process(
+        self, process_window_function: Any, output_type: TypeInformation | None = None
+    ) -> DataStream:
+        return self._result(self._windowed.process(process_window_function), output_type)
+
+
+class AllWindowedStream(WindowedStream):
+    """A whole stream cut into windows (``window_all``)."""
+
+
+def windowed(stream: KeyedStream, assigner: Any) -> WindowedStream:
+    return WindowedStream(stream, stream._keyed.window(assigner))
+
+
+def count_windowed(stream: KeyedStream, size: int, slide: int) -> WindowedStream:
+    keyed = stream._keyed
+    return WindowedStream(
+        stream, keyed.count_window(size, slide) if slide else keyed.count_window(size)
+    )
+
+
+def all_windowed(stream: DataStream, assigner: Any) -> AllWindowedStream:
+    return AllWindowedStream(stream, stream._stream.window_all(assigner))  # type: ignore[arg-type]
+
+
+def _check(func: Any, kind: type, method: str) -> None:
+    if not isinstance(func, kind) and not callable(func):
+        raise TypeError(f"The input must be a {kind.__name__} or a callable function")
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _iterable(func: Any) -> Any:
+    """``flat_map``'s function: PyFlink takes a generator or any iterable; None emits nothing."""
+    if isinstance(func, Function):
+        return func
+    return _FlatMapCallable(func)
+
+
+class _FlatMapCallable:
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[Any], Iterable[Any] | None]) -> None:
+        self.fn = fn
+
+    def __call__(self, value: Any) -> Iterable[Any]:
+        produced = self.fn(value)
+        return () if produced is None else produced
+
+
+class _KeyAs:
+    """A key selector whose keys become what ``key_type``'s serializer makes them."""
+
+    __slots__ = ("convert", "fn")
+
+    def __init__(self, fn: Callable[[Any], Any], convert: Callable[[Any], Any]) -> None:
+        self.fn = fn
+        self.convert = convert
+
+    def __call__(self, value: Any) -> Any:
+        return self.convert(self.fn(value))
+
+
+class _KeyedAdapter(KeyedProcessFunction):
+    """map / flat_map / filter on a keyed stream: a keyed process function (as PyFlink does),
+    so that the function's ``open`` gets a runtime context with keyed state."""
+
+    def __init__(self, func: Any, method: str) -> None:
+        self.func = func
+        self.method = method
+        self.call: Callable[[Any], Any] = (
+            getattr(func, method) if isinstance(func, Function) else func
+        )
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _KeyedAdapter:
+        return _KeyedAdapter(copy.deepcopy(self.func, memo), self.method)
+
+    def open(self, runtime_context: Any) -> None:
+        if isinstance(self.func, Function):
+            self.func.open(runtime_context)
+
+    def close(self) -> None:
+        if isinstance(self.func, Function):
+            self.func.close()
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        if self.method == "map":
+            return (self.call(value),)
+        if self.method == "filter":
+            return (value,) if self.call(value) else ()
+        produced = self.call(value)
+        return () if produced is None else produced
+
+
+class _Accumulate(ReduceFunction):
+    """``sum`` / ``min`` / ``max`` / ``min_by`` / ``max_by`` of a field (PyFlink's rules: a
+    tuple gives a new tuple, a list or ``Row`` the updated value, a plain value the value)."""
+
+    def __init__(self, position: int | str, kind: str) -> None:
+        if not isinstance(position, int | str):
+            raise TypeError(
+                "The field position must be of int or str type to locate the value to "
+                f"calculate for min, max, min_by, max_by and sum.The given type is: {type(position)}"
+            )
+        self.position = position
+        self.kind = kind
+
+    def reduce(self, value1: Any, value2: Any) -> Any:
+        pos, kind = self.position, self.kind
+        fielded = isinstance(value2, tuple | list | Row)
+        if kind in ("min_by", "max_by"):
+            a, b = (value1[pos], value2[pos]) if fielded else (value1, value2)
+            better = b < a if kind == "min_by" else b > a
+            return value2 if better else value1
+        if not fielded:
+            if pos != 0:
+                raise TypeError(
+                    f"The {pos} field selected on a basic type. A field expression on a basic "
+                    "type can only select the 0th field (which means selecting the entire "
+                    "basic type)."
+                )
+            return _combine(kind, value1, value2)
+        combined = _combine(kind, value1[pos], value2[pos])
+        if isinstance(value2, tuple):
+            items = list(value1)
+            items[pos] = combined  # type: ignore[index]
+            return tuple(items)
+        result = copy.copy(value1)  # a new record: the one emitted before stays as it was
+        result[pos] = combined
+        return result
+
+
+def _combine(kind: str, a: Any, b: Any) -> Any:
+    if kind == "sum":
+        return a + b
+    if kind == "min":
+        return b if b < a else a
+    return b if b > a else a
+
+
+__getattr__ = missing("pyflink.datastream.data_stream")
+
+__all__ = [
+    "AllWindowedStream",
+    "CloseableIterator",
+    "ConnectedStreams",
+    "DataStream",
+    "DataStreamSink",
+    "KeyedStream",
+    "WindowedStream",
+]

@@ -1,0 +1,454 @@
+"""``pyflink.datastream.StreamExecutionEnvironment``: PyFlink's environment on ckptsim.
+
+It wraps ckptsim's own environment (``ckptsim.StreamExecutionEnvironment``): ``execute()``
+runs the job on ckptsim's actors, with ``ckptsim run``'s ``-D`` settings, ``--simulate``,
+``--web`` and faults. As Flink's:
+
+- the default parallelism is the number of CPU cores (Flink's local environment), unless the
+  program sets one (``set_parallelism``, or ``parallelism.default`` in its configuration),
+  which wins over ``ckptsim run -p`` / ``-D parallelism.default`` (as it wins over
+  ``flink run -p``); the command line's other settings apply on top of the program's;
+- ``execute()`` runs what the program built since the previous ``execute()`` (the operators
+  added since, with the upstream operators they read from), and raises when the job fails;
+- ``from_collection`` is a source of parallelism 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from actors import session as sessions
+from ckptsim._environment import StreamExecutionEnvironment as CkptsimEnvironment
+from ckptsim._errors import JobFailed
+from ckptsim.pyflink._unsupported import CONNECTORS, ignored, missing, unsupported
+from ckptsim.pyflink.common.configuration import Configuration
+from ckptsim.pyflink.common.execution_config import ExecutionConfig
+from ckptsim.pyflink.common.job_client import JobClient
+from ckptsim.pyflink.common.job_execution_result import JobExecutionResult
+from ckptsim.pyflink.common.time import millis
+from ckptsim.pyflink.common.typeinfo import TypeInformation, converter
+from ckptsim.pyflink.datastream.checkpoint_config import CheckpointConfig
+from ckptsim.pyflink.datastream.data_stream import Converter, DataStream
+from ckptsim.pyflink.datastream.execution_mode import RuntimeExecutionMode
+from runtime.config import CheckpointingMode, option
+from runtime.graph import GraphError, StreamGraph, effective_partitioner
+from runtime.partition import Partitioner
+from runtime.watermarks import WatermarkStrategy
+
+_WORKERS = "ckptsim runs the job's Python code in its own process (no JVM, no Python workers)"
+#: Flink settings that tune only its JVM, its Python workers or its Java serializers
+_IGNORED_KEYS = (
+    "python.",
+    "pipeline.jars",
+    "pipeline.classpaths",
+    "pipeline.object-reuse",
+    "pipeline.generic-types",
+    "pipeline.force-kryo",
+    "pipeline.force-avro",
+    "pipeline.closure-cleaner-level",
+    "pipeline.auto-generate-uids",
+    "pipeline.global-job-parameters",
+    "pipeline.operator-chaining.chain-operators-with-different-max-parallelism",
+    "execution.buffer-timeout",
+    "taskmanager.memory.process.size",
+    "taskmanager.memory.managed",
+    "taskmanager.numberOfTaskSlots",
+    "jobmanager.memory.",
+    "state.backend.",
+    "env.java.",
+    "classloader.",
+    "metrics.",
+    "table.",
+)
+
+
+class _Environment(CkptsimEnvironment):
+    """ckptsim's environment with Flink's precedence for the default parallelism: the
+    program's, else the configuration's (``-p``, ``-D``), else the CPU cores."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.program_parallelism: int | None = None
+        self.local_parallelism = os.cpu_count() or 1
+
+    @property
+    def parallelism(self) -> int:
+        if self.program_parallelism is not None:
+            return self.program_parallelism
+        if self.configuration.is_set("parallelism.default"):
+            value: int = self.configuration["parallelism.default"]
+            return value
+        return self.local_parallelism
+
+
+def _check_parallelism(parallelism: Any, what: str = "parallelism") -> int:
+    if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 1:
+        raise GraphError(f"{what} must be a whole number of at least 1, got {parallelism!r}")
+    return parallelism
+
+
+class StreamExecutionEnvironment:
+    """The context a PyFlink program builds and runs its jobs in."""
+
+    def __init__(self, j_stream_execution_environment: Any = None, serializer: Any = None) -> None:
+        self._env = _Environment()
+        active = sessions.current()
+        if active is not None:  # ckptsim run's -D and -p, as flink run's are in the program's
+            self._env.configuration.override(active.settings)
+        self._config: ExecutionConfig | None = None
+        self._python_chaining = True
+        self._job_name: str | None = None
+        #: nodes that are PyFlink's non-keyed Python operators (it fuses them with the
+        #: Python operator before them), and the type conversions after operators
+        self._python_nodes: set[int] = set()
+        self._converters: dict[int, Converter] = {}
+        #: operators up to this node id ran in an earlier execute()
+        self._executed = 0
+
+    @staticmethod
+    def get_execution_environment(
+        configuration: Configuration | None = None,
+    ) -> StreamExecutionEnvironment:
+        env = StreamExecutionEnvironment()
+        if configuration is not None:
+            env.configure(configuration)
+        return env
+
+    # --- settings ------------------------------------------------------------------------------
+
+    def _setting(self, key: str, default: Any = None) -> Any:
+        return self._env.configuration[key] if self._env.configuration.is_set(key) else default
+
+    def _configure(self, key: str, value: Any) -> None:
+        """Set one Flink key (PyFlink's Configuration holds strings)."""
+        if key == "parallelism.default":
+            self.set_parallelism(int(value))
+            return
+        if key == "execution.runtime-mode":
+            self.set_runtime_mode(RuntimeExecutionMode[str(value).strip().upper()])
+            return
+        if key == "python.operator-chaining.enabled":
+            self._python_chaining = str(value).strip().lower() == "true"
+            return
+        if key == "pipeline.name":
+            self._job_name = str(value)
+            return
+        if key == "pipeline.max-parallelism":
+            self.set_max_parallelism(int(value))
+            return
+        try:
+            option(key)
+        except KeyError:
+            if key.startswith(_IGNORED_KEYS):
+                ignored(f"configuration key {key}", _WORKERS)
+                return
+        self._env.configuration.set(key, value)
+
+    def configure(self, configuration: Configuration) -> None:
+        for key, value in configuration.to_dict().items():
+            self._configure(key, value)
+
+    def get_config(self) -> ExecutionConfig:
+        if self._config is None:
+            self._config = ExecutionConfig(self)
+        return self._config
+
+    def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
+        self._env.program_parallelism = _check_parallelism(parallelism)
+        return self
+
+    def get_parallelism(self) -> int:
+        return self._env.parallelism
+
+    def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
+        self._env.set_max_parallelism(_check_parallelism(max_parallelism, "max parallelism"))
+        return self
+
+    def get_max_parallelism(self) -> int:
+        return self._env.max_parallelism
+
+    def get_default_local_parallelism(self) -> int:
+        return self._env.local_parallelism
+
+    def set_default_local_parallelism(self, parallelism: int) -> None:
+        self._env.local_parallelism = _check_parallelism(parallelism)
+
+    def set_runtime_mode(self, execution_mode: RuntimeExecutionMode) -> StreamExecutionEnvironment:
+        self._env.configuration.set(
+            "execution.runtime-mode", RuntimeExecutionMode(execution_mode).name
+        )
+        return self
+
+    def disable_operator_chaining(self) -> StreamExecutionEnvironment:
+        self._env.disable_operator_chaining()
+        return self
+
+    def is_chaining_enabled(self) -> bool:
+        return self._env.chaining
+
+    def is_chaining_of_operators_with_different_max_parallelism_enabled(self) -> bool:
+        return True
+
+    def get_checkpoint_config(self) -> CheckpointConfig:
+        return CheckpointConfig(self._env.configuration)
+
+    def enable_checkpointing(
+        self, interval: int, mode: CheckpointingMode | None = None
+    ) -> StreamExecutionEnvironment:
+        self._env.configuration.set("execution.checkpointing.interval", millis(interval))
+        if mode is not None:
+            self._env.configuration.set(
+                "execution.checkpointing.mode", CheckpointingMode(mode).value
+            )
+        return self
+
+    def get_checkpoint_interval(self) -> int:
+        return self.get_checkpoint_config().get_checkpoint_interval()
+
+    def get_checkpointing_mode(self) -> CheckpointingMode:
+        return self.get_checkpoint_config().get_checkpointing_mode()
+
+    get_checkpointing_consistency_mode = get_checkpointing_mode
+
+    def is_unaligned_checkpoints_enabled(self) -> bool:
+        return self.get_checkpoint_config().is_unaligned_checkpoints_enabled()
+
+    def is_force_unaligned_checkpoints(self) -> bool:
+        return self.get_checkpoint_config().is_force_unaligned_checkpoints()
+
+    def set_default_savepoint_directory(self, directory: str) -> StreamExecutionEnvironment:
+        self._env.configuration.set("execution.checkpointing.savepoint-dir", _local(directory))
+        return self
+
+    def get_default_savepoint_directory(self) -> str | None:
+        value: str | None = self._setting("execution.checkpointing.savepoint-dir")
+        return value
+
+    def enable_changelog_state_backend(self, enabled: bool) -> StreamExecutionEnvironment:
+        ignored("enable_changelog_state_backend()", "snapshots are always full")
+        return self
+
+    def is_changelog_state_backend_enabled(self) -> bool | None:
+        return None
+
+    def set_buffer_timeout(self, timeout_millis: int) -> StreamExecutionEnvironment:
+        ignored(
+            "set_buffer_timeout()",
+            "ckptsim cuts buffers by size and record count (taskmanager.memory.segment-size)",
+        )
+        return self
+
+    def get_buffer_timeout(self) -> int:
+        return 100
+
+    def set_stream_time_characteristic(self, characteristic: Any) -> StreamExecutionEnvironment:
+        ignored(
+            "set_stream_time_characteristic()", "event time applies where a stream has timestamps"
+        )
+        return self
+
+    def register_slot_sharing_group(self, slot_sharing_group: Any) -> StreamExecutionEnvironment:
+        ignored("register_slot_sharing_group()", "ckptsim runs every task on its own actor")
+        return self
+
+    def register_cached_file(self, file_path: str, name: str, executable: bool = False) -> None:
+        ignored(
+            "register_cached_file()", "the job runs where the program runs: read the file there"
+        )
+
+    def register_type(self, type_class_name: str) -> None:
+        ignored("register_type()", "ckptsim keeps records as Python objects")
+
+    def register_type_with_kryo_serializer(
+        self, type_class_name: str, serializer_class_name: str
+    ) -> None:
+        ignored("register_type_with_kryo_serializer()", "ckptsim keeps records as Python objects")
+
+    def add_default_kryo_serializer(self, type_class_name: str, serializer_class_name: str) -> None:
+        ignored("add_default_kryo_serializer()", "ckptsim keeps records as Python objects")
+
+    def add_python_file(self, file_path: str) -> None:
+        ignored("add_python_file()", _WORKERS)
+
+    def set_python_requirements(
+        self, requirements_file_path: str, requirements_cache_dir: str | None = None
+    ) -> None:
+        ignored("set_python_requirements()", _WORKERS)
+
+    def add_python_archive(self, archive_path: str, target_dir: str | None = None) -> None:
+        ignored("add_python_archive()", _WORKERS)
+
+    def set_python_executable(self, python_exec: str) -> None:
+        ignored("set_python_executable()", _WORKERS)
+
+    def add_jars(self, *jars_path: str) -> None:
+        ignored("add_jars()", _WORKERS)
+
+    def add_classpaths(self, *classpaths: str) -> None:
+        ignored("add_classpaths()", _WORKERS)
+
+    def close(self) -> None:
+        pass
+
+    # --- sources -------------------------------------------------------------------------------
+
+    def from_collection(
+        self, collection: Iterable[Any], type_info: TypeInformation | None = None
+    ) -> DataStream:
+        """A source of parallelism 1 (as Flink's), its records as ``type_info`` makes them."""
+        convert = converter(type_info)
+        data = [convert(e) for e in collection] if convert is not None else list(collection)
+        stream = self._env.from_collection(data, name="Collection Source", parallelism=1)
+        return DataStream(self, stream, type_info)
+
+    def from_source(
+        self,
+        source: Any,
+        watermark_strategy: WatermarkStrategy,
+        source_name: str,
+        type_info: TypeInformation | None = None,
+    ) -> DataStream:
+        from ckptsim.pyflink.datastream.connectors.base import Source  # noqa: PLC0415
+
+        if not isinstance(source, Source):
+            unsupported(f"from_source({type(source).__name__})", CONNECTORS)
+        produced = type_info if type_info is not None else source._type_info()
+        stream = self._env.from_source(source._reader(produced), name=source_name)
+        stream = stream.assign_timestamps_and_watermarks(
+            watermark_strategy, name="Timestamps/Watermarks"
+        )
+        return DataStream(self, stream, produced)
+
+    def add_source(
+        self, source_func: Any, source_name: str = "Custom Source", type_info: Any = None
+    ) -> DataStream:
+        unsupported(f"add_source({type(source_func).__name__}) (a Java SourceFunction)", CONNECTORS)
+
+    def create_input(self, input_format: Any, type_info: Any = None) -> DataStream:
+        unsupported("create_input() (a Java InputFormat)", CONNECTORS)
+
+    # --- running -------------------------------------------------------------------------------
+
+    def _sink_name(self, base: str) -> str:
+        """A sink name not yet used in this environment (ckptsim names sinks uniquely)."""
+        return self._env.unique_sink_name(base)
+
+    def _graph_to_run(self) -> StreamGraph:
+        """The operators added since the last ``execute()`` and those they read from."""
+        graph = self._env.graph
+        fresh = [i for i in graph.nodes if i > self._executed]
+        if not fresh:
+            raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
+        needed = set(fresh)
+        todo = list(fresh)
+        while todo:
+            for edge in graph.inputs(todo.pop()):
+                if edge.source not in needed:
+                    needed.add(edge.source)
+                    todo.append(edge.source)
+        part = StreamGraph()
+        part.nodes = {i: n for i, n in graph.nodes.items() if i in needed}
+        part.edges = [
+            dataclasses.replace(e) for e in graph.edges if e.source in needed and e.target in needed
+        ]
+        part._next_id = graph._next_id
+        return part
+
+    def _fused(self, graph: StreamGraph, node_id: int) -> bool:
+        """Whether PyFlink fuses the Python operator after ``node_id`` (a conversion, after
+        the operator it converts) into the same Python function: then no serializer runs."""
+        if not (self._env.chaining and self._python_chaining):
+            return False
+        outputs = graph.outputs(node_id)
+        if len(outputs) != 1 or outputs[0].partitioner is not Partitioner.FORWARD:
+            return False
+        target = outputs[0].target
+        if target not in self._python_nodes or len(graph.inputs(target)) != 1:
+            return False
+        (feed,) = graph.inputs(node_id)
+        user, converter_node, consumer = (
+            graph.nodes[feed.source],
+            graph.nodes[node_id],
+            graph.nodes[target],
+        )
+        p = self._env.parallelism
+        same = (converter_node.parallelism or p) == (consumer.parallelism or p)
+        return same and user.chainable and consumer.chainable and not _new_chain(consumer)
+
+    def execute(self, job_name: str | None = None) -> JobExecutionResult:
+        """Run the job on ckptsim's actors; raises when it fails (as Flink's)."""
+        name = job_name or self._job_name or "Flink Streaming Job"
+        active = sessions.current()
+        if active is not None:  # the command line's settings, before deciding on fusion
+            self._env.configuration.override(active.settings)
+        graph = self._graph_to_run()
+        for node_id, convert in self._converters.items():
+            if node_id in graph.nodes:
+                convert.active = not self._fused(graph, node_id)
+        whole = self._env.graph
+        self._env.graph = graph
+        try:
+            result = self._env.execute(name)
+        finally:
+            self._env.graph = whole
+            self._executed = max(whole.nodes, default=0)
+        if not result.succeeded:
+            raise JobFailed(result)
+        return JobExecutionResult(result)
+
+    def execute_async(self, job_name: str = "Flink Streaming Job") -> JobClient:
+        """Runs the job to its end (ckptsim runs one job at a time), then returns its client."""
+        return JobClient(self.execute(job_name))
+
+    def get_execution_plan(self) -> str:
+        """The stream graph as Flink's JSON execution plan."""
+        graph = self._env.graph
+
+        def parallelism_of(node: Any) -> int:
+            return int(node.parallelism or self._env.parallelism)
+
+        nodes = []
+        for node in graph.topological_order():
+            entry: dict[str, Any] = {
+                "id": node.node_id,
+                "type": node.name,
+                "pact": "Data Source"
+                if node.is_source
+                else "Data Sink"
+                if node.is_sink
+                else "Operator",
+                "contents": node.name,
+                "parallelism": parallelism_of(node),
+            }
+            inputs = graph.inputs(node.node_id)
+            if inputs:
+                entry["predecessors"] = [
+                    {
+                        "id": e.source,
+                        "ship_strategy": effective_partitioner(
+                            e, parallelism_of(graph.nodes[e.source]), entry["parallelism"]
+                        ).name,
+                        "side": "second",
+                    }
+                    for e in inputs
+                ]
+            nodes.append(entry)
+        return json.dumps({"nodes": nodes}, indent=2)
+
+
+def _new_chain(node: Any) -> bool:
+    return bool(getattr(node, "new_chain", False) or getattr(node, "chain_head", False))
+
+
+def _local(path: str) -> str:
+    """A local path from Flink's ``file://`` URI."""
+    return path[len("file://") :] if path.startswith("file://") else path
+
+
+__getattr__ = missing("pyflink.datastream.stream_execution_environment")
+
+__all__ = ["StreamExecutionEnvironment"]
