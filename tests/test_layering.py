@@ -160,7 +160,7 @@ def _circles(graph: Graph) -> list[list[str]]:
 
 
 def _layer(module: str) -> int:
-    return LAYERS.index(module.split(".")[0])
+    return LAYERS.index(module.split(".", maxsplit=1)[0])
 
 
 def _upward(graph: Graph) -> list[str]:
