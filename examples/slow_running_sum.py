@@ -39,8 +39,7 @@ if __name__ == "__main__":
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from ckptsim import StreamExecutionEnvironment
-    from ckptsim._cli import configure_logging
+    from ckptsim import StreamExecutionEnvironment, configure_logging
 
     configure_logging(level="warning")
 

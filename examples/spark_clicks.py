@@ -37,11 +37,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from actors.faults import FailTask
-from ckptsim import _report as report
-from ckptsim._cli import configure_logging
-from runtime.datastream import DataStream
-from spark_bridge import SparkBridgeError, TopologyFailed, local_spark, run_topology_job
+from ckptsim import (
+    DataStream,
+    FailTask,
+    SparkBridgeError,
+    TopologyFailed,
+    configure_logging,
+    local_spark,
+    run_topology_job,
+    summary_table,
+)
 
 #: the aggregation's output, as the Parquet sink writes it
 SCHEMA = "user long, amount double, clicks long"
@@ -166,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     job_seconds = time.perf_counter() - job_started
     result = run.result
     if __name__ != "__ckptsim__":  # ckptsim run prints the summary itself
-        print(report.summary_table(result))
+        print(summary_table(result))
     print(
         f"\n{rows:,} clicks through the topology in {job_seconds:.1f} s "
         f"({rows / job_seconds:,.0f} rows/s), {result.restarts} restart(s)"

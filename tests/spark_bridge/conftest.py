@@ -1,6 +1,7 @@
 """One SparkSession for every Spark test of the session: ``local[2]``, two shuffle
 partitions, UI off (``spark_bridge.local_spark``). Starting Spark takes seconds; the tests
-keep their DataFrames small."""
+keep their DataFrames small. Without Java or PySpark the Spark tests are skipped, saying why;
+under CI (``CI=true``) that fails the run instead: CI must test the Spark bridge."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from spark_bridge import SparkBridgeError, local_spark
+from tests.conftest import skip_unless_ci
 
 
 @pytest.fixture(scope="session")
@@ -21,6 +23,6 @@ def spark() -> Iterator[Any]:
             config={"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false"},
         )
     except SparkBridgeError as error:  # no Java or PySpark here: say so, do not fail obscurely
-        pytest.skip(f"Spark is not available: {error}")
+        skip_unless_ci(f"Spark is not available: {error}")
     yield session
     session.stop()
