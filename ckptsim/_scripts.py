@@ -123,7 +123,7 @@ def run_script(
     """Run the script and the job it builds; ``timeout`` (seconds) bounds the script's own code
     outside its jobs (a job's timeout is ``session.options["timeout"]``), raising
     ``ScriptTimeout``. ``argv``: a PyFlink program's own arguments."""
-    from ckptsim.pyflink.imports import pyflink_imports  # noqa: PLC0415
+    from ckptsim.pyflink._imports import pyflink_imports  # noqa: PLC0415
 
     script = Path(path)
     try:

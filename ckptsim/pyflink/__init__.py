@@ -2,7 +2,7 @@
 written.
 
 While ``ckptsim run`` runs a script, ``import pyflink...`` resolves to this package
-(``ckptsim.pyflink.imports``): ``pyflink.common`` and ``pyflink.datastream`` with PyFlink's
+(``ckptsim.pyflink._imports``): ``pyflink.common`` and ``pyflink.datastream`` with PyFlink's
 module tree, class names and method names. ``env.execute()`` runs the job on ckptsim's actors
 with its checkpointing, ``-D`` settings, ``--simulate``, ``--web`` and faults. Where the job
 model has the class (user functions, state descriptors, windows, watermark strategies) it is

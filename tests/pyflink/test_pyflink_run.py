@@ -17,7 +17,7 @@ import ckptsim.pyflink.common
 import ckptsim.pyflink.datastream.connectors.file_system
 from ckptsim._cli import main
 from ckptsim._errors import UnsupportedFeature
-from ckptsim.pyflink.imports import pyflink_imports
+from ckptsim.pyflink._imports import pyflink_imports
 
 
 def program(tmp_path: Path, body: str, name: str = "job.py") -> str:
