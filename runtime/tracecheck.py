@@ -23,11 +23,18 @@ Tasks
   - a task that waits for its final checkpoint (FLIP-147) finishes only after a later
     checkpoint completed.
 Restarts
+  - a job restarts only after a failure (``job_failover``) since its last deployment;
   - a restart restores the latest completed checkpoint, or an older one only when the trace
     says why each newer one was skipped (``checkpoint_unusable``); never one that was aborted
     or never completed in this run (a run started from a path may restore that one);
-  - every restored task restores that checkpoint, and the in-flight records it recovers are
-    the ones its snapshot persisted (none after an aligned checkpoint).
+  - every task of a deployment that restores a checkpoint restores it (``task_restored``)
+    before it does anything else (a task that starts from scratch replays its input), and
+    the in-flight records it recovers are the ones its snapshot persisted (none after an
+    aligned checkpoint);
+  - after a redeployment no task acknowledges or takes a checkpoint with an earlier attempt's
+    number (a stale message of a cancelled task).
+The end
+  - a job that finished (``FINISHED``) finished every task of its last deployment.
 Every completed exactly-once checkpoint is a consistent cut
   - for every channel, the records its producer emitted before its snapshot equal the records
     its consumer took before its own snapshot, plus the in-flight records the consumer
@@ -176,6 +183,23 @@ def _int_keys(mapping: Any) -> dict[int, int]:
 
 #: events that may come before the job's submission (logged by the launcher first)
 _BEFORE_SUBMISSION = frozenset({"job_restoring", "setting_has_no_effect"})
+#: what a task does once it runs: a task that restores a checkpoint restores it before any
+_TASK_WORK = frozenset(
+    {
+        "barrier_received",
+        "barrier_sent",
+        "channel_state_captured",
+        "checkpoint_acknowledged",
+        "checkpoint_taken",
+        "end_of_data_sent",
+        "end_of_partition_sent",
+        "output_ended",
+        "task_finished",
+        "waiting_for_final_checkpoint",
+    }
+)
+#: what a task of an earlier attempt must not do once the job was deployed again
+_ATTEMPT_BOUND = frozenset({"checkpoint_acknowledged", "checkpoint_taken"})
 #: events of the job master that need no deployment (a job may fail before it deploys)
 _WITHOUT_DEPLOYMENT = frozenset(
     {"job_submitted", "job_deployed", "job_finished", "job_restarting", "checkpoint_unusable"}
@@ -241,6 +265,9 @@ class _Checker:
         self.keyed_restore: tuple[int, dict[tuple[str, str], int], Event] | None = None
         self.keyed_restored: dict[tuple[str, str], int] = {}
         self.tasks_restored: set[str] = set()
+        #: the attempt of the current deployment, and the failure since it (job_failover)
+        self.attempt: int | None = None
+        self.failed_over: Event | None = None
 
     def fail(self, rule: str, message: str, event: Event, *context: Event | None) -> None:
         raise _Found(Violation(rule, message, event, tuple(c for c in context if c is not None)))
@@ -260,6 +287,8 @@ class _Checker:
 
     def see(self, e: Event) -> None:
         name = str(e["event"])
+        if name in _TASK_WORK and self.deployed is not None:
+            self.check_task_attempt(name, e)
         handler = getattr(self, "on_" + name, None)
         if handler is None:
             return  # an event the checker does not read
@@ -314,8 +343,45 @@ class _Checker:
         self.mode = str(config["mode"])
         self.max_concurrent = config.get("max_concurrent")
 
+    def check_task_attempt(self, name: str, e: Event) -> None:
+        """A task's work in this deployment: of this deployment's attempt, and after its
+        restore when the deployment restores a checkpoint."""
+        task = e.get("task")
+        if task is None or str(task) not in self.all_tasks:
+            return
+        task = str(task)
+        attempt = e.get("attempt")
+        if (
+            name in _ATTEMPT_BOUND
+            and attempt is not None
+            and self.attempt is not None
+            and int(attempt) < self.attempt
+        ):
+            self.fail(
+                "stale-attempt",
+                f"{task} of attempt {attempt} {name.replace('_', ' ')} after the job was "
+                f"deployed again as attempt {self.attempt}",
+                e,
+                self.deployed,
+            )
+        cid, said = self.restoring
+        if cid is not None and task not in self.tasks_restored:
+            self.fail(
+                "restore-every-task",
+                f"{task} ran ({name}) without restoring checkpoint {cid}, which its deployment "
+                "restores (no task_restored): it started from scratch",
+                e,
+                said,
+            )
+
+    def on_job_failover(self, e: Event) -> None:
+        self.failed_over = e
+
     def on_job_deployed(self, e: Event) -> None:
         # a (re)deployment: every task starts afresh (its counts too); checkpoints go on
+        raw_attempt = e.get("attempt")
+        self.attempt = None if raw_attempt is None else int(raw_attempt)
+        self.failed_over = None
         self.last_taken.clear()
         self.barriers.clear()
         self.ended_inputs.clear()
@@ -346,6 +412,15 @@ class _Checker:
     def on_job_finished(self, e: Event) -> None:
         self._check_restored_keyed_state(e)
         self.job_finished = e
+        unfinished = sorted(self.all_tasks - self.finished_tasks)
+        if e.get("status") == "FINISHED" and unfinished:
+            self.fail(
+                "finished-every-task",
+                f"the job finished while {', '.join(unfinished)} never finished (no "
+                "task_finished since the last deployment)",
+                e,
+                self.deployed,
+            )
         if self.pending:
             cid = min(self.pending)
             self.fail(
@@ -362,6 +437,13 @@ class _Checker:
             self.unusable[int(e["checkpoint_id"])] = e
 
     def on_job_restarting(self, e: Event) -> None:
+        if self.deployed is not None and self.failed_over is None:
+            self.fail(
+                "restart-after-failure",
+                "the job restarted with no failure (job_failover) since it was deployed",
+                e,
+                self.deployed,
+            )
         raw = e.get("checkpoint_id")
         cid = None if raw is None else int(raw)
         if cid is not None and cid in self.aborted:

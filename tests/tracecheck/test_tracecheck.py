@@ -385,7 +385,58 @@ def plant_task_restores_another_checkpoint(events: Events) -> int:
     return restored
 
 
+def plant_a_task_that_starts_from_scratch_after_the_restart(events: Events) -> int:
+    """reduce-2#0 of the first restart restores nothing: it replays its input from scratch."""
+    start = _first_restart(events)
+    del events[_index(events[start:], "task_restored", task="reduce-2#0") + start]
+    return next(
+        i
+        for i in range(start, len(events))
+        if events[i].get("task") == "reduce-2#0" and events[i]["event"] in tracecheck._TASK_WORK
+    )
+
+
+def plant_an_ack_of_the_previous_attempt(events: Events) -> int:
+    start = _first_restart(events)
+    ack = _index(events[start:], "checkpoint_acknowledged", task="source-1#1") + start
+    events[ack]["attempt"] = 0
+    return ack
+
+
+def plant_a_restart_without_a_failure(events: Events) -> int:
+    del events[_index(events, "job_failover")]
+    return _first_restart(events)
+
+
+def plant_a_finished_job_with_a_task_that_never_finished(events: Events) -> int:
+    last = max(i for i, e in enumerate(events) if e["event"] == "task_finished")
+    assert events[last]["task"] == "reduce-2#1"
+    del events[last]
+    return _index(events, "job_finished")
+
+
 RESTART_PLANTS: dict[str, tuple[Callable[[Events], int], str, str]] = {
+    "a task that starts from scratch after a restart": (
+        plant_a_task_that_starts_from_scratch_after_the_restart,
+        "restore-every-task",
+        "reduce-2#0 ran (",
+    ),
+    "an acknowledgement of the previous attempt": (
+        plant_an_ack_of_the_previous_attempt,
+        "stale-attempt",
+        "source-1#1 of attempt 0 checkpoint acknowledged after the job was deployed again as "
+        "attempt 1",
+    ),
+    "a restart without a failure": (
+        plant_a_restart_without_a_failure,
+        "restart-after-failure",
+        "the job restarted with no failure (job_failover) since it was deployed",
+    ),
+    "a finished job with a task that never finished": (
+        plant_a_finished_job_with_a_task_that_never_finished,
+        "finished-every-task",
+        "the job finished while reduce-2#1 never finished",
+    ),
     "restore of a checkpoint that does not exist": (
         plant_restore_of_a_checkpoint_that_does_not_exist,
         "restore-completed",
@@ -441,6 +492,8 @@ def test_a_disguised_duplicate_keeps_every_cut_consistent(
     plant_duplicate_disguised_as_recovered_in_flight_data(events)
 
     def count_only(self: Any, e: dict[str, Any]) -> None:
+        self.tasks_restored.add(e["task"])
+        tracecheck._add_keyed_counts(self.keyed_restored, e)
         for channel, records in e["input"].items():
             self.restored_input[(e["task"], int(channel))] = records
 
