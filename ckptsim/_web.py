@@ -21,6 +21,7 @@ import io
 import ipaddress
 import json
 import mimetypes
+import os
 import re
 import socket
 import threading
@@ -239,13 +240,13 @@ class ArchivedJob:
 
 def load_archives(paths: Iterable[str]) -> list[ArchivedJob]:
     """Jobs from archive files, or from every archive file under a directory (Flink 2.3's
-    layout ``<cluster>/applications/<app>/jobs/<job>`` included)."""
+    layout ``<cluster>/applications/<app>/jobs/<job>`` included). A symbolic link under a
+    directory is followed only when it stays inside that directory."""
     jobs: list[ArchivedJob] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            candidates = sorted(p for p in path.rglob("*") if p.is_file())
-            for file in candidates:
+            for file in _files_inside(path):
                 if file.name == "application-summary":
                     continue
                 with contextlib.suppress(rest.ArchiveFormatError, OSError, ValueError):
@@ -255,6 +256,21 @@ def load_archives(paths: Iterable[str]) -> list[ArchivedJob]:
         else:
             raise FileNotFoundError(raw)
     return jobs
+
+
+def _files_inside(directory: Path) -> list[Path]:
+    """The regular files under ``directory`` (sorted), symbolic links included only when they
+    resolve to a file inside it; linked directories are not entered."""
+    root = directory.resolve()
+    files: list[Path] = []
+    for folder, _dirs, names in os.walk(directory, followlinks=False):
+        for name in names:
+            file = Path(folder, name)
+            with contextlib.suppress(OSError, RuntimeError):  # a dangling link, a link loop
+                target = file.resolve(strict=True)
+                if target.is_file() and target.is_relative_to(root):
+                    files.append(file)
+    return sorted(files)
 
 
 def _load(path: Path) -> ArchivedJob:
