@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import http.client
 import io
 import json
@@ -132,32 +133,50 @@ class RunOutputs:
         if args.web:
             conf = Configuration(settings)
             host = conf["rest.bind-address"] or conf["rest.address"]
+            allow_origin = conf["web.access-control-allow-origin"]
             outputs.server = start_server(
-                outputs.registry, host, conf["rest.port"], dashboard=args.flink_dashboard
+                outputs.registry,
+                host,
+                conf["rest.port"],
+                dashboard=args.flink_dashboard,
+                allow_origin=allow_origin
+                if conf.is_set("web.access-control-allow-origin")
+                else None,
             )
             print_urls(outputs.server, conf["rest.address"])
         return outputs
 
-    def finish(self) -> None:
-        """After the job: the archive, the timeline."""
+    def finish(self) -> list[str]:
+        """After the job, or after Ctrl-C for the jobs that ran: the archive, the timeline.
+        Returns a line for each that could not be written (a full disk); nothing is left
+        half-written."""
         if self.registry is None:
-            return
+            return []
         views = self.registry.finished_views()
         if not views:
-            return
+            return []
         from actors.archive import write_archive  # noqa: PLC0415
 
+        problems = []
         if self.args.stats:
-            write_archive(views[-1], self.args.stats)
+            try:
+                write_archive(views[-1], self.args.stats)
+            except OSError as error:
+                problems.append(f"cannot write the stats file {self.args.stats}: {_why(error)}")
         if self.args.timeline:
-            from ckptsim._timeline_plot import write_timeline  # noqa: PLC0415
             from runtime.timeline import build_timeline  # noqa: PLC0415
 
             timelines = [
                 build_timeline(v.job_id, self.registry.body_getter(v.job_id)) for v in views
             ]
-            path = write_timeline(timelines, self.args.timeline)
-            print(f"Timeline written to {path}", file=sys.stderr)
+            try:
+                path = write_timeline_atomically(timelines, self.args.timeline)
+            except OSError as error:
+                why = _why(error)
+                problems.append(f"cannot write the timeline file {self.args.timeline}: {why}")
+            else:
+                print(f"Timeline written to {path}", file=sys.stderr)
+        return problems
 
     def serve(self) -> None:
         if self.server is None:
@@ -173,9 +192,37 @@ class RunOutputs:
             self.server = None
 
 
-def start_server(registry: Any, host: str, port: int, *, dashboard: bool) -> Any:
+def _why(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+def write_timeline_atomically(timelines: list[Any], target: str | Path) -> Path:
+    """``write_timeline`` into a file beside ``target`` that replaces it once drawn (removed
+    when drawing or writing fails): never a partial picture."""
+    from ckptsim._timeline_plot import write_timeline  # noqa: PLC0415
+
+    path = Path(target)
+    tmp = path.with_name(f"{path.stem}.inprogress{path.suffix}")
+    try:
+        write_timeline(timelines, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return path
+
+
+def start_server(
+    registry: Any, host: str, port: int, *, dashboard: bool, allow_origin: str | None = None
+) -> Any:
+    """The web server, started; ``UsageError`` (one line) when it cannot serve there."""
     from ckptsim._web import FlinkDashboard, WebServer  # noqa: PLC0415
 
+    if not 0 <= port <= 65535:
+        raise UsageError(
+            f"cannot serve on port {port}: a port is a number from 0 to 65535 (0: a free one)"
+        )
     flink = None
     if dashboard:
         try:
@@ -183,12 +230,21 @@ def start_server(registry: Any, host: str, port: int, *, dashboard: bool) -> Any
         except (FileNotFoundError, OSError) as error:
             raise UsageError(str(error)) from None
     try:
-        return WebServer(registry, host=host, port=port, dashboard=flink).start()
+        server = WebServer(
+            registry, host=host, port=port, dashboard=flink, allow_origin=allow_origin
+        )
     except OSError as error:
+        advice = (
+            ". Choose another port (-D rest.port=N, or serve --port N; 0 for a free one)"
+            if error.errno in (errno.EADDRINUSE, errno.EACCES)
+            else ""
+        )
         raise UsageError(
-            f"cannot serve on {host}:{port}: {error.strerror or error}. Choose another port "
-            "(-D rest.port=N, or 0 for a free one)"
+            f"cannot serve on {host}:{port}: {error.strerror or error}{advice}"
         ) from None
+    except (OverflowError, ValueError) as error:  # e.g. a host name no resolver takes
+        raise UsageError(f"cannot serve on {host}:{port}: {error}") from None
+    return server.start()
 
 
 def print_urls(server: Any, address: str | None = None) -> None:
@@ -243,7 +299,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
-    from ckptsim._timeline_plot import FORMATS, write_timeline  # noqa: PLC0415
+    from ckptsim._timeline_plot import FORMATS  # noqa: PLC0415
     from ckptsim._web import load_archives  # noqa: PLC0415
     from runtime.rest import ArchiveFormatError  # noqa: PLC0415
     from runtime.timeline import build_timeline  # noqa: PLC0415
@@ -266,9 +322,9 @@ def cmd_timeline(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     timelines = [build_timeline(j.job_id, j.body) for j in jobs]
     try:
-        path = write_timeline(timelines, args.output)
+        path = write_timeline_atomically(timelines, args.output)
     except OSError as error:
-        print(f"ckptsim timeline: cannot write {args.output}: {error}", file=sys.stderr)
+        print(f"ckptsim timeline: cannot write {args.output}: {_why(error)}", file=sys.stderr)
         return EXIT_USAGE
     print(f"Timeline written to {path}")
     return EXIT_OK
