@@ -827,6 +827,8 @@ class _Handler(BaseHTTPRequestHandler):
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """The stdlib's errors (a malformed request line or head), as Flink's JSON."""
         self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # what it took for one: answer with a status
+            self.request_version = "HTTP/1.1"
         text = message or self.responses.get(code, ("Error",))[0]
         if explain and explain != text:
             text = f"{text}: {explain}"
@@ -984,7 +986,7 @@ class _Handler(BaseHTTPRequestHandler):
         kinds = dict(_JOB_CONTROL)
         if suffix not in kinds:
             raise rest.not_found(path)
-        job = self.server_state.registry.job(parts[2])
+        rest.parse_job_id(parts[2])
         kind = kinds[suffix]
         if kind == "savepoint":
             body = self._body("Request did not match expected format SavepointTriggerRequestBody.")
@@ -1019,6 +1021,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise rest.RestError(400, f"{rest._REST_EXCEPTION}: the target directory is a path")
         if isinstance(directory, str):
             directory = directory.removeprefix("file://").removeprefix("file:")
+        job = self.server_state.registry.job(parts[2])  # the body first, as Flink's handlers
         trigger_id = job.trigger(kind, directory)
         self._json(202, rest.trigger_body(trigger_id))
 
