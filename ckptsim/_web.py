@@ -479,6 +479,8 @@ READ_TIMEOUT_S = 30.0
 #: rest.server.max-content-length is 100 MiB; ckptsim's bodies are a few bytes of JSON)
 MAX_HEAD_BYTES = 64 * 1024
 MAX_BODY_BYTES = 1024 * 1024
+#: how long a closing connection's unread bytes are drained at most
+LINGER_S = 2.0
 #: host names that always mean this machine (besides loopback IP addresses)
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost", "ip6-loopback"})
 _FORBIDDEN = "Forbidden"
@@ -726,6 +728,27 @@ class _Handler(BaseHTTPRequestHandler):
         self.rfile.close()
         self.reader = _Reader(self.connection)
         self.rfile = cast(io.BufferedIOBase, self.reader)
+
+    def handle(self) -> None:
+        try:
+            super().handle()  # requests until one closes the connection
+        finally:
+            self._linger()
+
+    def _linger(self) -> None:
+        """End the connection gracefully: the answer is sent, then the client's unread bytes
+        (a refused body, a head over the bound) are drained for a bounded while, so that closing
+        with them unread does not reset the connection before the client has read the answer."""
+        with contextlib.suppress(OSError):
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(min(self.server_state.read_timeout_s, LINGER_S))
+            drained = 0
+            while drained < MAX_BODY_BYTES:
+                data = self.connection.recv(65536)
+                if not data:
+                    break
+                drained += len(data)
 
     def handle_one_request(self) -> None:
         """One request: its head and body read within the deadline and the bounds (or an error
