@@ -336,8 +336,9 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 REQUEST_TIMEOUT_S = 10.0
 #: the largest answer the client reads
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
-_JOB_ID = re.compile(r"[0-9a-f]{32}")
+_JOB_ID = re.compile(r"[0-9a-fA-F]{32}")
 _TRIGGER_ID = re.compile(r"[0-9A-Za-z_-]{1,128}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
 
 class ClientError(Exception):
@@ -395,28 +396,32 @@ class _DeadlineSocket:
         self._sock.close()
 
 
-def request(address: str, method: str, path: str, body: Any = None) -> Any:
+def request(
+    address: str, method: str, path: str, body: Any = None, *, accepted: int | None = None
+) -> Any:
     """One call of the REST API at ``address`` (``host:port`` or a URL): its JSON answer.
     Changes go as JSON (``Content-Type: application/json``, as Flink's own client sends them;
-    ckptsim's server refuses anything else). ``ClientError`` for anything else."""
+    ckptsim's server refuses anything else). ``accepted``: the success status the REST API
+    answers (Flink's 202 for a change). ``ClientError`` for anything else."""
     base = _base(address)
+    connection_class: type[http.client.HTTPConnection] = http.client.HTTPConnection
     try:
         parts = urllib.parse.urlsplit(base)
-        port = parts.port
-    except ValueError as error:
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("give host:port")
+        if parts.query or parts.fragment or _CONTROL.search(parts.path) or " " in parts.path:
+            raise ValueError("a path of a URL, then nothing else")
+        if parts.scheme == "https":
+            connection_class = http.client.HTTPSConnection
+        connection = connection_class(parts.hostname, parts.port, timeout=REQUEST_TIMEOUT_S)
+    except (ValueError, http.client.InvalidURL) as error:  # a bad port, a host with spaces
         raise ClientError(f"-m {address}: not an address of a REST API ({error})") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ClientError(f"-m {address}: not an address of a REST API (give host:port)")
     url = base + path
-    connection_class = (
-        http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    )
     data = json.dumps({} if body is None else body).encode() if method != "GET" else None
     headers = {"Accept": "application/json"}
     if data is not None:
         headers["Content-Type"] = "application/json"
     deadline = time.monotonic() + REQUEST_TIMEOUT_S
-    connection = connection_class(parts.hostname, port, timeout=REQUEST_TIMEOUT_S)
     no_answer = ClientError(
         f"{url}: no answer within {REQUEST_TIMEOUT_S:g} s. Is it the REST API of a job "
         "(ckptsim run --web, or ckptsim serve)?"
@@ -456,10 +461,11 @@ def request(address: str, method: str, path: str, body: Any = None) -> Any:
             f"{url}: answered {status} (a redirect{to}), as ckptsim's REST API never does: "
             "give the address of the REST API itself with -m host:port"
         )
+    not_json = object()
     try:
         answer = json.loads(raw) if raw.strip() else {}
-    except (ValueError, RecursionError):
-        answer = None
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deep
+        answer = not_json
     if status >= 400:
         errors = answer.get("errors") if isinstance(answer, dict) else None
         if not isinstance(errors, list) or not all(isinstance(e, str) for e in errors):
@@ -469,9 +475,14 @@ def request(address: str, method: str, path: str, body: Any = None) -> Any:
             )
         detail = "; ".join(e.splitlines()[0] for e in errors if e.strip()) or response.reason
         raise ClientError(f"{method} {path}: {status} {detail}", exit_code=EXIT_FAILED)
-    if answer is None:
+    if answer is not_json:
         raise ClientError(
             f"{url}: answered {status} with {kind} that is not JSON: not ckptsim's REST API"
+        )
+    if accepted is not None and status != accepted:
+        raise ClientError(
+            f"{url}: answered {status} where the REST API answers {accepted}: not ckptsim's "
+            "REST API"
         )
     return answer
 
@@ -496,15 +507,22 @@ def _job_id(job_id: str) -> str:
         raise ClientError(
             f"{job_id!r} is not a job id (32 hexadecimal digits, as ckptsim list shows)"
         )
-    return job_id
+    return job_id.lower()
 
 
 def _format_time(epoch_ms: int) -> str:
     return time.strftime("%d.%m.%Y %H:%M:%S", time.localtime(epoch_ms / 1000))
 
 
+def _printable(text: str, limit: int = 300) -> str:
+    """``text`` on one line, without control characters (a server's words never move the
+    cursor of the terminal they are shown on), and at most ``limit`` characters."""
+    text = _CONTROL.sub(" ", text).strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _fail(command: str, error: ClientError) -> int:
-    print(f"ckptsim {command}: {error}", file=sys.stderr)
+    print(f"ckptsim {command}: {_printable(str(error), 1000)}", file=sys.stderr)
     return error.exit_code
 
 
@@ -533,7 +551,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{'-' * 18} {title} {'-' * 18}")
         for j in sorted(group, key=lambda j: j["start-time"]):
             when = _format_time(j["start-time"]) if 0 <= j["start-time"] < 2**53 else "?"
-            print(f"{when} : {j['jid']} : {j['name']} ({j['state']})")
+            what = _printable(f"{j['jid']} : {j['name']} ({j['state']})")
+            print(f"{when} : {what}")
         print("-" * (38 + len(title)))
     return EXIT_OK
 
@@ -541,7 +560,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_cancel(args: argparse.Namespace) -> int:
     try:
         job_id = _job_id(args.job_id)
-        request(args.jobmanager, "PATCH", f"/jobs/{job_id}?mode=cancel")
+        request(args.jobmanager, "PATCH", f"/jobs/{job_id}?mode=cancel", accepted=202)
     except ClientError as error:
         return _fail("cancel", error)
     print(f"Cancelled job {args.job_id}.")
@@ -586,10 +605,10 @@ def _await_savepoint(address: str, job_id: str, trigger_id: str) -> dict[str, An
 def _savepoint_result(command: str, operation: dict[str, Any]) -> int:
     if "failure-cause" in operation:
         trace = operation["failure-cause"].get("stack-trace")
-        cause = str(trace).splitlines()[:1] if trace else []
-        print(f"ckptsim {command}: the savepoint failed: {''.join(cause)}", file=sys.stderr)
+        cause = _printable("".join(str(trace).splitlines()[:1]) if trace else "")
+        print(f"ckptsim {command}: the savepoint failed: {cause}", file=sys.stderr)
         return EXIT_FAILED
-    print(f"Savepoint completed. Path: {operation.get('location')}")
+    print(f"Savepoint completed. Path: {_printable(str(operation.get('location')), 4096)}")
     return EXIT_OK
 
 
@@ -601,7 +620,8 @@ def cmd_savepoint(args: argparse.Namespace) -> int:
         if args.directory:
             body["target-directory"] = args.directory
         path = f"/jobs/{job_id}/savepoints"
-        trigger = _trigger_id(request(args.jobmanager, "POST", path, body), args.jobmanager, path)
+        answer = request(args.jobmanager, "POST", path, body, accepted=202)
+        trigger = _trigger_id(answer, args.jobmanager, path)
         print("Waiting for response...")
         operation = _await_savepoint(args.jobmanager, job_id, trigger)
     except ClientError as error:
@@ -617,7 +637,8 @@ def cmd_stop(args: argparse.Namespace) -> int:
         if args.savepoint_path:
             body["targetDirectory"] = args.savepoint_path
         path = f"/jobs/{job_id}/stop"
-        trigger = _trigger_id(request(args.jobmanager, "POST", path, body), args.jobmanager, path)
+        answer = request(args.jobmanager, "POST", path, body, accepted=202)
+        trigger = _trigger_id(answer, args.jobmanager, path)
         operation = _await_savepoint(args.jobmanager, job_id, trigger)
     except ClientError as error:
         return _fail("stop", error)
