@@ -4,7 +4,9 @@ Flink's HistoryServer and ``ckptsim serve`` read."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -25,10 +27,25 @@ def write_archive(view: rest.JobView, target: str | Path) -> Path:
         sys.stdout.flush()
         return Path("-")
     path = Path(target)
-    tmp = path.with_name(path.name + ".inprogress")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_atomically(path, text)
     return path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """``path`` holds ``text`` whole, or is left as it was: the text goes to ``NAME.inprogress``
+    beside it, which replaces ``path`` once written and synced, and is removed when writing
+    fails (a full disk, an interrupt)."""
+    tmp = path.with_name(path.name + ".inprogress")
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def write_archive_dir(view: rest.JobView, directory: str | Path) -> Path:
@@ -52,7 +69,7 @@ def write_archive_dir(view: rest.JobView, directory: str | Path) -> Path:
             },
         ]
     }
-    (app / "application-summary").write_text(json.dumps(summary), encoding="utf-8")
+    write_atomically(app / "application-summary", json.dumps(summary))
     return path
 
 

@@ -10,7 +10,9 @@ Commands:
 
 Exit status: 0 success, 1 the job failed or a check failed, 2 bad input (a script that
 cannot run, an unknown key, a missing path, an unknown command or option, a checkpoint that
-cannot be restored, an incomplete trace), 130 Ctrl-C, 143 SIGTERM.
+cannot be restored, an incomplete trace, a --stats or --timeline file that could not be
+written), 130 Ctrl-C, 143 SIGTERM. After Ctrl-C or SIGTERM, --stats, --timeline and --trace
+are written for what ran.
 """
 
 from __future__ import annotations
@@ -148,14 +150,18 @@ def _run_with_outputs(
         )
         return EXIT_FAILED
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM: the job was cancelled and cleaned up
-        return _interrupted(stop, quiet=args.quiet, summary_to_stderr=own_lines_to_stderr)
+        problems = outputs.finish()  # --stats, --timeline of what ran (--trace: main closes it)
+        code = _interrupted(stop, quiet=args.quiet, summary_to_stderr=own_lines_to_stderr)
+        for problem in problems:
+            print(f"ckptsim run: {problem}", file=sys.stderr)
+        return code
     except SimulationStalled as error:
         print(f"ckptsim run: the simulation stalled: {error}", file=sys.stderr)
         return EXIT_FAILED
     except JobCancellationTimeout as error:
         print(f"ckptsim run: {error}", file=sys.stderr)
         return EXIT_FAILED
-    outputs.finish()  # the archive (--stats), the timeline
+    problems = outputs.finish()  # the archive (--stats), the timeline
     if not args.quiet:  # on stderr when the archive or a PyFlink program's output is on stdout
         print(report.summary_table(result), file=sys.stderr if own_lines_to_stderr else sys.stdout)
     cause = result.root_cause
@@ -168,7 +174,11 @@ def _run_with_outputs(
             "for Flink's (unlimited attempts) give -D restart-strategy.type=exponential-delay",
             file=sys.stderr,
         )
+    for problem in problems:  # after the job's own outcome: what it produced stands
+        print(f"ckptsim run: {problem}", file=sys.stderr)
     outputs.serve()  # --web: until Ctrl-C
+    if problems:
+        return EXIT_USAGE
     return EXIT_OK if result.succeeded else EXIT_FAILED
 
 

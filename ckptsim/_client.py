@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
+import http.client
+import io
 import json
 import os
+import re
 import signal
+import socket
 import sys
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,32 +133,50 @@ class RunOutputs:
         if args.web:
             conf = Configuration(settings)
             host = conf["rest.bind-address"] or conf["rest.address"]
+            allow_origin = conf["web.access-control-allow-origin"]
             outputs.server = start_server(
-                outputs.registry, host, conf["rest.port"], dashboard=args.flink_dashboard
+                outputs.registry,
+                host,
+                conf["rest.port"],
+                dashboard=args.flink_dashboard,
+                allow_origin=allow_origin
+                if conf.is_set("web.access-control-allow-origin")
+                else None,
             )
             print_urls(outputs.server, conf["rest.address"])
         return outputs
 
-    def finish(self) -> None:
-        """After the job: the archive, the timeline."""
+    def finish(self) -> list[str]:
+        """After the job, or after Ctrl-C for the jobs that ran: the archive, the timeline.
+        Returns a line for each that could not be written (a full disk); nothing is left
+        half-written."""
         if self.registry is None:
-            return
+            return []
         views = self.registry.finished_views()
         if not views:
-            return
+            return []
         from actors.archive import write_archive  # noqa: PLC0415
 
+        problems = []
         if self.args.stats:
-            write_archive(views[-1], self.args.stats)
+            try:
+                write_archive(views[-1], self.args.stats)
+            except OSError as error:
+                problems.append(f"cannot write the stats file {self.args.stats}: {_why(error)}")
         if self.args.timeline:
-            from ckptsim._timeline_plot import write_timeline  # noqa: PLC0415
             from runtime.timeline import build_timeline  # noqa: PLC0415
 
             timelines = [
                 build_timeline(v.job_id, self.registry.body_getter(v.job_id)) for v in views
             ]
-            path = write_timeline(timelines, self.args.timeline)
-            print(f"Timeline written to {path}", file=sys.stderr)
+            try:
+                path = write_timeline_atomically(timelines, self.args.timeline)
+            except OSError as error:
+                why = _why(error)
+                problems.append(f"cannot write the timeline file {self.args.timeline}: {why}")
+            else:
+                print(f"Timeline written to {path}", file=sys.stderr)
+        return problems
 
     def serve(self) -> None:
         if self.server is None:
@@ -170,9 +192,37 @@ class RunOutputs:
             self.server = None
 
 
-def start_server(registry: Any, host: str, port: int, *, dashboard: bool) -> Any:
+def _why(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+def write_timeline_atomically(timelines: list[Any], target: str | Path) -> Path:
+    """``write_timeline`` into a file beside ``target`` that replaces it once drawn (removed
+    when drawing or writing fails): never a partial picture."""
+    from ckptsim._timeline_plot import write_timeline  # noqa: PLC0415
+
+    path = Path(target)
+    tmp = path.with_name(f"{path.stem}.inprogress{path.suffix}")
+    try:
+        write_timeline(timelines, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return path
+
+
+def start_server(
+    registry: Any, host: str, port: int, *, dashboard: bool, allow_origin: str | None = None
+) -> Any:
+    """The web server, started; ``UsageError`` (one line) when it cannot serve there."""
     from ckptsim._web import FlinkDashboard, WebServer  # noqa: PLC0415
 
+    if not 0 <= port <= 65535:
+        raise UsageError(
+            f"cannot serve on port {port}: a port is a number from 0 to 65535 (0: a free one)"
+        )
     flink = None
     if dashboard:
         try:
@@ -180,12 +230,21 @@ def start_server(registry: Any, host: str, port: int, *, dashboard: bool) -> Any
         except (FileNotFoundError, OSError) as error:
             raise UsageError(str(error)) from None
     try:
-        return WebServer(registry, host=host, port=port, dashboard=flink).start()
+        server = WebServer(
+            registry, host=host, port=port, dashboard=flink, allow_origin=allow_origin
+        )
     except OSError as error:
+        advice = (
+            ". Choose another port (-D rest.port=N, or serve --port N; 0 for a free one)"
+            if error.errno in (errno.EADDRINUSE, errno.EACCES)
+            else ""
+        )
         raise UsageError(
-            f"cannot serve on {host}:{port}: {error.strerror or error}. Choose another port "
-            "(-D rest.port=N, or 0 for a free one)"
+            f"cannot serve on {host}:{port}: {error.strerror or error}{advice}"
         ) from None
+    except (OverflowError, ValueError) as error:  # e.g. a host name no resolver takes
+        raise UsageError(f"cannot serve on {host}:{port}: {error}") from None
+    return server.start()
 
 
 def print_urls(server: Any, address: str | None = None) -> None:
@@ -240,7 +299,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
-    from ckptsim._timeline_plot import FORMATS, write_timeline  # noqa: PLC0415
+    from ckptsim._timeline_plot import FORMATS  # noqa: PLC0415
     from ckptsim._web import load_archives  # noqa: PLC0415
     from runtime.rest import ArchiveFormatError  # noqa: PLC0415
     from runtime.timeline import build_timeline  # noqa: PLC0415
@@ -263,9 +322,9 @@ def cmd_timeline(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     timelines = [build_timeline(j.job_id, j.body) for j in jobs]
     try:
-        path = write_timeline(timelines, args.output)
+        path = write_timeline_atomically(timelines, args.output)
     except OSError as error:
-        print(f"ckptsim timeline: cannot write {args.output}: {error}", file=sys.stderr)
+        print(f"ckptsim timeline: cannot write {args.output}: {_why(error)}", file=sys.stderr)
         return EXIT_USAGE
     print(f"Timeline written to {path}")
     return EXIT_OK
@@ -273,9 +332,23 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 
 # --- the client ----------------------------------------------------------------------------------
 
+#: how long the client waits for one answer of the REST API, from connecting to its last byte
+REQUEST_TIMEOUT_S = 10.0
+#: the largest answer the client reads
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+_JOB_ID = re.compile(r"[0-9a-fA-F]{32}")
+_TRIGGER_ID = re.compile(r"[0-9A-Za-z_-]{1,128}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+
 
 class ClientError(Exception):
-    """The REST API answered with an error, or could not be reached."""
+    """The REST API answered that it could not do it (``exit_code`` 1), or there was no REST API
+    of a job to ask: a bad address, nothing listening, no answer, or a server that is not
+    ckptsim's or Flink's (``exit_code`` 2)."""
+
+    def __init__(self, message: str, *, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def _base(address: str) -> str:
@@ -285,44 +358,185 @@ def _base(address: str) -> str:
     return f"http://{address}"
 
 
-def request(address: str, method: str, path: str, body: Any = None) -> Any:
-    data = json.dumps(body).encode("utf-8") if body is not None else None
-    req = urllib.request.Request(
-        _base(address) + path,
-        data=data,
-        method=method,
-        headers={"Content-Type": "application/json"} if data is not None else {},
+class _DeadlineReader(io.RawIOBase):
+    """A socket's bytes, each read bounded by what is left of one deadline (a socket timeout
+    alone bounds each read, so a server trickling bytes could hold the client forever)."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._sock = sock
+        self._deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("timed out")
+        self._sock.settimeout(remaining)
+        return self._sock.recv_into(buffer)
+
+
+class _DeadlineSocket:
+    """What ``http.client`` uses of a connected socket, its reads under ``_DeadlineReader``."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self._sock = sock
+        self._deadline = deadline
+
+    def sendall(self, data: bytes) -> None:
+        self._sock.settimeout(max(self._deadline - time.monotonic(), 0.001))
+        self._sock.sendall(data)
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(_DeadlineReader(self._sock, self._deadline))
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+def request(
+    address: str, method: str, path: str, body: Any = None, *, accepted: int | None = None
+) -> Any:
+    """One call of the REST API at ``address`` (``host:port`` or a URL): its JSON answer.
+    Changes go as JSON (``Content-Type: application/json``, as Flink's own client sends them;
+    ckptsim's server refuses anything else). ``accepted``: the success status the REST API
+    answers (Flink's 202 for a change). ``ClientError`` for anything else."""
+    base = _base(address)
+    connection_class: type[http.client.HTTPConnection] = http.client.HTTPConnection
+    try:
+        parts = urllib.parse.urlsplit(base)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("give host:port")
+        if parts.query or parts.fragment or _CONTROL.search(parts.path) or " " in parts.path:
+            raise ValueError("a path of a URL, then nothing else")
+        if parts.scheme == "https":
+            connection_class = http.client.HTTPSConnection
+        connection = connection_class(parts.hostname, parts.port, timeout=REQUEST_TIMEOUT_S)
+    except (ValueError, http.client.InvalidURL) as error:  # a bad port, a host with spaces
+        raise ClientError(f"-m {address}: not an address of a REST API ({error})") from None
+    url = base + path
+    data = json.dumps({} if body is None else body).encode() if method != "GET" else None
+    headers = {"Accept": "application/json"}
+    if data is not None:
+        headers["Content-Type"] = "application/json"
+    deadline = time.monotonic() + REQUEST_TIMEOUT_S
+    no_answer = ClientError(
+        f"{url}: no answer within {REQUEST_TIMEOUT_S:g} s. Is it the REST API of a job "
+        "(ckptsim run --web, or ckptsim serve)?"
     )
     try:
-        with urllib.request.urlopen(req, timeout=10) as response:
-            raw = response.read()
-    except urllib.error.HTTPError as error:
         try:
-            errors = json.loads(error.read()).get("errors", [])
-        except ValueError:
-            errors = []
-        detail = "; ".join(str(e).splitlines()[0] for e in errors) or error.reason
-        raise ClientError(f"{method} {path}: {error.code} {detail}") from None
-    except (urllib.error.URLError, OSError) as error:
-        reason = getattr(error, "reason", error)
+            connection.connect()
+        except TimeoutError:
+            raise no_answer from None
+        except (OSError, ValueError) as error:  # connection refused, no such host, bad name
+            reason = getattr(error, "strerror", None) or error
+            raise ClientError(
+                f"cannot reach the REST API at {base}: {reason}. Is a job running with "
+                "ckptsim run --web (or ckptsim serve)? Give its address with -m host:port"
+            ) from None
+        connection.sock = _DeadlineSocket(connection.sock, deadline)
+        connection.request(method, parts.path.rstrip("/") + path, body=data, headers=headers)
+        response = connection.getresponse()
+        raw = response.read(MAX_ANSWER_BYTES + 1)
+    except TimeoutError:
+        raise no_answer from None
+    except (http.client.HTTPException, OSError, ValueError) as error:
         raise ClientError(
-            f"cannot reach the REST API at {_base(address)}: {reason}. Is a job running with "
-            "ckptsim run --web (or ckptsim serve)? Give its address with -m host:port"
+            f"{url}: the server did not answer HTTP ({type(error).__name__}: {error}); it is "
+            "not ckptsim's REST API"
         ) from None
-    return json.loads(raw) if raw.strip() else {}
+    finally:
+        connection.close()
+    status = response.status
+    kind = response.getheader("Content-Type") or "no content type"
+    if len(raw) > MAX_ANSWER_BYTES:
+        raise ClientError(f"{url}: the answer is over {MAX_ANSWER_BYTES} bytes: not a REST API")
+    if 300 <= status < 400:
+        where = response.getheader("Location")
+        to = f" to {where}" if where else ""
+        raise ClientError(
+            f"{url}: answered {status} (a redirect{to}), as ckptsim's REST API never does: "
+            "give the address of the REST API itself with -m host:port"
+        )
+    not_json = object()
+    try:
+        answer = json.loads(raw) if raw.strip() else {}
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deep
+        answer = not_json
+    if status >= 400:
+        errors = answer.get("errors") if isinstance(answer, dict) else None
+        if not isinstance(errors, list) or not all(isinstance(e, str) for e in errors):
+            raise ClientError(
+                f"{url}: answered {status} {response.reason} ({kind}) without the REST API's "
+                "error body: not ckptsim's REST API"
+            )
+        detail = "; ".join(e.splitlines()[0] for e in errors if e.strip()) or response.reason
+        raise ClientError(f"{method} {path}: {status} {detail}", exit_code=EXIT_FAILED)
+    if answer is not_json:
+        raise ClientError(
+            f"{url}: answered {status} with {kind} that is not JSON: not ckptsim's REST API"
+        )
+    if accepted is not None and status != accepted:
+        raise ClientError(
+            f"{url}: answered {status} where the REST API answers {accepted}: not ckptsim's "
+            "REST API"
+        )
+    return answer
+
+
+def _not_the_api(address: str, path: str, what: str) -> ClientError:
+    return ClientError(f"{_base(address)}{path}: the answer is {what}: not ckptsim's REST API")
+
+
+def _fields(answer: Any, address: str, path: str, **kinds: type | tuple[type, ...]) -> Any:
+    """``answer`` as an object with these fields of these types (else ``ClientError``)."""
+    if not isinstance(answer, dict):
+        raise _not_the_api(address, path, f"a JSON {type(answer).__name__}, not an object")
+    for name, kind in kinds.items():
+        value = answer.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):  # no field is a bool
+            raise _not_the_api(address, path, f"without the field {name!r} of the right type")
+    return answer
+
+
+def _job_id(job_id: str) -> str:
+    if not _JOB_ID.fullmatch(job_id):
+        raise ClientError(
+            f"{job_id!r} is not a job id (32 hexadecimal digits, as ckptsim list shows)"
+        )
+    return job_id.lower()
 
 
 def _format_time(epoch_ms: int) -> str:
     return time.strftime("%d.%m.%Y %H:%M:%S", time.localtime(epoch_ms / 1000))
 
 
+def _printable(text: str, limit: int = 300) -> str:
+    """``text`` on one line, without control characters (a server's words never move the
+    cursor of the terminal they are shown on), and at most ``limit`` characters."""
+    text = _CONTROL.sub(" ", text).strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _fail(command: str, error: ClientError) -> int:
+    print(f"ckptsim {command}: {_printable(str(error), 1000)}", file=sys.stderr)
+    return error.exit_code
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     """Flink's ``flink list``: running jobs, then (with -a) every job."""
+    path = "/jobs/overview"
     try:
-        jobs = request(args.jobmanager, "GET", "/jobs/overview")["jobs"]
+        answer = _fields(request(args.jobmanager, "GET", path), args.jobmanager, path, jobs=list)
+        jobs = [
+            _fields(j, args.jobmanager, path, jid=str, name=str, state=str, **{"start-time": int})
+            for j in answer["jobs"]
+        ]
     except ClientError as error:
-        print(f"ckptsim list: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return _fail("list", error)
     terminal = {"FINISHED", "CANCELED", "FAILED"}
     running = [j for j in jobs if j["state"] not in terminal]
     ended = [j for j in jobs if j["state"] in terminal]
@@ -336,68 +550,98 @@ def cmd_list(args: argparse.Namespace) -> int:
             continue
         print(f"{'-' * 18} {title} {'-' * 18}")
         for j in sorted(group, key=lambda j: j["start-time"]):
-            print(f"{_format_time(j['start-time'])} : {j['jid']} : {j['name']} ({j['state']})")
+            when = _format_time(j["start-time"]) if 0 <= j["start-time"] < 2**53 else "?"
+            what = _printable(f"{j['jid']} : {j['name']} ({j['state']})")
+            print(f"{when} : {what}")
         print("-" * (38 + len(title)))
     return EXIT_OK
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
     try:
-        request(args.jobmanager, "PATCH", f"/jobs/{args.job_id}?mode=cancel")
+        job_id = _job_id(args.job_id)
+        request(args.jobmanager, "PATCH", f"/jobs/{job_id}?mode=cancel", accepted=202)
     except ClientError as error:
-        print(f"ckptsim cancel: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return _fail("cancel", error)
     print(f"Cancelled job {args.job_id}.")
     return EXIT_OK
+
+
+def _trigger_id(answer: Any, address: str, path: str) -> str:
+    trigger: str = _fields(answer, address, path, **{"request-id": str})["request-id"]
+    if not _TRIGGER_ID.fullmatch(trigger):
+        raise _not_the_api(address, path, f"a request-id that is no trigger id ({trigger[:40]!r})")
+    return trigger
 
 
 def _await_savepoint(address: str, job_id: str, trigger_id: str) -> dict[str, Any]:
     """Poll the savepoint's status until it completes (the client's own wait, as Flink's)."""
     deadline = time.monotonic() + CLIENT_TIMEOUT_S
+    path = f"/jobs/{job_id}/savepoints/{trigger_id}"
     while True:
-        answer: dict[str, Any] = request(address, "GET", f"/jobs/{job_id}/savepoints/{trigger_id}")
-        if answer["status"]["id"] == "COMPLETED":
-            return dict(answer["operation"] or {})
+        answer = _fields(request(address, "GET", path), address, path, status=dict)
+        state = _fields(answer["status"], address, path, id=str)["id"]
+        if state == "COMPLETED":
+            operation = answer.get("operation") or {}
+            if not isinstance(operation, dict):
+                raise _not_the_api(address, path, "an operation that is no object")
+            cause = operation.get("failure-cause")
+            location = operation.get("location")
+            if cause is None and not isinstance(location, str):
+                raise _not_the_api(address, path, "a completed savepoint without its location")
+            if cause is not None and not isinstance(cause, dict):
+                raise _not_the_api(address, path, "a failure-cause that is no object")
+            return dict(operation)
+        if state != "IN_PROGRESS":
+            raise _not_the_api(address, path, f"a status {state[:40]!r}")
         if time.monotonic() > deadline:
-            raise ClientError(f"the savepoint did not complete within {CLIENT_TIMEOUT_S:.0f} s")
+            raise ClientError(
+                f"the savepoint did not complete within {CLIENT_TIMEOUT_S:.0f} s",
+                exit_code=EXIT_FAILED,
+            )
         time.sleep(0.2)
 
 
 def _savepoint_result(command: str, operation: dict[str, Any]) -> int:
     if "failure-cause" in operation:
-        cause = operation["failure-cause"].get("stack-trace", "").splitlines()[:1]
-        print(f"ckptsim {command}: the savepoint failed: {''.join(cause)}", file=sys.stderr)
+        trace = operation["failure-cause"].get("stack-trace")
+        cause = _printable("".join(str(trace).splitlines()[:1]) if trace else "")
+        print(f"ckptsim {command}: the savepoint failed: {cause}", file=sys.stderr)
         return EXIT_FAILED
-    print(f"Savepoint completed. Path: {operation.get('location')}")
+    print(f"Savepoint completed. Path: {_printable(str(operation.get('location')), 4096)}")
     return EXIT_OK
 
 
 def cmd_savepoint(args: argparse.Namespace) -> int:
-    print(f"Triggering savepoint for job {args.job_id}.")
     try:
+        job_id = _job_id(args.job_id)
+        print(f"Triggering savepoint for job {job_id}.")
         body: dict[str, Any] = {"cancel-job": False}
         if args.directory:
             body["target-directory"] = args.directory
-        trigger = request(args.jobmanager, "POST", f"/jobs/{args.job_id}/savepoints", body)
+        path = f"/jobs/{job_id}/savepoints"
+        answer = request(args.jobmanager, "POST", path, body, accepted=202)
+        trigger = _trigger_id(answer, args.jobmanager, path)
         print("Waiting for response...")
-        operation = _await_savepoint(args.jobmanager, args.job_id, trigger["request-id"])
+        operation = _await_savepoint(args.jobmanager, job_id, trigger)
     except ClientError as error:
-        print(f"ckptsim savepoint: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return _fail("savepoint", error)
     return _savepoint_result("savepoint", operation)
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
-    print(f"Suspending job {args.job_id}.")
     try:
+        job_id = _job_id(args.job_id)
+        print(f"Suspending job {job_id}.")
         body: dict[str, Any] = {"drain": False}
         if args.savepoint_path:
             body["targetDirectory"] = args.savepoint_path
-        trigger = request(args.jobmanager, "POST", f"/jobs/{args.job_id}/stop", body)
-        operation = _await_savepoint(args.jobmanager, args.job_id, trigger["request-id"])
+        path = f"/jobs/{job_id}/stop"
+        answer = request(args.jobmanager, "POST", path, body, accepted=202)
+        trigger = _trigger_id(answer, args.jobmanager, path)
+        operation = _await_savepoint(args.jobmanager, job_id, trigger)
     except ClientError as error:
-        print(f"ckptsim stop: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return _fail("stop", error)
     return _savepoint_result("stop", operation)
 
 

@@ -16,8 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import http.client
+import io
+import ipaddress
 import json
 import mimetypes
+import os
+import re
+import socket
 import threading
 import time
 import uuid
@@ -26,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit
 
 import pykka
@@ -234,13 +240,13 @@ class ArchivedJob:
 
 def load_archives(paths: Iterable[str]) -> list[ArchivedJob]:
     """Jobs from archive files, or from every archive file under a directory (Flink 2.3's
-    layout ``<cluster>/applications/<app>/jobs/<job>`` included)."""
+    layout ``<cluster>/applications/<app>/jobs/<job>`` included). A symbolic link under a
+    directory is followed only when it stays inside that directory."""
     jobs: list[ArchivedJob] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            candidates = sorted(p for p in path.rglob("*") if p.is_file())
-            for file in candidates:
+            for file in _files_inside(path):
                 if file.name == "application-summary":
                     continue
                 with contextlib.suppress(rest.ArchiveFormatError, OSError, ValueError):
@@ -250,6 +256,21 @@ def load_archives(paths: Iterable[str]) -> list[ArchivedJob]:
         else:
             raise FileNotFoundError(raw)
     return jobs
+
+
+def _files_inside(directory: Path) -> list[Path]:
+    """The regular files under ``directory`` (sorted), symbolic links included only when they
+    resolve to a file inside it; linked directories are not entered."""
+    root = directory.resolve()
+    files: list[Path] = []
+    for folder, _dirs, names in os.walk(directory, followlinks=False):
+        for name in names:
+            file = Path(folder, name)
+            with contextlib.suppress(OSError, RuntimeError):  # a dangling link, a link loop
+                target = file.resolve(strict=True)
+                if target.is_file() and target.is_relative_to(root):
+                    files.append(file)
+    return sorted(files)
 
 
 def _load(path: Path) -> ArchivedJob:
@@ -448,8 +469,145 @@ class FlinkDashboard:
         return data, kind
 
 
+#: connections the kernel queues while the server thread accepts (the stdlib's 5 drops bursts)
+LISTEN_BACKLOG = 1024
+#: how long one request may take to arrive, head and body together, however its bytes trickle
+#: in; also how long an idle kept-alive connection stays open, and how long an answer may take
+#: to be written
+READ_TIMEOUT_S = 30.0
+#: the largest request head (request line and headers), and the largest request body (Flink's
+#: rest.server.max-content-length is 100 MiB; ckptsim's bodies are a few bytes of JSON)
+MAX_HEAD_BYTES = 64 * 1024
+MAX_BODY_BYTES = 1024 * 1024
+#: how long a closing connection's unread bytes are drained at most
+LINGER_S = 2.0
+#: host names that always mean this machine (besides loopback IP addresses)
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost", "ip6-loopback"})
+_FORBIDDEN = "Forbidden"
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _netloc(value: str) -> tuple[str, int | None] | None:
+    """``(host, port)`` of a ``Host`` header or of an origin's authority; None: malformed."""
+    text = value.strip()
+    if not text or any(c in text for c in "/?#@\\ \t"):
+        return None
+    try:
+        parts = urlsplit("//" + text)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    return (host, port) if host else None
+
+
+def _is_json(content_type: str | None) -> bool:
+    return (content_type or "").split(";", 1)[0].strip().lower() == "application/json"
+
+
+class _Refused(Exception):
+    """A request the server answers with an error and then closes the connection (its
+    framing cannot be trusted, or its body was left unread)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.error = rest.RestError(status, message)
+
+
+class _HeadTooLarge(http.client.HTTPException):
+    """The request line and headers are over ``MAX_HEAD_BYTES``."""
+
+
+class _Reader:
+    """A connection's request bytes, read against a deadline: the head and body of one request
+    must arrive within the read timeout however slowly they trickle in (a socket timeout alone
+    bounds each read, not the request), and the head within ``MAX_HEAD_BYTES``."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._buffer = bytearray()
+        self._eof = False
+        self.deadline = 0.0
+        self.head_budget: int | None = None
+        self.started = False  # a byte of the current request has arrived
+
+    def arm(self, timeout: float) -> None:
+        """A new request: its deadline, its head budget."""
+        self.deadline = time.monotonic() + timeout
+        self.head_budget = MAX_HEAD_BYTES
+        self.started = bool(self._buffer)
+
+    def _fill(self) -> bool:
+        if self._eof:
+            return False
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("the request did not arrive within the read timeout")
+        self._sock.settimeout(remaining)
+        data = self._sock.recv(65536)
+        if not data:
+            self._eof = True
+            return False
+        self._buffer += data
+        self.started = True
+        return True
+
+    def _take(self, n: int) -> bytes:
+        data = bytes(self._buffer[:n])
+        del self._buffer[:n]
+        if self.head_budget is not None:
+            self.head_budget -= len(data)
+            if self.head_budget < 0:
+                raise _HeadTooLarge(f"the request head is over {MAX_HEAD_BYTES} bytes")
+        return data
+
+    def readline(self, limit: int = -1) -> bytes:
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0 and (limit < 0 or end < limit):
+                return self._take(end + 1)
+            if 0 <= limit <= len(self._buffer):
+                return self._take(limit)
+            if not self._fill():
+                return self._take(len(self._buffer))
+
+    def read(self, n: int) -> bytes:
+        while len(self._buffer) < n and self._fill():
+            pass
+        return self._take(min(n, len(self._buffer)))
+
+    def close(self) -> None:
+        self._buffer.clear()
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    """A thread per connection, a real listen backlog, and no tracebacks on stderr for
+    connections that break (a handler answers every request it can read)."""
+
+    request_queue_size = LISTEN_BACKLOG
+    daemon_threads = True
+    block_on_close = False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.debug("http_connection_failed", client=str(client_address), exc_info=True)
+
+
 class WebServer:
-    """Serves ``registry`` on ``host:port`` (port 0: a free one) from a daemon thread."""
+    """Serves ``registry`` on ``host:port`` (port 0: a free one) from a daemon thread, a thread
+    per connection.
+
+    Only its user can drive it (docs/rest-security.md): while it is bound to a loopback
+    address it answers only requests whose ``Host`` is a loopback name or address (DNS
+    rebinding), and a request that changes anything (every method but GET, HEAD and OPTIONS)
+    must carry ``Content-Type: application/json`` and come from the server's own origin (no
+    ``Origin``, or the one the request was sent to), or from ``allow_origin``
+    (``web.access-control-allow-origin``), which also turns on the CORS headers as Flink sends
+    them. ``read_timeout_s`` bounds how long a request may take to arrive."""
 
     def __init__(
         self,
@@ -458,14 +616,22 @@ class WebServer:
         host: str = "localhost",
         port: int = 8081,
         dashboard: FlinkDashboard | None = None,
+        allow_origin: str | None = None,
+        read_timeout_s: float = READ_TIMEOUT_S,
     ) -> None:
+        if not 0 <= port <= 65535:
+            raise ValueError(f"a port is a number from 0 to 65535 (0: a free one), got {port}")
         self.registry = registry
         self.dashboard = dashboard
+        self.allow_origin = allow_origin or None
+        self.read_timeout_s = read_timeout_s
         handler = type("Handler", (_Handler,), {"server_state": self})
-        self.httpd = ThreadingHTTPServer((host, port), handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _HTTPServer((host, port), handler)
         self.host = host
         self.port = int(self.httpd.server_address[1])
+        bound = str(self.httpd.server_address[0])
+        self.loopback = _is_loopback(bound)
+        self._names = frozenset({host.strip("[]").lower(), bound.lower()})
         self._thread = threading.Thread(
             target=self.httpd.serve_forever, args=(0.05,), name="ckptsim-web", daemon=True
         )
@@ -495,23 +661,218 @@ class WebServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    # who may ask
+
+    def host_refused(self, host: str | None) -> str | None:
+        """Why a request to ``Host: host`` is refused (None: it is not)."""
+        if not self.loopback or host is None:
+            return None
+        netloc = _netloc(host)
+        if netloc is not None:
+            name = netloc[0]
+            if name in _LOOPBACK_NAMES or name in self._names or _is_loopback(name):
+                return None
+        return (
+            f"{_FORBIDDEN}: Host {host!r} is not this server's address. Bound to a loopback "
+            "address, it answers requests to localhost, 127.0.0.1 or [::1] only (a guard "
+            "against DNS rebinding); to be reached by another name, bind it to that address "
+            "(rest.bind-address, or ckptsim serve --address)."
+        )
+
+    def change_refused(
+        self, origin: str | None, host: str | None, content_type: str | None
+    ) -> str | None:
+        """Why a request that changes anything is refused (None: it is not)."""
+        if origin is not None and not self._origin_allowed(origin, host):
+            own = f"http://{host}" if host else self.url.rstrip("/")
+            return (
+                f"{_FORBIDDEN}: a request that changes anything must come from this server's "
+                f"own page or a client that is no web page (Origin {origin!r} is not {own}); "
+                "web.access-control-allow-origin allows one other origin."
+            )
+        if not _is_json(content_type):
+            got = f"{content_type!r}" if content_type else "none"
+            return (
+                f"{_FORBIDDEN}: a request that changes anything must have Content-Type: "
+                f"application/json (got {got})."
+            )
+        return None
+
+    def _origin_allowed(self, origin: str, host: str | None) -> bool:
+        if self.allow_origin is not None and self.allow_origin in ("*", origin):
+            return True
+        try:
+            parts = urlsplit(origin.strip())
+            origin_netloc = (parts.hostname, parts.port or 80)
+        except ValueError:
+            return False
+        if parts.scheme != "http" or parts.path not in ("", "/") or not parts.hostname:
+            return False
+        target = _netloc(host) if host is not None else (self.host.strip("[]"), self.port)
+        return target is not None and origin_netloc == (target[0].lower(), target[1] or 80)
+
 
 class _Handler(BaseHTTPRequestHandler):
     server_state: WebServer
     protocol_version = "HTTP/1.1"
+    reader: _Reader
+    request_body = b""
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http_request", line=format % args)
 
+    # the connection: framing, deadlines, bounds
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()
+        self.reader = _Reader(self.connection)
+        self.rfile = cast(io.BufferedIOBase, self.reader)
+
+    def handle(self) -> None:
+        try:
+            super().handle()  # requests until one closes the connection
+        finally:
+            self._linger()
+
+    def _linger(self) -> None:
+        """End the connection gracefully: the answer is sent, then the client's unread bytes
+        (a refused body, a head over the bound) are drained for a bounded while, so that closing
+        with them unread does not reset the connection before the client has read the answer."""
+        with contextlib.suppress(OSError):
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(min(self.server_state.read_timeout_s, LINGER_S))
+            drained = 0
+            while drained < MAX_BODY_BYTES:
+                data = self.connection.recv(65536)
+                if not data:
+                    break
+                drained += len(data)
+
+    def handle_one_request(self) -> None:
+        """One request: its head and body read within the deadline and the bounds (or an error
+        answered and the connection closed), then answered."""
+        state = self.server_state
+        self.reader.arm(state.read_timeout_s)
+        self.request_body = b""
+        self.command, self.request_version, self.requestline = "", "HTTP/1.1", ""
+        try:
+            try:
+                self.raw_requestline = self.reader.readline(65537)
+            except _HeadTooLarge:
+                self.raw_requestline = b"x" * 65537
+            if not self.raw_requestline:
+                self.close_connection = True
+                return
+            if len(self.raw_requestline) > 65536:
+                self.send_error(414, "Request-URI Too Long")
+                return
+            if not self.parse_request():  # it answered the error
+                self.close_connection = True
+                return
+            self.reader.head_budget = None
+            try:
+                self.request_body = self._read_body()
+            except _Refused as refused:
+                self.close_connection = True
+                self._error(refused.error)
+                return
+            self.connection.settimeout(state.read_timeout_s)  # to write the answer
+            self._answer()
+            self.wfile.flush()
+        except TimeoutError:
+            self.close_connection = True
+            if self.reader.started:  # part of a request came, not all of it in time
+                with contextlib.suppress(OSError):
+                    self.connection.settimeout(1.0)
+                    self.request_version = "HTTP/1.1"
+                    self.send_error(408, "Request Timeout")
+        except OSError:  # the client went away
+            self.close_connection = True
+
+    def _read_body(self) -> bytes:
+        """The request's body by its framing (Content-Length, or chunked as Flink's server
+        reads it); ``_Refused`` for framing that cannot be trusted or a body over the bound."""
+        encodings = self.headers.get_all("Transfer-Encoding") or []
+        lengths = self.headers.get_all("Content-Length") or []
+        if encodings:
+            codings = [c.strip().lower() for e in encodings for c in e.split(",") if c.strip()]
+            if lengths:
+                raise _Refused(400, "Bad request: both Transfer-Encoding and Content-Length.")
+            if codings != ["chunked"]:
+                raise _Refused(400, f"Bad request: unsupported Transfer-Encoding {codings}.")
+            return self._read_chunked()
+        if not lengths:
+            return b""
+        values = {v.strip() for v in lengths}
+        value = values.pop()
+        if values or not re.fullmatch(r"[0-9]+", value):
+            raise _Refused(400, f"Bad request: invalid Content-Length {', '.join(lengths)!r}.")
+        digits = value.lstrip("0") or "0"
+        if len(digits) > 18 or int(digits) > MAX_BODY_BYTES:
+            raise _Refused(413, f"Request entity too large: over {MAX_BODY_BYTES} bytes.")
+        length = int(digits)
+        body = self.reader.read(length)
+        if len(body) < length:
+            raise ConnectionResetError("the request body ended early")
+        return body
+
+    def _read_chunked(self) -> bytes:
+        body = bytearray()
+        while True:
+            line = self.reader.readline(1024)
+            if not line:
+                raise ConnectionResetError("the request body ended early")
+            size_text = line.split(b";", 1)[0].strip()
+            if not line.endswith(b"\n") or not re.fullmatch(rb"[0-9A-Fa-f]{1,16}", size_text):
+                raise _Refused(400, "Bad request: invalid chunk size in a chunked body.")
+            size = int(size_text, 16)
+            if len(body) + size > MAX_BODY_BYTES:
+                raise _Refused(413, f"Request entity too large: over {MAX_BODY_BYTES} bytes.")
+            if size == 0:
+                break
+            chunk = self.reader.read(size)
+            end = self.reader.readline(3)
+            if len(chunk) < size or not end:
+                raise ConnectionResetError("the request body ended early")
+            if end.strip(b"\r\n"):
+                raise _Refused(400, "Bad request: a chunk is longer than its size.")
+            body += chunk
+        for _ in range(64):  # trailers, up to the empty line
+            line = self.reader.readline(8192)
+            if not line:
+                raise ConnectionResetError("the request body ended early")
+            if not line.strip(b"\r\n"):
+                return bytes(body)
+        raise _Refused(400, "Bad request: too many trailers in a chunked body.")
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The stdlib's errors (a malformed request line or head), as Flink's JSON."""
+        self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # what it took for one: answer with a status
+            self.request_version = "HTTP/1.1"
+        text = message or self.responses.get(code, ("Error",))[0]
+        if explain and explain != text:
+            text = f"{text}: {explain}"
+        self._json(code, {"errors": [text]})
+
     # plumbing
 
-    def _send(self, status: int, payload: bytes, content_type: str) -> None:
+    def _send(self, status: int, payload: bytes, content_type: str | None) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
+        if content_type is not None:
+            self.send_header("Content-Type", content_type)
+        if status != 204:
+            self.send_header("Content-Length", str(len(payload)))
         self.send_header("Cache-Control", "no-store")
+        allow_origin = self.server_state.allow_origin
+        if allow_origin is not None:  # as Flink: on every answer
+            self.send_header("Access-Control-Allow-Origin", allow_origin)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
-        if self.command != "HEAD":
+        if self.command != "HEAD" and status != 204:
             self.wfile.write(payload)
 
     def _json(self, status: int, body: Any) -> None:
@@ -527,49 +888,64 @@ class _Handler(BaseHTTPRequestHandler):
         return path, dict(parse_qsl(parts.query))
 
     def _body(self, message: str) -> dict[str, Any]:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self.request_body
         if not raw.strip():
             return {}
         try:
             body = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deep
             body = None
         if not isinstance(body, dict):
             raise rest.RestError(400, f"{rest._REST_EXCEPTION}: {message}")
         return body
 
-    def _dispatch(self, handler: Callable[[str, dict[str, str]], None]) -> None:
-        path, query = self._request()
+    def _answer(self) -> None:
+        """Who may ask (Host; for a change, Origin and Content-Type), then the method."""
+        state = self.server_state
+        headers = self.headers
+        refused = state.host_refused(headers.get("Host"))
+        if refused is None and self.command not in ("GET", "HEAD", "OPTIONS"):
+            refused = state.change_refused(
+                headers.get("Origin"), headers.get("Host"), headers.get("Content-Type")
+            )
+        if refused is not None:
+            log.info("http_request_refused", method=self.command, path=self.path, why=refused)
+            self._error(rest.RestError(403, refused))
+            return
+        handlers: dict[str, Callable[[str, dict[str, str]], None]] = {
+            "GET": self._get,
+            "HEAD": self._get,
+            "PATCH": self._patch,
+            "POST": self._post,
+            "OPTIONS": self._options,
+        }
+        handler = handlers.get(self.command, lambda path, query: self._error(rest.not_found(path)))
         try:
+            path, query = self._request()
             handler(path, query)
         except rest.RestError as error:
             self._error(error)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+        except OSError:
+            raise  # the client went away, or a write timed out: the connection ends
         except Exception as error:  # a bug: Flink answers 500 with the error
             log.exception("http_handler_failed", path=self.path)
             self._json(500, {"errors": [f"Internal server error: {type(error).__name__}: {error}"]})
 
     # methods
 
-    def do_GET(self) -> None:
-        self._dispatch(self._get)
-
-    def do_HEAD(self) -> None:
-        self._dispatch(self._get)
-
-    def do_PATCH(self) -> None:
-        self._dispatch(self._patch)
-
-    def do_POST(self) -> None:
-        self._dispatch(self._post)
-
-    def do_DELETE(self) -> None:
-        self._dispatch(lambda path, query: self._error(rest.not_found(path)))
-
-    def do_PUT(self) -> None:
-        self.do_DELETE()
+    def _options(self, path: str, query: dict[str, str]) -> None:
+        """What may be asked; a CORS preflight is answered only when
+        web.access-control-allow-origin is set (without it, a browser refuses the request)."""
+        self.send_response(204)
+        self.send_header("Allow", "GET, HEAD, POST, PATCH, OPTIONS")
+        allow_origin = self.server_state.allow_origin
+        if allow_origin is not None:
+            self.send_header("Access-Control-Allow-Origin", allow_origin)
+            if self.headers.get("Access-Control-Request-Method") is not None:
+                self.send_header("Access-Control-Allow-Methods", "GET, HEAD, POST, PATCH")
+                self.send_header("Access-Control-Allow-Headers", "Content-Type")
+                self.send_header("Access-Control-Max-Age", "600")
+        self.end_headers()
 
     def _get(self, path: str, query: dict[str, str]) -> None:
         state = self.server_state
@@ -633,7 +1009,7 @@ class _Handler(BaseHTTPRequestHandler):
         kinds = dict(_JOB_CONTROL)
         if suffix not in kinds:
             raise rest.not_found(path)
-        job = self.server_state.registry.job(parts[2])
+        rest.parse_job_id(parts[2])
         kind = kinds[suffix]
         if kind == "savepoint":
             body = self._body("Request did not match expected format SavepointTriggerRequestBody.")
@@ -668,6 +1044,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise rest.RestError(400, f"{rest._REST_EXCEPTION}: the target directory is a path")
         if isinstance(directory, str):
             directory = directory.removeprefix("file://").removeprefix("file:")
+        job = self.server_state.registry.job(parts[2])  # the body first, as Flink's handlers
         trigger_id = job.trigger(kind, directory)
         self._json(202, rest.trigger_body(trigger_id))
 

@@ -500,6 +500,15 @@ OPTIONS: tuple[ConfigOption, ...] = (
         minimum=0,
     ),
     _opt(
+        "web.access-control-allow-origin",
+        "string",
+        "*",
+        "Access-Control-Allow-Origin header for all responses from the web-frontend. "
+        "ckptsim sends no CORS headers unless this is set, and then only this origin (* for "
+        "any) may call the REST API from another web page (docs/rest-security.md).",
+        deprecated=("jobmanager.web.access-control-allow-origin",),
+    ),
+    _opt(
         "jobmanager.archive.fs.dir",
         "string",
         None,

@@ -4,6 +4,8 @@ SIGTERM end the run cleanly (issue #8, items 8, 9 and 13)."""
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 import re
 import signal
@@ -12,6 +14,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import IO, Any
 
 import pytest
 
@@ -343,3 +346,150 @@ def test_a_reader_that_leaves_early_ends_the_output_quietly(tmp_path: Path, body
         assert "Job 'much output' FINISHED" in err, err
     for noise in ("Traceback", "BrokenPipeError", "Broken pipe", "task_failed", "restart"):
         assert noise not in err, err
+
+
+# --- the outputs (--stats, --timeline, --trace) at every end (issue #22, items 6 and 7) ----------
+
+QUICK_JOB = """
+    def build(env):
+        env.enable_checkpointing(50)
+        env.from_generator(lambda i: (i % 3, 1), 2_000, rate=10_000).key_by(lambda r: r[0]).sum(
+            1
+        ).collect("sums")
+"""
+
+NO_SPACE = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+class _FullDisk:
+    """A file on a disk that fills up: half of the first write lands, then ENOSPC."""
+
+    def __init__(self, handle: IO[str]) -> None:
+        self.handle = handle
+
+    def __enter__(self) -> _FullDisk:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()
+
+    def write(self, text: str) -> int:
+        self.handle.write(text[: len(text) // 2])
+        self.handle.flush()
+        raise NO_SPACE
+
+    def flush(self) -> None:
+        self.handle.flush()
+
+    def fileno(self) -> int:
+        return self.handle.fileno()
+
+
+def _full_disk_for_the_archive(monkeypatch: pytest.MonkeyPatch) -> None:
+    from actors import archive  # noqa: PLC0415
+
+    def full_open(file: Any, mode: str = "r", **kw: Any) -> Any:
+        handle = open(file, mode, **kw)  # noqa: SIM115 - closed by _FullDisk
+        return _FullDisk(handle) if "w" in mode else handle
+
+    monkeypatch.setattr(archive, "open", full_open, raising=False)
+
+
+def _full_disk_for_the_timeline(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ckptsim import _timeline_plot  # noqa: PLC0415
+
+    def draw(timelines: Any, path: str | Path) -> Path:
+        Path(path).write_text("<svg>half a pict")  # the picture library got this far
+        raise NO_SPACE
+
+    monkeypatch.setattr(_timeline_plot, "write_timeline", draw)
+
+
+@pytest.mark.parametrize(
+    "full", [["stats"], ["timeline"], ["stats", "timeline"]], ids=["stats", "timeline", "both"]
+)
+def test_a_full_disk_is_one_line_per_file_exit_2_nothing_partial_left_and_the_job_reported(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    full: list[str],
+) -> None:
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    stats, timeline = out_dir / "stats.json", out_dir / "timeline.svg"
+    stats.write_text("the archive of an earlier run")  # a full disk leaves it as it was
+    if "stats" in full:
+        _full_disk_for_the_archive(monkeypatch)
+    if "timeline" in full:
+        _full_disk_for_the_timeline(monkeypatch)
+    job = script(tmp_path, QUICK_JOB)
+    code = run(job, "--stats", str(stats), "--timeline", str(timeline))
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "Job 'job' FINISHED" in out  # the job's own outcome, reported
+    lines = [line for line in err.splitlines() if not line.startswith("Timeline written to")]
+    expected = []
+    if "stats" in full:
+        expected.append(
+            f"ckptsim run: cannot write the stats file {stats}: No space left on device"
+        )
+    if "timeline" in full:
+        expected.append(
+            f"ckptsim run: cannot write the timeline file {timeline}: No space left on device"
+        )
+    assert lines == expected
+    left = sorted(p.name for p in out_dir.iterdir())
+    assert left == sorted(["stats.json"] + (["timeline.svg"] if "timeline" not in full else []))
+    if "stats" in full:
+        assert stats.read_text() == "the archive of an earlier run"
+    else:
+        assert json.loads(stats.read_text())["archive"]
+
+
+@pytest.mark.parametrize(
+    ("sent", "code", "line"),
+    [
+        (signal.SIGINT, 130, "interrupted (Ctrl-C): job 'job' was cancelled"),
+        (signal.SIGTERM, 143, "terminated (SIGTERM): job 'job' was cancelled"),
+    ],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_after_ctrl_c_stats_timeline_and_trace_are_written_for_what_ran(
+    tmp_path: Path, sent: int, code: int, line: str
+) -> None:
+    from ckptsim._web import load_archives  # noqa: PLC0415
+
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    stats, timeline, trace = out_dir / "stats.json", out_dir / "t.svg", out_dir / "trace.jsonl"
+    process = _cli(
+        tmp_path,
+        SIGNALLED_JOB,
+        "--stats",
+        str(stats),
+        "--timeline",
+        str(timeline),
+        "--trace",
+        str(trace),
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline().strip()
+        if first.startswith("Job has been submitted with JobID "):
+            first = process.stdout.readline().strip()
+        assert first == "running"
+        process.send_signal(sent)
+        returned, out, err = _finish(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert returned == code, err
+    assert err == f"Timeline written to {timeline}\nckptsim run: {line}\n", err
+    assert "Job 'job' CANCELED" in out
+    (archived,) = load_archives([str(stats)])
+    assert archived.overview["state"] == "CANCELED"
+    assert "<svg" in timeline.read_text()
+    events = [json.loads(text) for text in trace.read_text().splitlines()]
+    assert events and any(e.get("event") == "job_cancel_requested" for e in events)
+    assert sorted(p.name for p in out_dir.iterdir()) == ["stats.json", "t.svg", "trace.jsonl"]

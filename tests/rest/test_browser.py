@@ -22,6 +22,8 @@ from runtime.job import JobResult
 from tests.rest.test_http import BOUND_S, http, until
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
+#: a name the browser resolves to 127.0.0.1, as an attacker's DNS would after a rebinding
+REBOUND = "rebound.test"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver") or (
     "/usr/bin/chromedriver" if Path("/usr/bin/chromedriver").exists() else None
@@ -56,6 +58,7 @@ def browser() -> Iterator[Any]:
         "--disable-dev-shm-usage",
         f"--user-data-dir={profile}",
         "--window-size=1400,1600",
+        f"--host-resolver-rules=MAP {REBOUND} 127.0.0.1",  # a DNS rebinding, without DNS
     ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
@@ -178,3 +181,50 @@ def test_the_page_during_and_after_a_run(browser: Any) -> None:
         browser.get(server.url + f"#job={job_id}")
         again = wait_rendered(browser, "FINISHED")
         assert again["shapes"] == finished["shapes"]
+
+
+FETCH = """
+const [url, options, done] = arguments;
+fetch(url, options).then(r => done(r.status), e => done('refused by the browser: ' + e));
+"""
+
+
+def test_a_page_drives_only_the_server_it_came_from(
+    browser: Any, finished: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #22, item 2, in a real browser: the server's own page may change a job (its
+    fetch carries the server's own Origin); a page from another origin can neither send a JSON
+    change (the preflight gets no CORS headers) nor have a simple text/plain one acted on; a
+    page reached through a rebound DNS name gets nothing."""
+    registry, view, _ = finished
+    reached: list[str] = []  # the job a change got through to (after every check)
+    job = registry.job
+
+    def reach(job_id: str) -> Any:
+        reached.append(job_id)
+        return job(job_id)
+
+    monkeypatch.setattr(registry, "job", reach)
+    browser.set_script_timeout(BOUND_S)
+    cancel = f"/jobs/{view.job_id}?mode=cancel"
+    json_patch = {"method": "PATCH", "headers": {"Content-Type": "application/json"}, "body": "{}"}
+    with WebServer(registry, host="localhost", port=0) as server:
+        browser.get(server.url)  # the server's own page
+        assert browser.execute_async_script(FETCH, cancel, json_patch) == 409  # the job ended
+        assert reached == [view.job_id]
+        reached.clear()
+        # a page of another origin (127.0.0.1 and localhost are two origins)
+        browser.get(f"http://127.0.0.1:{server.port}/")
+        target = f"http://localhost:{server.port}{cancel}"
+        answer = browser.execute_async_script(FETCH, target, json_patch)
+        assert str(answer).startswith("refused by the browser"), answer
+        simple = {"method": "POST", "mode": "no-cors", "body": '{"drain": false}'}  # text/plain
+        stop = f"http://localhost:{server.port}/jobs/{view.job_id}/stop"
+        assert browser.execute_async_script(FETCH, stop, simple) == 0  # opaque: sent
+        assert reached == []  # ... and refused before it reached the job
+        # a rebound name: the page itself is refused
+        browser.get(f"http://{REBOUND}:{server.port}/")
+        assert "DNS rebinding" in browser.page_source
+        answer = browser.execute_async_script(FETCH, f"/jobs/{view.job_id}/stop", json_patch)
+        assert answer == 403
+        assert reached == []
