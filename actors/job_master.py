@@ -38,22 +38,7 @@ from actors.stream_task import StreamTask
 from actors.trace import EventLog
 from runtime.checkpoint import SavepointRequest, TaskId
 from runtime.coordinator import CheckpointCoordinator
-from runtime.effects import (
-    CancelTimer,
-    CompleteJob,
-    DeployTasks,
-    LoadCheckpoint,
-    ReplyToSnapshotRequest,
-    RequestRetainedCheckpoints,
-    SchedulerEffect,
-    ScheduleTimer,
-    SendToTasks,
-    StartCoordinator,
-    StopCoordinator,
-    StopDeployment,
-    TellCoordinator,
-    Traced,
-)
+from runtime.effects import CancelTimer, ScheduleTimer, Traced
 from runtime.job import ExecutionPlan, JobResult
 from runtime.messages import (
     CheckpointLoaded,
@@ -74,6 +59,19 @@ from runtime.messages import (
 )
 from runtime.restart import RestartStrategy
 from runtime.scheduler import Scheduler
+from runtime.scheduler.effects import (
+    CompleteJob,
+    DeployTasks,
+    LoadCheckpoint,
+    ReplyToSnapshotRequest,
+    RequestRetainedCheckpoints,
+    SchedulerEffect,
+    SendToTasks,
+    StartCoordinator,
+    StopCoordinator,
+    StopDeployment,
+    TellCoordinator,
+)
 from runtime.status import JobStatus
 from runtime.storage import FileSystemCheckpointStorage, load_checkpoint
 

@@ -61,7 +61,6 @@ from runtime.effects import (
     TaskEffect,
     TaskFailed,
     TaskFinished,
-    TaskSnapshot,
     TaskStopped,
     Traced,
     WriteSnapshot,
@@ -86,6 +85,7 @@ from runtime.network import (
     EndOfData,
     EndOfPartition,
 )
+from runtime.snapshot import TaskSnapshot
 from runtime.status import ExecutionState
 from runtime.storage import CheckpointDiscarded, CheckpointStorageError, FileSystemCheckpointStorage
 from runtime.task import StreamTaskCore, TaskSpec

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from runtime.checkpoint import (
     CheckpointOptions,
@@ -18,21 +18,10 @@ from runtime.checkpoint import (
     TaskId,
 )
 from runtime.failure import TaskFailure
-from runtime.messages import (
-    AcknowledgeCheckpoint,
-    CancelTask,
-    CoordinatorMessage,
-    DeclineCheckpoint,
-    RequestId,
-    RestoredFromCheckpoint,
-    StartTask,
-    StopTask,
-)
-from runtime.network import Buffer, ChannelItem, CheckpointBarrier
+from runtime.messages import AcknowledgeCheckpoint, DeclineCheckpoint, RequestId
+from runtime.network import ChannelItem, CheckpointBarrier
 from runtime.reasons import CheckpointDeclineReason, CheckpointFailureReason
-
-if TYPE_CHECKING:  # runtime.job imports the coordinator, which imports this module
-    from runtime.job import ExecutionPlan, JobResult
+from runtime.snapshot import TaskSnapshot
 
 # --- timers (any core object) ------------------------------------------------------------------
 
@@ -267,27 +256,6 @@ class RequestDefaultAction:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TaskSnapshot:
-    """What one subtask stores for one checkpoint: operator state and channel state (JSON-safe)."""
-
-    checkpoint_id: int
-    task: TaskId
-    operator_states: dict[str, Any]
-    input_channels: dict[int, list[Buffer]]
-    output_channels: dict[int, list[Buffer]]
-    #: the task had consumed all its input (its operators ended; it waits for its final
-    #: checkpoint): after a restore from this snapshot it does not end its operators again
-    ended_input: bool = False
-
-    @property
-    def persisted_bytes(self) -> int:
-        """In-flight data persisted: input and output channel state (Flink's persisted data)."""
-        return sum(b.size for bufs in self.input_channels.values() for b in bufs) + sum(
-            b.size for bufs in self.output_channels.values() for b in bufs
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class WriteSnapshot:
     """The asynchronous part: store the snapshot (at the checkpoint's storage location), then
     report ``SnapshotWritten`` or ``SnapshotFailed``."""
@@ -438,94 +406,6 @@ class AlignmentCompleted:
     bytes_processed: int
 
 
-# --- the scheduler (the JobMaster's decisions) -> the runtime (SchedulerEffect) -----------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StartCoordinator:
-    """Start the job's checkpoint coordinator for ``plan``; answer ``CoordinatorStarted`` or
-    ``DeploymentFailed``."""
-
-    plan: ExecutionPlan
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeployTasks:
-    """Deploy attempt ``attempt`` of ``plan``: one task per subtask (a source reports its record
-    count every ``report_records_every`` records; 0: never), one channel per connected pair,
-    wired to each other and to the coordinator. Answer ``TasksDeployed`` or
-    ``DeploymentFailed``."""
-
-    attempt: int
-    plan: ExecutionPlan
-    report_records_every: int = 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SendToTasks:
-    """Tell ``message`` to these tasks of ``attempt``; the ones gone are reported with
-    ``TasksUnreachable``."""
-
-    tasks: tuple[TaskId, ...]
-    message: StartTask | CancelTask | StopTask
-    attempt: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StopDeployment:
-    """Stop every task and channel of the current deployment (they are all down)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TellCoordinator:
-    message: CoordinatorMessage
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RequestRetainedCheckpoints:
-    """Ask the coordinator which completed checkpoints it retains (``RetainedCheckpoints``)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LoadCheckpoint:
-    """Storage work: read and verify ``checkpoint`` for a restart of ``attempt``, off the
-    scheduler's thread (Flink's I/O executor); answer ``CheckpointLoaded`` or
-    ``CheckpointLoadFailed``."""
-
-    attempt: int
-    checkpoint: RestoredFromCheckpoint
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SnapshotOutcome:
-    """How a snapshot asked for from outside ended: its path (a savepoint), its id, or why it
-    failed."""
-
-    path: str | None = None
-    checkpoint_id: int | None = None
-    failure: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReplyToSnapshotRequest:
-    """Complete the outside request that gave ``reply`` (``SnapshotRequested``)."""
-
-    reply: int
-    outcome: SnapshotOutcome
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StopCoordinator:
-    pass
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompleteJob:
-    """The job ended: hand ``result`` to whoever waits for it."""
-
-    result: JobResult
-
-
 #: what a barrier handler and its input gate return
 GateEffect = (
     TriggerCheckpointOnBarrier
@@ -585,21 +465,4 @@ CoordinatorEffect = (
     | FailJob
 )
 
-#: what the scheduler returns (``runtime.scheduler``)
-SchedulerEffect = (
-    StartCoordinator
-    | DeployTasks
-    | SendToTasks
-    | StopDeployment
-    | TellCoordinator
-    | RequestRetainedCheckpoints
-    | LoadCheckpoint
-    | ScheduleTimer
-    | CancelTimer
-    | Traced
-    | ReplyToSnapshotRequest
-    | StopCoordinator
-    | CompleteJob
-)
-
-Effect = CoordinatorEffect | GateEffect | TaskEffect | SchedulerEffect
+Effect = CoordinatorEffect | GateEffect | TaskEffect

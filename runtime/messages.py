@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from runtime.checkpoint import (
     CheckpointMetrics,
@@ -19,10 +19,8 @@ from runtime.checkpoint import (
 from runtime.failure import TaskFailure
 from runtime.network import ChannelItem, CheckpointBarrier
 from runtime.reasons import CheckpointFailureReason
+from runtime.snapshot import LoadedCheckpoint
 from runtime.status import ExecutionState, JobStatus
-
-if TYPE_CHECKING:  # runtime.storage imports this module
-    from runtime.storage import LoadedCheckpoint
 
 # --- barrier handler (task input side) ------------------------------------------------------
 

@@ -35,22 +35,7 @@ from typing import Any, Literal, assert_never
 from runtime.checkpoint import SavepointRequest, SnapshotType, TaskId
 from runtime.collected import CollectedOutput
 from runtime.descriptors import SinkDescriptor, SinkKind
-from runtime.effects import (
-    CompleteJob,
-    DeployTasks,
-    LoadCheckpoint,
-    ReplyToSnapshotRequest,
-    RequestRetainedCheckpoints,
-    SchedulerEffect,
-    ScheduleTimer,
-    SendToTasks,
-    SnapshotOutcome,
-    StartCoordinator,
-    StopCoordinator,
-    StopDeployment,
-    TellCoordinator,
-    Traced,
-)
+from runtime.effects import ScheduleTimer, Traced
 from runtime.failure import TaskFailure
 from runtime.job import (
     ExecutionPlan,
@@ -97,10 +82,24 @@ from runtime.messages import (
 )
 from runtime.reasons import CheckpointFailureReason
 from runtime.restart import NoRestart, RestartStrategy
+from runtime.scheduler.effects import (
+    CompleteJob,
+    DeployTasks,
+    LoadCheckpoint,
+    ReplyToSnapshotRequest,
+    RequestRetainedCheckpoints,
+    SchedulerEffect,
+    SendToTasks,
+    SnapshotOutcome,
+    StartCoordinator,
+    StopCoordinator,
+    StopDeployment,
+    TellCoordinator,
+)
 from runtime.scheduler.restore import RestoreChoice, restore_candidates
+from runtime.snapshot import LoadedCheckpoint
 from runtime.stats import CheckpointStatsTracker
 from runtime.status import ExecutionState, JobStatus
-from runtime.storage import LoadedCheckpoint
 from runtime.task import TaskRestore
 
 _DOWN = (ExecutionState.FINISHED, ExecutionState.FAILED, ExecutionState.CANCELED)

@@ -33,7 +33,6 @@ from runtime.effects import (
     ReportToCoordinator,
     SendToOutput,
     TaskEffect,
-    TaskSnapshot,
     Traced,
     WriteSnapshot,
 )
@@ -45,6 +44,7 @@ from runtime.messages import (
 )
 from runtime.network import Buffer, CancelCheckpointMarker, CheckpointBarrier
 from runtime.reasons import CheckpointFailureReason
+from runtime.snapshot import TaskSnapshot
 from runtime.task.chain import OperatorChain
 from runtime.task.input import StreamInputProcessor
 from runtime.task.result_partition import RecordWriter

@@ -13,21 +13,7 @@ import pytest
 
 from ckptsim import StreamExecutionEnvironment
 from runtime.checkpoint import SavepointRequest, SnapshotType, TaskId
-from runtime.effects import (
-    CompleteJob,
-    DeployTasks,
-    LoadCheckpoint,
-    ReplyToSnapshotRequest,
-    RequestRetainedCheckpoints,
-    SchedulerEffect,
-    ScheduleTimer,
-    SendToTasks,
-    StartCoordinator,
-    StopCoordinator,
-    StopDeployment,
-    TellCoordinator,
-    Traced,
-)
+from runtime.effects import ScheduleTimer, Traced
 from runtime.job import ExecutionPlan, plan_execution
 from runtime.messages import (
     AbortPendingCheckpoints,
@@ -65,9 +51,22 @@ from runtime.messages import (
 from runtime.reasons import CheckpointFailureReason as R
 from runtime.restart import FixedDelay, NoRestart, RestartStrategy
 from runtime.scheduler import RestartTimer, SavepointTimer, Scheduler
+from runtime.scheduler.effects import (
+    CompleteJob,
+    DeployTasks,
+    LoadCheckpoint,
+    ReplyToSnapshotRequest,
+    RequestRetainedCheckpoints,
+    SchedulerEffect,
+    SendToTasks,
+    StartCoordinator,
+    StopCoordinator,
+    StopDeployment,
+    TellCoordinator,
+)
+from runtime.snapshot import LoadedCheckpoint, LoadedTaskState
 from runtime.status import ExecutionState as S
 from runtime.status import JobStatus as J
-from runtime.storage import LoadedCheckpoint, LoadedTaskState
 
 E = TypeVar("E")
 SOURCE0, SOURCE1 = TaskId("source-1", 0), TaskId("source-1", 1)
