@@ -25,7 +25,7 @@ import pykka
 from actors.actor_runtime import ActorRuntime
 from actors.faults import DelayAcknowledgement
 from actors.logs import get_logger
-from actors.protocol import ListRetainedCheckpoints, WireCoordinator
+from actors.protocol import WireCoordinator
 from actors.trace import EventLog
 from runtime.checkpoint import TaskId
 from runtime.coordinator import CheckpointCoordinator
@@ -43,10 +43,9 @@ from runtime.effects import (
     RequestCompleted,
     RequestDeclined,
     RequestFailed,
+    Role,
     ScheduleTimer,
-    SendNotifyCheckpointAborted,
-    SendNotifyCheckpointComplete,
-    SendTriggerCheckpoint,
+    Send,
     StorageEffect,
 )
 from runtime.messages import (
@@ -54,14 +53,9 @@ from runtime.messages import (
     CheckpointFailure,
     CheckpointRequestId,
     CoordinatorCrashed,
-    NotifyCheckpointAborted,
-    NotifyCheckpointComplete,
     RequestOutcome,
-    RestoredFromCheckpoint,
-    RetainedCheckpoints,
     SavepointRequestId,
     TimerFired,
-    TriggerCheckpoint,
 )
 from runtime.storage import FileSystemCheckpointStorage, carry_out
 
@@ -127,18 +121,6 @@ class CoordinatorActor(pykka.ThreadingActor):
     def on_receive(self, message: Any) -> None:
         if isinstance(message, WireCoordinator):
             self.tasks = dict(message.tasks)
-            return
-        if isinstance(message, ListRetainedCheckpoints):
-            retained = tuple(
-                RestoredFromCheckpoint(
-                    checkpoint_id=c.checkpoint_id,
-                    external_path=c.external_path,
-                    is_savepoint=c.is_savepoint,
-                )
-                for c in reversed(self.core.store.checkpoints)
-                if c.external_path is not None
-            )
-            self.job_master.tell(RetainedCheckpoints(checkpoints=retained))
             return
         if isinstance(message, _StorageCrashed):
             raise message.error
@@ -223,30 +205,11 @@ class CoordinatorActor(pykka.ThreadingActor):
     def _apply(self, effects: list[CoordinatorEffect]) -> None:
         for effect in effects:
             match effect:
-                case SendTriggerCheckpoint(
-                    task=task, checkpoint_id=cid, timestamp=ts, options=options
-                ):
-                    self._send(
-                        task, TriggerCheckpoint(checkpoint_id=cid, timestamp=ts, options=options)
-                    )
-                case SendNotifyCheckpointComplete(
-                    task=task, checkpoint_id=cid, last_subsumed_checkpoint_id=sub
-                ):
-                    self._send(
-                        task,
-                        NotifyCheckpointComplete(
-                            checkpoint_id=cid, last_subsumed_checkpoint_id=sub
-                        ),
-                    )
-                case SendNotifyCheckpointAborted(
-                    task=task, checkpoint_id=cid, latest_completed_checkpoint_id=latest
-                ):
-                    self._send(
-                        task,
-                        NotifyCheckpointAborted(
-                            checkpoint_id=cid, latest_completed_checkpoint_id=latest
-                        ),
-                    )
+                case Send(to=TaskId() as task, message=message):
+                    self._send(task, message)
+                case Send(to=to, message=message):
+                    assert to is Role.JOB_MASTER, f"the coordinator sends itself nothing: {effect}"
+                    self.job_master.tell(message)
                 case ScheduleTimer(key=key, due=due):
                     self.runtime.schedule(self.actor_ref, key, due)
                 case CancelTimer(key=key):

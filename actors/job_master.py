@@ -26,7 +26,6 @@ from actors.logs import get_logger
 from actors.protocol import (
     Deploy,
     FailJob,
-    ListRetainedCheckpoints,
     QueryJob,
     QueryProgress,
     SnapshotRequest,
@@ -38,7 +37,7 @@ from actors.stream_task import StreamTask
 from actors.trace import EventLog
 from runtime.checkpoint import SavepointRequest, TaskId
 from runtime.coordinator import CheckpointCoordinator
-from runtime.effects import CancelTimer, ScheduleTimer, Traced
+from runtime.effects import CancelTimer, Role, ScheduleTimer, Send, Traced
 from runtime.job import ExecutionPlan, JobResult
 from runtime.messages import (
     CheckpointLoaded,
@@ -64,13 +63,10 @@ from runtime.scheduler.effects import (
     DeployTasks,
     LoadCheckpoint,
     ReplyToSnapshotRequest,
-    RequestRetainedCheckpoints,
     SchedulerEffect,
-    SendToTasks,
     StartCoordinator,
     StopCoordinator,
     StopDeployment,
-    TellCoordinator,
 )
 from runtime.status import JobStatus
 from runtime.storage import FileSystemCheckpointStorage, load_checkpoint
@@ -130,8 +126,10 @@ class JobMaster(pykka.ThreadingActor):
             epoch_ms=runtime.epoch_ms,
             virtual_time=runtime.deterministic,
         )
+        #: the deployed attempt's tasks and channels
         self.tasks: dict[TaskId, pykka.ActorRef[Any]] = {}
         self.channels: list[pykka.ActorRef[Any]] = []
+        self.attempt = 0
         self.coordinator: pykka.ActorRef[Any] | None = None
         #: futures of snapshots asked for from outside, by the token the scheduler returns
         self._replies: dict[int, pykka.Future[Any]] = {}
@@ -227,27 +225,21 @@ class JobMaster(pykka.ThreadingActor):
                         attempt=attempt, cause=f"{type(error).__name__}: {error}"
                     )
                 return TasksDeployed(attempt=attempt)
-            case SendToTasks(tasks=tasks, message=task_message, attempt=attempt):
-                gone = []
-                for task in tasks:
-                    try:
-                        self.tasks[task].tell(task_message)
-                    except pykka.ActorDeadError:
-                        gone.append(task)
-                return TasksUnreachable(tasks=tuple(gone), attempt=attempt) if gone else None
-            case StopDeployment():
-                for ref in [*self.tasks.values(), *self.channels]:
-                    with contextlib.suppress(pykka.ActorDeadError):
-                        ref.stop(block=False)
-            case TellCoordinator(message=coordinator_message):
+            case Send(to=TaskId() as task, message=task_message):
+                try:
+                    self.tasks[task].tell(task_message)
+                except pykka.ActorDeadError:
+                    return TasksUnreachable(tasks=(task,), attempt=self.attempt)
+            case Send(to=to, message=coordinator_message):
+                assert to is Role.COORDINATOR, f"the scheduler sends itself nothing: {effect}"
                 if self.coordinator is not None:
                     # if it has died, CoordinatorCrashed is on its way
                     with contextlib.suppress(pykka.ActorDeadError):
                         self.coordinator.tell(coordinator_message)
-            case RequestRetainedCheckpoints():
-                if self.coordinator is not None:
+            case StopDeployment():
+                for ref in [*self.tasks.values(), *self.channels]:
                     with contextlib.suppress(pykka.ActorDeadError):
-                        self.coordinator.tell(ListRetainedCheckpoints())
+                        ref.stop(block=False)
             case LoadCheckpoint(attempt=attempt, checkpoint=checkpoint):
                 self._load_in_background(attempt, checkpoint)
             case ScheduleTimer(key=key, due=due):
@@ -288,7 +280,7 @@ class JobMaster(pykka.ThreadingActor):
     def _deploy_tasks(self, attempt: int, plan: ExecutionPlan, step: int) -> None:
         runtime = self.runtime
         assert self.coordinator is not None
-        self.tasks, self.channels = {}, []
+        self.tasks, self.channels, self.attempt = {}, [], attempt
         sources = set(plan.job.source_tasks())
         for task, spec in plan.tasks.items():
             self.tasks[task] = runtime.spawn(

@@ -83,12 +83,6 @@ class Deploy:
 
 
 @dataclass(frozen=True, slots=True)
-class ListRetainedCheckpoints:
-    """JobMaster -> coordinator: which completed checkpoints could a restart restore? (It
-    answers with ``runtime.messages.RetainedCheckpoints``.)"""
-
-
-@dataclass(frozen=True, slots=True)
 class QueryProgress:
     """Ask (from outside the actor system only) for a progress snapshot."""
 

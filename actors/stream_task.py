@@ -47,10 +47,11 @@ from runtime.effects import (
     ConvertToPriorityEvent,
     PrecommitCollected,
     PublishCollected,
-    ReportToCoordinator,
     RequestDefaultAction,
     ResumeConsumption,
+    Role,
     ScheduleTimer,
+    Send,
     SendToOutput,
     SinkClose,
     SinkCommit,
@@ -67,7 +68,6 @@ from runtime.effects import (
 )
 from runtime.failure import TaskFailure, describe_user_error
 from runtime.messages import (
-    AcknowledgeCheckpoint,
     InjectFailure,
     RunDefaultAction,
     SnapshotFailed,
@@ -274,17 +274,10 @@ class StreamTask(ExpectedFailures):
                 self.log.info("barrier_prioritized", channel=channel, seq=seq)
             case WriteSnapshot(snapshot=snapshot, location=location):
                 self.runtime.run_async(partial(self._async_part, snapshot, location))
-            case ReportToCoordinator(message=report):
+            case Send(to=to, message=report):
+                assert to is Role.COORDINATOR, f"a task tells only its coordinator: {effect}"
                 assert self.coordinator is not None
                 self.coordinator.tell(report)
-                if isinstance(report, AcknowledgeCheckpoint):
-                    self.log.info("checkpoint_acknowledged", checkpoint_id=report.checkpoint_id)
-                else:
-                    self.log.info(
-                        "checkpoint_declined",
-                        checkpoint_id=report.checkpoint_id,
-                        reason=report.reason.name,
-                    )
             case ScheduleTimer(key=key, due=due):
                 self.runtime.schedule(self.actor_ref, key, due)
             case CancelTimer(key=key):

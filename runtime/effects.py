@@ -6,6 +6,7 @@ conformance harness) interprets them; the core never sends, sleeps or writes on 
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -18,7 +19,7 @@ from runtime.checkpoint import (
     TaskId,
 )
 from runtime.failure import TaskFailure
-from runtime.messages import AcknowledgeCheckpoint, DeclineCheckpoint, RequestId
+from runtime.messages import Message, RequestId
 from runtime.network import ChannelItem, CheckpointBarrier
 from runtime.reasons import CheckpointDeclineReason, CheckpointFailureReason
 from runtime.snapshot import TaskSnapshot
@@ -37,6 +38,30 @@ class ScheduleTimer:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CancelTimer:
     key: Hashable
+
+
+# --- messages (any core) ---------------------------------------------------------------------
+
+
+class Role(enum.Enum):
+    """The job's actors a core addresses by their role (a task is addressed by its ``TaskId``)."""
+
+    JOB_MASTER = "job_master"
+    COORDINATOR = "checkpoint_coordinator"
+
+
+#: whom a message goes to
+Address = TaskId | Role
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Send:
+    """Deliver ``message`` to the mailbox of ``to`` (the current attempt of a task, the
+    JobMaster or the checkpoint coordinator). A receiver that is gone drops it; only the
+    scheduler hears of tasks it could not reach (``TasksUnreachable``)."""
+
+    to: Address
+    message: Message
 
 
 # --- barrier handler / input gate -> its task (GateEffect) ---------------------------------------
@@ -90,34 +115,7 @@ class ConvertToPriorityEvent:
     sequence_number: int
 
 
-# --- coordinator -> tasks and the job ------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SendTriggerCheckpoint:
-    task: TaskId
-    attempt: int
-    checkpoint_id: int
-    timestamp: int
-    options: CheckpointOptions
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SendNotifyCheckpointComplete:
-    task: TaskId
-    attempt: int
-    checkpoint_id: int
-    timestamp: int
-    last_subsumed_checkpoint_id: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SendNotifyCheckpointAborted:
-    task: TaskId
-    attempt: int
-    checkpoint_id: int
-    latest_completed_checkpoint_id: int
-    timestamp: int
+# --- coordinator -> the job ------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -262,11 +260,6 @@ class WriteSnapshot:
 
     snapshot: TaskSnapshot
     location: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReportToCoordinator:
-    message: AcknowledgeCheckpoint | DeclineCheckpoint
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -424,7 +417,7 @@ TaskEffect = (
     | AcknowledgeAllRecordsProcessed
     | RequestDefaultAction
     | WriteSnapshot
-    | ReportToCoordinator
+    | Send
     | SinkWrite
     | SinkPreCommit
     | SinkCommit
@@ -449,9 +442,7 @@ TaskEffect = (
 CoordinatorEffect = (
     ScheduleTimer
     | CancelTimer
-    | SendTriggerCheckpoint
-    | SendNotifyCheckpointComplete
-    | SendNotifyCheckpointAborted
+    | Send
     | InitializeLocation
     | FinalizeCheckpoint
     | DiscardLocation

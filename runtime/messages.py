@@ -150,6 +150,12 @@ class RestoredFromCheckpoint:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ListRetainedCheckpoints:
+    """The scheduler asks which completed checkpoints a restart could restore; the coordinator
+    answers ``RetainedCheckpoints``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ShutdownCoordinator:
     job_status: JobStatus = JobStatus.FINISHED
 
@@ -542,6 +548,7 @@ CoordinatorMessage = (
     | FailUnacknowledgedCheckpoints
     | AbortPendingCheckpoints
     | RestoredFromCheckpoint
+    | ListRetainedCheckpoints
     | ShutdownCoordinator
     | TimerFired
     | LocationInitialized
@@ -549,3 +556,6 @@ CoordinatorMessage = (
     | CheckpointFinalized
     | CheckpointFinalizationFailed
 )
+
+#: every message a core takes (what ``Send`` delivers)
+Message = TaskMessage | CoordinatorMessage | SchedulerMessage

@@ -65,10 +65,9 @@ from runtime.effects import (
     RequestCompleted,
     RequestDeclined,
     RequestFailed,
+    Role,
     ScheduleTimer,
-    SendNotifyCheckpointAborted,
-    SendNotifyCheckpointComplete,
-    SendTriggerCheckpoint,
+    Send,
 )
 from runtime.messages import (
     AbortPendingCheckpoints,
@@ -80,11 +79,16 @@ from runtime.messages import (
     ExecutionStateChanged,
     FailUnacknowledgedCheckpoints,
     JobStatusChanged,
+    ListRetainedCheckpoints,
     LocationInitializationFailed,
     LocationInitialized,
+    NotifyCheckpointAborted,
+    NotifyCheckpointComplete,
     RestoredFromCheckpoint,
+    RetainedCheckpoints,
     ShutdownCoordinator,
     TimerFired,
+    TriggerCheckpoint,
     TriggerCheckpointRequest,
 )
 from runtime.reasons import CheckpointDeclineReason, CheckpointFailureReason
@@ -233,6 +237,19 @@ class CheckpointCoordinator:
     def latest_completed(self) -> CompletedCheckpoint | None:
         return self.store.latest
 
+    def restorable_checkpoints(self) -> tuple[RestoredFromCheckpoint, ...]:
+        """The retained completed checkpoints a restart could restore (those with a path),
+        newest first."""
+        return tuple(
+            RestoredFromCheckpoint(
+                checkpoint_id=c.checkpoint_id,
+                external_path=c.external_path,
+                is_savepoint=c.is_savepoint,
+            )
+            for c in reversed(self.store.checkpoints)
+            if c.external_path is not None
+        )
+
     # --- entry point --------------------------------------------------------------------------
 
     def handle(self, msg: CoordinatorMessage, now: int) -> list[CoordinatorEffect]:
@@ -269,6 +286,13 @@ class CheckpointCoordinator:
             ):
                 self.restore_id_counter(cid + 1)
                 self.stats.report_restored(cid, self._now, is_savepoint, path)
+            case ListRetainedCheckpoints():
+                self._emit(
+                    Send(
+                        to=Role.JOB_MASTER,
+                        message=RetainedCheckpoints(checkpoints=self.restorable_checkpoints()),
+                    )
+                )
             case ShutdownCoordinator(job_status=job_status):
                 self._shutdown(job_status)
             case LocationInitialized(checkpoint_id=cid, location=location):
@@ -493,14 +517,13 @@ class CheckpointCoordinator:
                 options=options,
             )
         )
-        for task, attempt in plan.tasks_to_trigger.items():
+        for task in plan.tasks_to_trigger:
             self._emit(
-                SendTriggerCheckpoint(
-                    task=task,
-                    attempt=attempt,
-                    checkpoint_id=checkpoint_id,
-                    timestamp=timestamp,
-                    options=options,
+                Send(
+                    to=task,
+                    message=TriggerCheckpoint(
+                        checkpoint_id=checkpoint_id, timestamp=timestamp, options=options
+                    ),
                 )
             )
         if pending.is_fully_acknowledged:
@@ -619,14 +642,13 @@ class CheckpointCoordinator:
                 lambda p: p.checkpoint_id < checkpoint_id and p.can_be_subsumed,
                 CheckpointFailureReason.CHECKPOINT_SUBSUMED,
             )
-            for task, attempt in pending.plan.tasks_to_commit_to.items():
+            for task in pending.plan.tasks_to_commit_to:
                 self._emit(
-                    SendNotifyCheckpointComplete(
-                        task=task,
-                        attempt=attempt,
-                        checkpoint_id=checkpoint_id,
-                        timestamp=pending.timestamp,
-                        last_subsumed_checkpoint_id=last_subsumed,
+                    Send(
+                        to=task,
+                        message=NotifyCheckpointComplete(
+                            checkpoint_id=checkpoint_id, last_subsumed_checkpoint_id=last_subsumed
+                        ),
                     )
                 )
         self._after_slot_freed()
@@ -680,14 +702,13 @@ class CheckpointCoordinator:
                 )
             )
         latest = self.store.latest_checkpoint_id
-        for commit_task, attempt in pending.plan.tasks_to_commit_to.items():
+        for commit_task in pending.plan.tasks_to_commit_to:
             self._emit(
-                SendNotifyCheckpointAborted(
-                    task=commit_task,
-                    attempt=attempt,
-                    checkpoint_id=checkpoint_id,
-                    latest_completed_checkpoint_id=latest,
-                    timestamp=pending.timestamp,
+                Send(
+                    to=commit_task,
+                    message=NotifyCheckpointAborted(
+                        checkpoint_id=checkpoint_id, latest_completed_checkpoint_id=latest
+                    ),
                 )
             )
         del self.pending[checkpoint_id]

@@ -1,6 +1,7 @@
 """What the scheduler (``runtime.scheduler.Scheduler``, the JobMaster's decisions) asks its
-runtime to do: start the checkpoint coordinator, deploy and stop the tasks, tell them and the
-coordinator, load a checkpoint for a restore, answer requests from outside, complete the job.
+runtime to do besides sending messages (``runtime.effects.Send``), running timers and tracing:
+start the checkpoint coordinator, deploy and stop the tasks, load a checkpoint for a restore,
+answer requests from outside, complete the job.
 
 Frozen, slotted, keyword-only dataclasses, as ``runtime.effects``; they live with their owner
 because they carry the job model (``ExecutionPlan``, ``JobResult``), which sits above the
@@ -11,16 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runtime.checkpoint import TaskId
-from runtime.effects import CancelTimer, ScheduleTimer, Traced
+from runtime.effects import CancelTimer, ScheduleTimer, Send, Traced
 from runtime.job import ExecutionPlan, JobResult
-from runtime.messages import (
-    CancelTask,
-    CoordinatorMessage,
-    RestoredFromCheckpoint,
-    StartTask,
-    StopTask,
-)
+from runtime.messages import RestoredFromCheckpoint
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,28 +38,8 @@ class DeployTasks:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SendToTasks:
-    """Tell ``message`` to these tasks of ``attempt``; the ones gone are reported with
-    ``TasksUnreachable``."""
-
-    tasks: tuple[TaskId, ...]
-    message: StartTask | CancelTask | StopTask
-    attempt: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class StopDeployment:
     """Stop every task and channel of the current deployment (they are all down)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TellCoordinator:
-    message: CoordinatorMessage
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RequestRetainedCheckpoints:
-    """Ask the coordinator which completed checkpoints it retains (``RetainedCheckpoints``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,10 +86,8 @@ class CompleteJob:
 SchedulerEffect = (
     StartCoordinator
     | DeployTasks
-    | SendToTasks
+    | Send
     | StopDeployment
-    | TellCoordinator
-    | RequestRetainedCheckpoints
     | LoadCheckpoint
     | ScheduleTimer
     | CancelTimer

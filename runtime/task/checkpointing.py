@@ -30,7 +30,8 @@ from runtime.checkpoint import CheckpointMetrics, CheckpointOptions, TaskId
 from runtime.effects import (
     AlignmentCompleted,
     CheckpointTakenOnTask,
-    ReportToCoordinator,
+    Role,
+    Send,
     SendToOutput,
     TaskEffect,
     Traced,
@@ -228,7 +229,8 @@ class SubtaskCheckpointCoordinator:
             total_bytes_persisted=msg.state.state_size,
         )
         return [
-            ReportToCoordinator(
+            Send(
+                to=Role.COORDINATOR,
                 message=AcknowledgeCheckpoint(
                     task=self.task,
                     attempt=self.attempt,
@@ -239,18 +241,17 @@ class SubtaskCheckpointCoordinator:
                         else msg.state
                     ),
                     metrics=metrics,
-                )
-            )
+                ),
+            ),
+            Traced(event="checkpoint_acknowledged", fields={"checkpoint_id": msg.checkpoint_id}),
         ]
 
     def snapshot_failed(self, msg: SnapshotFailed) -> list[TaskEffect]:
         if self.pending.pop(msg.checkpoint_id, None) is None:
             return []
-        return [
-            self.decline(
-                msg.checkpoint_id, CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION, msg.message
-            )
-        ]
+        return self.decline(
+            msg.checkpoint_id, CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION, msg.message
+        )
 
     # --- aborts and notifications ----------------------------------------------------------------
 
@@ -261,7 +262,7 @@ class SubtaskCheckpointCoordinator:
         self.pending.pop(checkpoint_id, None)
         if self.inputs is not None:
             self.inputs.discard_inflight(checkpoint_id)
-        out: list[TaskEffect] = [self.decline(checkpoint_id, reason, None)]
+        out = self.decline(checkpoint_id, reason, None)
         out.extend(self._cancel_downstream(checkpoint_id))
         return out
 
@@ -277,16 +278,23 @@ class SubtaskCheckpointCoordinator:
 
     def decline(
         self, checkpoint_id: int, reason: CheckpointFailureReason, message: str | None
-    ) -> ReportToCoordinator:
-        return ReportToCoordinator(
-            message=DeclineCheckpoint(
-                task=self.task,
-                attempt=self.attempt,
-                checkpoint_id=checkpoint_id,
-                reason=reason,
-                message=message,
-            )
-        )
+    ) -> list[TaskEffect]:
+        return [
+            Send(
+                to=Role.COORDINATOR,
+                message=DeclineCheckpoint(
+                    task=self.task,
+                    attempt=self.attempt,
+                    checkpoint_id=checkpoint_id,
+                    reason=reason,
+                    message=message,
+                ),
+            ),
+            Traced(
+                event="checkpoint_declined",
+                fields={"checkpoint_id": checkpoint_id, "reason": reason.name},
+            ),
+        ]
 
     def _cancel_downstream(self, checkpoint_id: int) -> list[TaskEffect]:
         if self.writer is None:

@@ -568,7 +568,7 @@ class StreamTaskCore:
         self._perform_checkpoint(barrier, 0, 0, 0)
 
     def _decline_not_ready(self, checkpoint_id: int) -> None:
-        self._emit(
+        self._emit_all(
             self.checkpoints.decline(
                 checkpoint_id,
                 CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY,

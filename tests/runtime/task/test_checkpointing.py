@@ -10,7 +10,8 @@ from runtime.effects import (
     CheckpointTakenOnTask,
     PrecommitCollected,
     PublishCollected,
-    ReportToCoordinator,
+    Role,
+    Send,
     SendToOutput,
     WriteSnapshot,
 )
@@ -100,12 +101,11 @@ def test_the_acknowledgement_carries_the_metrics_the_sync_part_included() -> Non
     )
     coord.sync_part_measured(1, 3)
     state = TaskStateSnapshot(handles=(StateHandle(key="k", size=99),))
-    (report,) = coord.snapshot_written(
-        SnapshotWritten(checkpoint_id=1, state=state, async_duration_ms=4)
+    (report,) = only(
+        coord.snapshot_written(SnapshotWritten(checkpoint_id=1, state=state, async_duration_ms=4)),
+        Send,
     )
-    assert isinstance(report, ReportToCoordinator) and isinstance(
-        report.message, AcknowledgeCheckpoint
-    )
+    assert report.to is Role.COORDINATOR and isinstance(report.message, AcknowledgeCheckpoint)
     metrics = report.message.metrics
     assert metrics is not None
     assert (metrics.checkpoint_start_delay_ms, metrics.alignment_duration_ms) == (5, 2)
@@ -118,8 +118,10 @@ def test_a_failed_asynchronous_part_declines() -> None:
     coord.checkpoint_state(
         barrier(1), start_delay_ms=0, alignment_ms=0, processed_bytes=0, ended_input=False
     )
-    (report,) = coord.snapshot_failed(SnapshotFailed(checkpoint_id=1, message="disk full"))
-    assert isinstance(report, ReportToCoordinator) and isinstance(report.message, DeclineCheckpoint)
+    (report,) = only(
+        coord.snapshot_failed(SnapshotFailed(checkpoint_id=1, message="disk full")), Send
+    )
+    assert report.to is Role.COORDINATOR and isinstance(report.message, DeclineCheckpoint)
     assert report.message.reason is CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION
     assert coord.snapshot_failed(SnapshotFailed(checkpoint_id=1, message="again")) == []
 
@@ -127,7 +129,7 @@ def test_a_failed_asynchronous_part_declines() -> None:
 def test_an_abort_on_barrier_declines_and_tells_downstream() -> None:
     coord = coordinator()
     effects = coord.abort_on_barrier(3, CheckpointFailureReason.CHECKPOINT_DECLINED_SUBSUMED)
-    assert isinstance(effects[0], ReportToCoordinator)
+    assert isinstance(effects[0], Send) and effects[0].to is Role.COORDINATOR
     assert only(effects, SendToOutput) == [SendToOutput(channel=0, item=CancelCheckpointMarker(3))]
 
 

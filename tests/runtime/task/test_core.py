@@ -15,8 +15,8 @@ from runtime.effects import (
     AcknowledgeAllRecordsProcessed,
     AnnounceCredit,
     CheckpointTakenOnTask,
-    ReportToCoordinator,
     ResumeConsumption,
+    Send,
     SendToOutput,
     TaskFailed,
     TaskFinished,
@@ -135,7 +135,7 @@ def test_a_bounded_source_ends_its_data_then_its_final_checkpoint_then_its_parti
     (write,) = only(effects, WriteSnapshot)
     assert write.snapshot.ended_input
     effects = task.send(SnapshotWritten(checkpoint_id=7, state=TaskStateSnapshot()))
-    (report,) = only(effects, ReportToCoordinator)
+    (report,) = only(effects, Send)
     assert isinstance(report.message, AcknowledgeCheckpoint)
     assert report.message.state is not None and report.message.state.task_finished
     effects = task.send(NotifyCheckpointComplete(checkpoint_id=7))
@@ -212,7 +212,7 @@ def test_an_illegal_transition_raises_one_error_naming_status_and_event() -> Non
 def test_a_task_that_is_not_running_declines_a_trigger_as_not_ready() -> None:
     task = Driver(spec([source([1])], outputs=1))
     effects = task.send(TriggerCheckpoint(checkpoint_id=1, timestamp=0, options=ALIGNED))
-    (report,) = only(effects, ReportToCoordinator)
+    (report,) = only(effects, Send)
     assert isinstance(report.message, DeclineCheckpoint)
     assert report.message.reason is CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY
     task.send(CancelTask())
