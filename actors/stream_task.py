@@ -40,15 +40,12 @@ from actors.trace import EventLog
 from runtime.descriptors import SinkDescriptor
 from runtime.effects import (
     AcknowledgeAllRecordsProcessed,
-    AlignmentCompleted,
     AnnounceCredit,
     CancelTimer,
     CheckpointTakenOnTask,
-    ConvertToPriorityEvent,
     PrecommitCollected,
     PublishCollected,
     RequestDefaultAction,
-    ResumeConsumption,
     Role,
     ScheduleTimer,
     Send,
@@ -268,10 +265,6 @@ class StreamTask(ExpectedFailures):
                 self.inputs[channel].tell(AllRecordsProcessed())
             case RequestDefaultAction():
                 self._default_requested = True
-            case ResumeConsumption(channel=channel):
-                self.log.debug("channel_resumed", channel=channel)
-            case ConvertToPriorityEvent(channel=channel, sequence_number=seq):
-                self.log.info("barrier_prioritized", channel=channel, seq=seq)
             case WriteSnapshot(snapshot=snapshot, location=location):
                 self.runtime.run_async(partial(self._async_part, snapshot, location))
             case Send(to=to, message=report):
@@ -330,15 +323,8 @@ class StreamTask(ExpectedFailures):
                     ),
                     started,
                 )
-            case Traced(event=event, fields=fields):
-                self.log.info(event, **fields)
-            case AlignmentCompleted(checkpoint_id=cid, alignment_ms=ms, bytes_processed=processed):
-                self.log.info(
-                    "alignment_completed",
-                    checkpoint_id=cid,
-                    alignment_ms=ms,
-                    bytes_processed=processed,
-                )
+            case Traced(event=event, fields=fields, level=level):
+                getattr(self.log, level)(event, **fields)
             case TaskFinished():
                 self._ended(ExecutionState.FINISHED)
             case TaskCanceled():

@@ -101,15 +101,18 @@ class AbortCheckpointOnBarrier:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResumeConsumption:
-    """Informational: the gate resumed a channel it had paused after an aligned barrier."""
+    """The handler resumed a channel it had paused after an aligned barrier (Flink's
+    ``CheckpointableInput.resumeConsumption``, done to the gate's channel already); the task
+    traces it."""
 
     channel: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConvertToPriorityEvent:
-    """Informational: the gate moved the announced barrier at ``sequence_number`` to the
-    front of its channel (the alignment timed out)."""
+    """The handler moved the announced barrier at ``sequence_number`` to the front of its
+    channel (the alignment timed out; Flink's ``convertToPriorityEvent``, done already): the
+    gate has a priority event to process; the task traces it."""
 
     channel: int
     sequence_number: int
@@ -383,20 +386,11 @@ class CheckpointTakenOnTask:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Traced:
     """Informational: a protocol fact for the trace (the runtime logs it as ``event``, at
-    ``level``)."""
+    ``level``; ``debug`` facts reach only a debug trace)."""
 
     event: str
     fields: dict[str, Any]
-    level: Literal["info", "warning", "error"] = "info"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlignmentCompleted:
-    """Informational: every barrier of a checkpoint reached the task."""
-
-    checkpoint_id: int
-    alignment_ms: int
-    bytes_processed: int
+    level: Literal["debug", "info", "warning", "error"] = "info"
 
 
 #: what a barrier handler and its input gate return
@@ -430,10 +424,7 @@ TaskEffect = (
     | TaskCanceled
     | TaskFailed
     | CheckpointTakenOnTask
-    | AlignmentCompleted
     | Traced
-    | ResumeConsumption
-    | ConvertToPriorityEvent
     | ScheduleTimer
     | CancelTimer
 )

@@ -28,7 +28,6 @@ from typing import Any
 
 from runtime.checkpoint import CheckpointMetrics, CheckpointOptions, TaskId
 from runtime.effects import (
-    AlignmentCompleted,
     CheckpointTakenOnTask,
     Role,
     Send,
@@ -142,13 +141,7 @@ class SubtaskCheckpointCoordinator:
             )
         )
         if alignment_ms is not None and self.inputs is not None:
-            out.append(
-                AlignmentCompleted(
-                    checkpoint_id=cid,
-                    alignment_ms=alignment_ms,
-                    bytes_processed=processed_bytes or 0,
-                )
-            )
+            out.append(_alignment_completed(cid, alignment_ms, processed_bytes or 0))
         pending = PendingSnapshot(
             checkpoint_id=cid,
             options=barrier.options,
@@ -173,13 +166,7 @@ class SubtaskCheckpointCoordinator:
         if pending is None or pending.alignment_ms is not None:
             return []
         pending.alignment_ms, pending.processed_bytes = alignment_ms, processed_bytes
-        out: list[TaskEffect] = [
-            AlignmentCompleted(
-                checkpoint_id=checkpoint_id,
-                alignment_ms=alignment_ms,
-                bytes_processed=processed_bytes,
-            )
-        ]
+        out: list[TaskEffect] = [_alignment_completed(checkpoint_id, alignment_ms, processed_bytes)]
         out.extend(self._write(pending))
         return out
 
@@ -317,3 +304,15 @@ class SubtaskCheckpointCoordinator:
 
 def _record_counts(channels: dict[int, list[Buffer]]) -> dict[int, int]:
     return {c: sum(len(b.records) for b in buffers) for c, buffers in channels.items()}
+
+
+def _alignment_completed(checkpoint_id: int, alignment_ms: int, processed_bytes: int) -> Traced:
+    """Every barrier of the checkpoint reached the task."""
+    return Traced(
+        event="alignment_completed",
+        fields={
+            "checkpoint_id": checkpoint_id,
+            "alignment_ms": alignment_ms,
+            "bytes_processed": processed_bytes,
+        },
+    )

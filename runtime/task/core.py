@@ -617,9 +617,15 @@ class StreamTaskCore:
                 case AbortCheckpointOnBarrier(checkpoint_id=cid, reason=reason):
                     self._emit_all(self.checkpoints.abort_on_barrier(cid, reason))
                     self._maybe_finish()
-                case (
-                    ResumeConsumption() | ConvertToPriorityEvent() | ScheduleTimer() | CancelTimer()
-                ):
+                case ResumeConsumption(channel=channel):
+                    self._emit(
+                        Traced(event="channel_resumed", fields={"channel": channel}, level="debug")
+                    )
+                case ConvertToPriorityEvent(channel=channel, sequence_number=seq):
+                    self._emit(
+                        Traced(event="barrier_prioritized", fields={"channel": channel, "seq": seq})
+                    )
+                case ScheduleTimer() | CancelTimer():
                     self._emit(effect)
                 case _:
                     assert_never(effect)
