@@ -101,7 +101,6 @@ class CoordinatorActor(pykka.ThreadingActor):
         self.job_master = job_master
         self.job_id = job_id
         self.tasks: dict[TaskId, pykka.ActorRef[Any]] = {}
-        self.completed_ids: list[int] = []
         self._delayed: dict[int, _Late] = {}
         self._tokens = itertools.count()
 
@@ -141,23 +140,12 @@ class CoordinatorActor(pykka.ThreadingActor):
         self._apply(self.core.handle(message, self.runtime.clock.now()))
 
     def summary(self) -> dict[str, Any]:
-        due = self.core.next_periodic_trigger
-        now = self.runtime.clock.now()
-        return {
-            "stats": self.core.stats.to_json(),
-            "completed": list(self.completed_ids),
-            "next_trigger_in_ms": None if due is None else max(due - now, 0),
-        }
+        """Asked from outside the actor system (the progress line, the REST API)."""
+        return self.core.summary(self.runtime.clock.now())
 
     def details(self) -> dict[int, dict[str, Any]]:
-        stats = self.core.stats
-        out: dict[int, dict[str, Any]] = {}
-        for entry in stats.history:
-            details = stats.details_json(entry.checkpoint_id)
-            if details is not None:
-                details["subtasks"] = {v: entry.subtasks_json(v) for v in entry.num_subtasks}
-                out[entry.checkpoint_id] = details
-        return out
+        """Asked from outside the actor system (the REST API)."""
+        return self.core.details()
 
     def _send(self, task: TaskId, message: Any) -> None:
         ref = self.tasks.get(task)
@@ -228,7 +216,6 @@ class CoordinatorActor(pykka.ThreadingActor):
                         alignment=options.alignment.value,
                     )
                 case CheckpointCompleted(checkpoint=checkpoint, subsumed=subsumed):
-                    self.completed_ids.append(checkpoint.checkpoint_id)
                     self.log.info(
                         "checkpoint_completed",
                         checkpoint_id=checkpoint.checkpoint_id,

@@ -43,13 +43,11 @@ from runtime.messages import (
     CheckpointLoaded,
     CheckpointLoadFailed,
     CoordinatorCrashed,
-    CoordinatorReport,
     CoordinatorStarted,
     DeploymentFailed,
     RestoredFromCheckpoint,
     RuntimeFailed,
     SchedulerMessage,
-    ShutdownCoordinator,
     SnapshotKind,
     SnapshotRequested,
     StartJob,
@@ -72,26 +70,6 @@ from runtime.status import JobStatus
 from runtime.storage import FileSystemCheckpointStorage, load_checkpoint
 
 log = get_logger(__name__)
-
-
-class ReportingCoordinator(CoordinatorActor):
-    """Reports its statistics to the JobMaster once shut down."""
-
-    def on_receive(self, message: Any) -> None:
-        super().on_receive(message)
-        if isinstance(message, ShutdownCoordinator):
-            retained = [
-                c.external_path for c in self.core.retained_after_shutdown if c.external_path
-            ]
-            self.job_master.tell(
-                CoordinatorReport(
-                    stats=self.core.stats.to_json(),
-                    details=self.details(),
-                    completed=list(self.completed_ids),
-                    retained=retained,
-                    types={s.checkpoint_id: s.triggered_type for s in self.core.stats.history},
-                )
-            )
 
 
 class JobMaster(pykka.ThreadingActor):
@@ -269,7 +247,7 @@ class JobMaster(pykka.ThreadingActor):
             plan.coordinator_config(seed=self.seed), plan.plan_calculator(), seed=self.seed
         )
         self.coordinator = self.runtime.spawn(
-            ReportingCoordinator,
+            CoordinatorActor,
             core=core,
             runtime=self.runtime,
             storage=self.storage,

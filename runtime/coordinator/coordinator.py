@@ -30,7 +30,7 @@ import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import assert_never
+from typing import Any, assert_never
 
 from runtime.checkpoint import (
     INVALID_CHECKPOINT_ID,
@@ -75,6 +75,7 @@ from runtime.messages import (
     CheckpointFinalizationFailed,
     CheckpointFinalized,
     CoordinatorMessage,
+    CoordinatorReport,
     DeclineCheckpoint,
     ExecutionStateChanged,
     FailUnacknowledgedCheckpoints,
@@ -184,6 +185,8 @@ class CheckpointCoordinator:
         self.periodic_scheduling = False
         self.is_shutdown = False
         self.retained_after_shutdown: list[CompletedCheckpoint] = []
+        #: every checkpoint and savepoint completed, in order
+        self.completed_ids: list[int] = []
         self._rng = random.Random(seed)
         self._next_checkpoint_id = 1
         self._recent_expired: deque[int] = deque(maxlen=NUM_GHOST_CHECKPOINT_IDS)
@@ -236,6 +239,38 @@ class CheckpointCoordinator:
     @property
     def latest_completed(self) -> CompletedCheckpoint | None:
         return self.store.latest
+
+    def summary(self, now: int) -> dict[str, Any]:
+        """The statistics, the completed ids and when the periodic trigger fires next (the
+        progress line, the REST API)."""
+        due = self.next_periodic_trigger
+        return {
+            "stats": self.stats.to_json(),
+            "completed": list(self.completed_ids),
+            "next_trigger_in_ms": None if due is None else max(due - now, 0),
+        }
+
+    def details(self) -> dict[int, dict[str, Any]]:
+        """Each checkpoint in the statistics' history with its subtasks, by id (the REST API's
+        checkpoint details)."""
+        stats = self.stats
+        out: dict[int, dict[str, Any]] = {}
+        for entry in stats.history:
+            details = stats.details_json(entry.checkpoint_id)
+            if details is not None:
+                details["subtasks"] = {v: entry.subtasks_json(v) for v in entry.num_subtasks}
+                out[entry.checkpoint_id] = details
+        return out
+
+    def report(self) -> CoordinatorReport:
+        """What the job's result takes from the coordinator (sent once it shut down)."""
+        return CoordinatorReport(
+            stats=self.stats.to_json(),
+            details=self.details(),
+            completed=list(self.completed_ids),
+            retained=[c.external_path for c in self.retained_after_shutdown if c.external_path],
+            types={s.checkpoint_id: s.triggered_type for s in self.stats.history},
+        )
 
     def restorable_checkpoints(self) -> tuple[RestoredFromCheckpoint, ...]:
         """The retained completed checkpoints a restart could restore (those with a path),
@@ -295,6 +330,8 @@ class CheckpointCoordinator:
                 )
             case ShutdownCoordinator(job_status=job_status):
                 self._shutdown(job_status)
+                # the coordinator's last word: its statistics, for the job's result
+                self._emit(Send(to=Role.JOB_MASTER, message=self.report()))
             case LocationInitialized(checkpoint_id=cid, location=location):
                 self._on_location(cid, location, None)
             case LocationInitializationFailed(checkpoint_id=cid, error=error):
@@ -632,6 +669,7 @@ class CheckpointCoordinator:
             )
         # announced at once: the aborts below free slots that start queued checkpoints, which
         # must not appear to run alongside this one
+        self.completed_ids.append(checkpoint_id)
         self._emit(CheckpointCompleted(checkpoint=completed, subsumed=subsumed_ids))
         self._emit(RequestCompleted(request_id=pending.request_id, checkpoint=completed))
         self.failure_manager.handle_checkpoint_success(checkpoint_id)
