@@ -31,7 +31,6 @@ from runtime.effects import (
     CheckpointTakenOnTask,
     Role,
     Send,
-    SendToOutput,
     TaskEffect,
     Traced,
     WriteSnapshot,
@@ -122,7 +121,7 @@ class SubtaskCheckpointCoordinator:
             partition = self.writer.partition
             emitted = partition.emitted()
             output_state = partition.broadcast_event(barrier, priority=barrier.is_unaligned)
-            out.extend(self.drain())
+            out.extend(self.writer.poll_output())
         # 3. the synchronous snapshot
         states = self.chain.snapshot_state(cid)
         out.extend(self.chain.take_effects())
@@ -135,7 +134,7 @@ class SubtaskCheckpointCoordinator:
                 alignment_ms=alignment_ms,
                 emitted=emitted,
                 consumed=consumed,
-                output_persisted=_record_counts(output_state),
+                output_persisted=record_counts(output_state),
                 timers=self.chain.timer_counts(),
                 state_entries=self.chain.state_entry_counts(),
             )
@@ -187,8 +186,8 @@ class SubtaskCheckpointCoordinator:
                 event="channel_state_captured",
                 fields={
                     "checkpoint_id": cid,
-                    "input": _record_counts(snapshot.input_channels),
-                    "output": _record_counts(snapshot.output_channels),
+                    "input": record_counts(snapshot.input_channels),
+                    "output": record_counts(snapshot.output_channels),
                 },
             ),
             WriteSnapshot(snapshot=snapshot, location=pending.options.target_location),
@@ -287,23 +286,16 @@ class SubtaskCheckpointCoordinator:
         if self.writer is None:
             return []
         self.writer.partition.broadcast_event(CancelCheckpointMarker(checkpoint_id))
-        return self.drain()
-
-    def drain(self) -> list[TaskEffect]:
-        """What the result partition may send now."""
-        if self.writer is None:
-            return []
-        return [
-            SendToOutput(channel=c, item=item) for c, item in self.writer.partition.poll_sendable()
-        ]
+        return self.writer.poll_output()
 
     @property
     def pending_checkpoints(self) -> list[int]:
         return sorted(self.pending)
 
 
-def _record_counts(channels: dict[int, list[Buffer]]) -> dict[int, int]:
-    return {c: sum(len(b.records) for b in buffers) for c, buffers in channels.items()}
+def record_counts(channels: dict[int, list[Buffer]]) -> dict[int, int]:
+    """Records of channel state (in-flight buffers), per channel in channel order."""
+    return {c: sum(len(b.records) for b in buffers) for c, buffers in sorted(channels.items())}
 
 
 def _alignment_completed(checkpoint_id: int, alignment_ms: int, processed_bytes: int) -> Traced:
