@@ -2,6 +2,12 @@
 
 Frozen, slotted, keyword-only dataclasses. A runtime (actor shell, deterministic simulation,
 conformance harness) interprets them; the core never sends, sleeps or writes on its own.
+
+Every core uses the same three for time, messages and the trace: ``ScheduleTimer`` /
+``CancelTimer``, ``Send`` (a message to a task or to the JobMaster or the coordinator) and
+``Traced`` (a fact the runtime only logs). Then one union per core: ``GateEffect``,
+``TaskEffect``, ``CoordinatorEffect`` here; the scheduler's, which carry the job model, live
+with it (``runtime.scheduler.effects``).
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ class CancelTimer:
     key: Hashable
 
 
-# --- messages (any core) ---------------------------------------------------------------------
+# --- messages and trace facts (any core) -----------------------------------------------------
 
 
 class Role(enum.Enum):
@@ -62,6 +68,16 @@ class Send:
 
     to: Address
     message: Message
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Traced:
+    """Informational: a protocol fact for the trace (the runtime logs it as ``event``, at
+    ``level``; ``debug`` facts reach only a debug trace)."""
+
+    event: str
+    fields: dict[str, Any]
+    level: Literal["debug", "info", "warning", "error"] = "info"
 
 
 # --- barrier handler / input gate -> its task (GateEffect) ---------------------------------------
@@ -118,7 +134,7 @@ class ConvertToPriorityEvent:
     sequence_number: int
 
 
-# --- coordinator -> the job ------------------------------------------------------------
+# --- checkpoint coordinator (CoordinatorEffect) -----------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -222,7 +238,7 @@ class FailJob:
     cause: str | None = None
 
 
-# --- stream task -> its channels, itself, the coordinator, its sinks (TaskEffect) -----------------
+# --- stream task -> its channels, itself, its sinks, the JobMaster (TaskEffect) ------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -381,16 +397,6 @@ class CheckpointTakenOnTask:
     timers: dict[str, int] = field(default_factory=dict)
     #: keyed state entries in the snapshot, per keyed operator uid (window contents included)
     state_entries: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Traced:
-    """Informational: a protocol fact for the trace (the runtime logs it as ``event``, at
-    ``level``; ``debug`` facts reach only a debug trace)."""
-
-    event: str
-    fields: dict[str, Any]
-    level: Literal["debug", "info", "warning", "error"] = "info"
 
 
 #: what a barrier handler and its input gate return
