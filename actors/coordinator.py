@@ -25,7 +25,7 @@ import pykka
 from actors.actor_runtime import ActorRuntime
 from actors.faults import DelayAcknowledgement
 from actors.logs import get_logger
-from actors.protocol import ListRetainedCheckpoints, WireCoordinator
+from actors.protocol import WireCoordinator
 from actors.trace import EventLog
 from runtime.checkpoint import TaskId
 from runtime.coordinator import CheckpointCoordinator
@@ -43,10 +43,9 @@ from runtime.effects import (
     RequestCompleted,
     RequestDeclined,
     RequestFailed,
+    Role,
     ScheduleTimer,
-    SendNotifyCheckpointAborted,
-    SendNotifyCheckpointComplete,
-    SendTriggerCheckpoint,
+    Send,
     StorageEffect,
 )
 from runtime.messages import (
@@ -54,14 +53,9 @@ from runtime.messages import (
     CheckpointFailure,
     CheckpointRequestId,
     CoordinatorCrashed,
-    NotifyCheckpointAborted,
-    NotifyCheckpointComplete,
     RequestOutcome,
-    RestoredFromCheckpoint,
-    RetainedCheckpoints,
     SavepointRequestId,
     TimerFired,
-    TriggerCheckpoint,
 )
 from runtime.storage import FileSystemCheckpointStorage, carry_out
 
@@ -107,7 +101,6 @@ class CoordinatorActor(pykka.ThreadingActor):
         self.job_master = job_master
         self.job_id = job_id
         self.tasks: dict[TaskId, pykka.ActorRef[Any]] = {}
-        self.completed_ids: list[int] = []
         self._delayed: dict[int, _Late] = {}
         self._tokens = itertools.count()
 
@@ -128,18 +121,6 @@ class CoordinatorActor(pykka.ThreadingActor):
         if isinstance(message, WireCoordinator):
             self.tasks = dict(message.tasks)
             return
-        if isinstance(message, ListRetainedCheckpoints):
-            retained = tuple(
-                RestoredFromCheckpoint(
-                    checkpoint_id=c.checkpoint_id,
-                    external_path=c.external_path,
-                    is_savepoint=c.is_savepoint,
-                )
-                for c in reversed(self.core.store.checkpoints)
-                if c.external_path is not None
-            )
-            self.job_master.tell(RetainedCheckpoints(checkpoints=retained))
-            return
         if isinstance(message, _StorageCrashed):
             raise message.error
         if isinstance(message, TimerFired) and isinstance(message.key, _Redeliver):
@@ -159,23 +140,12 @@ class CoordinatorActor(pykka.ThreadingActor):
         self._apply(self.core.handle(message, self.runtime.clock.now()))
 
     def summary(self) -> dict[str, Any]:
-        due = self.core.next_periodic_trigger
-        now = self.runtime.clock.now()
-        return {
-            "stats": self.core.stats.to_json(),
-            "completed": list(self.completed_ids),
-            "next_trigger_in_ms": None if due is None else max(due - now, 0),
-        }
+        """Asked from outside the actor system (the progress line, the REST API)."""
+        return self.core.summary(self.runtime.clock.now())
 
     def details(self) -> dict[int, dict[str, Any]]:
-        stats = self.core.stats
-        out: dict[int, dict[str, Any]] = {}
-        for entry in stats.history:
-            details = stats.details_json(entry.checkpoint_id)
-            if details is not None:
-                details["subtasks"] = {v: entry.subtasks_json(v) for v in entry.num_subtasks}
-                out[entry.checkpoint_id] = details
-        return out
+        """Asked from outside the actor system (the REST API)."""
+        return self.core.details()
 
     def _send(self, task: TaskId, message: Any) -> None:
         ref = self.tasks.get(task)
@@ -223,30 +193,11 @@ class CoordinatorActor(pykka.ThreadingActor):
     def _apply(self, effects: list[CoordinatorEffect]) -> None:
         for effect in effects:
             match effect:
-                case SendTriggerCheckpoint(
-                    task=task, checkpoint_id=cid, timestamp=ts, options=options
-                ):
-                    self._send(
-                        task, TriggerCheckpoint(checkpoint_id=cid, timestamp=ts, options=options)
-                    )
-                case SendNotifyCheckpointComplete(
-                    task=task, checkpoint_id=cid, last_subsumed_checkpoint_id=sub
-                ):
-                    self._send(
-                        task,
-                        NotifyCheckpointComplete(
-                            checkpoint_id=cid, last_subsumed_checkpoint_id=sub
-                        ),
-                    )
-                case SendNotifyCheckpointAborted(
-                    task=task, checkpoint_id=cid, latest_completed_checkpoint_id=latest
-                ):
-                    self._send(
-                        task,
-                        NotifyCheckpointAborted(
-                            checkpoint_id=cid, latest_completed_checkpoint_id=latest
-                        ),
-                    )
+                case Send(to=TaskId() as task, message=message):
+                    self._send(task, message)
+                case Send(to=to, message=message):
+                    assert to is Role.JOB_MASTER, f"the coordinator sends itself nothing: {effect}"
+                    self.job_master.tell(message)
                 case ScheduleTimer(key=key, due=due):
                     self.runtime.schedule(self.actor_ref, key, due)
                 case CancelTimer(key=key):
@@ -265,7 +216,6 @@ class CoordinatorActor(pykka.ThreadingActor):
                         alignment=options.alignment.value,
                     )
                 case CheckpointCompleted(checkpoint=checkpoint, subsumed=subsumed):
-                    self.completed_ids.append(checkpoint.checkpoint_id)
                     self.log.info(
                         "checkpoint_completed",
                         checkpoint_id=checkpoint.checkpoint_id,

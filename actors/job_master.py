@@ -26,7 +26,6 @@ from actors.logs import get_logger
 from actors.protocol import (
     Deploy,
     FailJob,
-    ListRetainedCheckpoints,
     QueryJob,
     QueryProgress,
     SnapshotRequest,
@@ -38,34 +37,17 @@ from actors.stream_task import StreamTask
 from actors.trace import EventLog
 from runtime.checkpoint import SavepointRequest, TaskId
 from runtime.coordinator import CheckpointCoordinator
-from runtime.effects import (
-    CancelTimer,
-    CompleteJob,
-    DeployTasks,
-    LoadCheckpoint,
-    ReplyToSnapshotRequest,
-    RequestRetainedCheckpoints,
-    SchedulerEffect,
-    ScheduleTimer,
-    SendToTasks,
-    StartCoordinator,
-    StopCoordinator,
-    StopDeployment,
-    TellCoordinator,
-    Traced,
-)
+from runtime.effects import CancelTimer, Role, ScheduleTimer, Send, Traced
 from runtime.job import ExecutionPlan, JobResult
 from runtime.messages import (
     CheckpointLoaded,
     CheckpointLoadFailed,
     CoordinatorCrashed,
-    CoordinatorReport,
     CoordinatorStarted,
     DeploymentFailed,
     RestoredFromCheckpoint,
     RuntimeFailed,
     SchedulerMessage,
-    ShutdownCoordinator,
     SnapshotKind,
     SnapshotRequested,
     StartJob,
@@ -74,30 +56,20 @@ from runtime.messages import (
 )
 from runtime.restart import RestartStrategy
 from runtime.scheduler import Scheduler
+from runtime.scheduler.effects import (
+    CompleteJob,
+    DeployTasks,
+    LoadCheckpoint,
+    ReplyToSnapshotRequest,
+    SchedulerEffect,
+    StartCoordinator,
+    StopCoordinator,
+    StopDeployment,
+)
 from runtime.status import JobStatus
 from runtime.storage import FileSystemCheckpointStorage, load_checkpoint
 
 log = get_logger(__name__)
-
-
-class ReportingCoordinator(CoordinatorActor):
-    """Reports its statistics to the JobMaster once shut down."""
-
-    def on_receive(self, message: Any) -> None:
-        super().on_receive(message)
-        if isinstance(message, ShutdownCoordinator):
-            retained = [
-                c.external_path for c in self.core.retained_after_shutdown if c.external_path
-            ]
-            self.job_master.tell(
-                CoordinatorReport(
-                    stats=self.core.stats.to_json(),
-                    details=self.details(),
-                    completed=list(self.completed_ids),
-                    retained=retained,
-                    types={s.checkpoint_id: s.triggered_type for s in self.core.stats.history},
-                )
-            )
 
 
 class JobMaster(pykka.ThreadingActor):
@@ -132,8 +104,10 @@ class JobMaster(pykka.ThreadingActor):
             epoch_ms=runtime.epoch_ms,
             virtual_time=runtime.deterministic,
         )
+        #: the deployed attempt's tasks and channels
         self.tasks: dict[TaskId, pykka.ActorRef[Any]] = {}
         self.channels: list[pykka.ActorRef[Any]] = []
+        self.attempt = 0
         self.coordinator: pykka.ActorRef[Any] | None = None
         #: futures of snapshots asked for from outside, by the token the scheduler returns
         self._replies: dict[int, pykka.Future[Any]] = {}
@@ -229,27 +203,21 @@ class JobMaster(pykka.ThreadingActor):
                         attempt=attempt, cause=f"{type(error).__name__}: {error}"
                     )
                 return TasksDeployed(attempt=attempt)
-            case SendToTasks(tasks=tasks, message=task_message, attempt=attempt):
-                gone = []
-                for task in tasks:
-                    try:
-                        self.tasks[task].tell(task_message)
-                    except pykka.ActorDeadError:
-                        gone.append(task)
-                return TasksUnreachable(tasks=tuple(gone), attempt=attempt) if gone else None
-            case StopDeployment():
-                for ref in [*self.tasks.values(), *self.channels]:
-                    with contextlib.suppress(pykka.ActorDeadError):
-                        ref.stop(block=False)
-            case TellCoordinator(message=coordinator_message):
+            case Send(to=TaskId() as task, message=task_message):
+                try:
+                    self.tasks[task].tell(task_message)
+                except pykka.ActorDeadError:
+                    return TasksUnreachable(tasks=(task,), attempt=self.attempt)
+            case Send(to=to, message=coordinator_message):
+                assert to is Role.COORDINATOR, f"the scheduler sends itself nothing: {effect}"
                 if self.coordinator is not None:
                     # if it has died, CoordinatorCrashed is on its way
                     with contextlib.suppress(pykka.ActorDeadError):
                         self.coordinator.tell(coordinator_message)
-            case RequestRetainedCheckpoints():
-                if self.coordinator is not None:
+            case StopDeployment():
+                for ref in [*self.tasks.values(), *self.channels]:
                     with contextlib.suppress(pykka.ActorDeadError):
-                        self.coordinator.tell(ListRetainedCheckpoints())
+                        ref.stop(block=False)
             case LoadCheckpoint(attempt=attempt, checkpoint=checkpoint):
                 self._load_in_background(attempt, checkpoint)
             case ScheduleTimer(key=key, due=due):
@@ -279,7 +247,7 @@ class JobMaster(pykka.ThreadingActor):
             plan.coordinator_config(seed=self.seed), plan.plan_calculator(), seed=self.seed
         )
         self.coordinator = self.runtime.spawn(
-            ReportingCoordinator,
+            CoordinatorActor,
             core=core,
             runtime=self.runtime,
             storage=self.storage,
@@ -290,7 +258,7 @@ class JobMaster(pykka.ThreadingActor):
     def _deploy_tasks(self, attempt: int, plan: ExecutionPlan, step: int) -> None:
         runtime = self.runtime
         assert self.coordinator is not None
-        self.tasks, self.channels = {}, []
+        self.tasks, self.channels, self.attempt = {}, [], attempt
         sources = set(plan.job.source_tasks())
         for task, spec in plan.tasks.items():
             self.tasks[task] = runtime.spawn(

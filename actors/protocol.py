@@ -13,9 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.checkpoint import TaskId
-
-# what tasks, the launcher and the REST API send the JobMaster, named here as before
-from runtime.effects import SnapshotOutcome  # noqa: F401
 from runtime.messages import (  # noqa: F401
     CancelJob,
     SinkResults,
@@ -23,6 +20,9 @@ from runtime.messages import (  # noqa: F401
     TaskStateUpdate,
 )
 from runtime.network import ChannelItem
+
+# what tasks, the launcher and the REST API send the JobMaster, named here as before
+from runtime.scheduler.effects import SnapshotOutcome  # noqa: F401
 
 # --- to an input channel (the network between two tasks) -----------------------------------------
 
@@ -80,12 +80,6 @@ class FailJob:
 @dataclass(frozen=True, slots=True)
 class Deploy:
     """Start the job."""
-
-
-@dataclass(frozen=True, slots=True)
-class ListRetainedCheckpoints:
-    """JobMaster -> coordinator: which completed checkpoints could a restart restore? (It
-    answers with ``runtime.messages.RetainedCheckpoints``.)"""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ state of its own.
 from __future__ import annotations
 
 import contextlib
+from collections import deque
 from collections.abc import Sequence
 from functools import partial
 from traceback import format_exception
@@ -40,17 +41,15 @@ from actors.trace import EventLog
 from runtime.descriptors import SinkDescriptor
 from runtime.effects import (
     AcknowledgeAllRecordsProcessed,
-    AlignmentCompleted,
     AnnounceCredit,
     CancelTimer,
     CheckpointTakenOnTask,
-    ConvertToPriorityEvent,
     PrecommitCollected,
     PublishCollected,
-    ReportToCoordinator,
     RequestDefaultAction,
-    ResumeConsumption,
+    Role,
     ScheduleTimer,
+    Send,
     SendToOutput,
     SinkClose,
     SinkCommit,
@@ -61,14 +60,12 @@ from runtime.effects import (
     TaskEffect,
     TaskFailed,
     TaskFinished,
-    TaskSnapshot,
     TaskStopped,
     Traced,
     WriteSnapshot,
 )
 from runtime.failure import TaskFailure, describe_user_error
 from runtime.messages import (
-    AcknowledgeCheckpoint,
     InjectFailure,
     RunDefaultAction,
     SnapshotFailed,
@@ -86,6 +83,7 @@ from runtime.network import (
     EndOfData,
     EndOfPartition,
 )
+from runtime.snapshot import TaskSnapshot
 from runtime.status import ExecutionState
 from runtime.storage import CheckpointDiscarded, CheckpointStorageError, FileSystemCheckpointStorage
 from runtime.task import StreamTaskCore, TaskSpec
@@ -152,6 +150,8 @@ class StreamTask(ExpectedFailures):
                 if connector is not None:
                     self.connectors[op.uid] = connector
         self._default_requested = False
+        #: mails for the core that carrying out its effects gave (``_apply``)
+        self._answers: deque[TaskMessage] = deque()
         self._operator_names = {op.uid: op.name for op in spec.operators}
         #: Flink's per-subtask IO metrics (records, bytes, back-pressured/idle/busy time)
         self.io = TaskIOMetrics()
@@ -243,18 +243,31 @@ class StreamTask(ExpectedFailures):
     # --- effects ----------------------------------------------------------------------------------
 
     def _apply(self, effects: list[TaskEffect], started: int) -> None:
-        try:
+        """Carry out the core's effects in order. Carrying one out may answer with a mail for
+        the core (how long the synchronous part took, or that it or a sink's connector
+        failed); the answers go to the core once the batch is done, or given up, never in the
+        middle of it."""
+        answers = self._answers
+        while True:
             for effect in effects:
-                if not self._carry_out(effect, started):
-                    return  # the task failed meanwhile: the rest is moot
-        except _ConnectorFailed as failed:
-            self.log.warning(
-                "sink_failed", operator=failed.failure.operator, error=failed.failure.message
-            )
-            self._apply(self.core.handle(UserCodeFailed(failure=failed.failure), started), started)
+                try:
+                    if not self._carry_out(effect, started):
+                        break  # the task failed meanwhile: the rest is moot
+                except _ConnectorFailed as failed:
+                    self.log.warning(
+                        "sink_failed",
+                        operator=failed.failure.operator,
+                        error=failed.failure.message,
+                    )
+                    answers.append(UserCodeFailed(failure=failed.failure))
+                    break
+            if not answers:
+                return
+            effects = self.core.handle(answers.popleft(), started)
 
     def _carry_out(self, effect: TaskEffect, started: int) -> bool:
-        """One effect; False when the rest of the batch must not be carried out."""
+        """One effect; False when the rest of the batch must not be carried out. A mail for
+        the core goes to ``_answers``."""
         match effect:
             case SendToOutput(channel=channel, item=item):
                 self.outputs[channel].tell(Deliver(item))
@@ -268,23 +281,12 @@ class StreamTask(ExpectedFailures):
                 self.inputs[channel].tell(AllRecordsProcessed())
             case RequestDefaultAction():
                 self._default_requested = True
-            case ResumeConsumption(channel=channel):
-                self.log.debug("channel_resumed", channel=channel)
-            case ConvertToPriorityEvent(channel=channel, sequence_number=seq):
-                self.log.info("barrier_prioritized", channel=channel, seq=seq)
             case WriteSnapshot(snapshot=snapshot, location=location):
                 self.runtime.run_async(partial(self._async_part, snapshot, location))
-            case ReportToCoordinator(message=report):
+            case Send(to=to, message=report):
+                assert to is Role.COORDINATOR, f"a task tells only its coordinator: {effect}"
                 assert self.coordinator is not None
                 self.coordinator.tell(report)
-                if isinstance(report, AcknowledgeCheckpoint):
-                    self.log.info("checkpoint_acknowledged", checkpoint_id=report.checkpoint_id)
-                else:
-                    self.log.info(
-                        "checkpoint_declined",
-                        checkpoint_id=report.checkpoint_id,
-                        reason=report.reason.name,
-                    )
             case ScheduleTimer(key=key, due=due):
                 self.runtime.schedule(self.actor_ref, key, due)
             case CancelTimer(key=key):
@@ -316,7 +318,7 @@ class StreamTask(ExpectedFailures):
                 if fault is not None:  # the synchronous part fails: the task fails
                     self.log.info("fault_injected", fault=repr(fault))
                     message = f"injected fault: {fault!r} (synchronous part of checkpoint {cid})"
-                    self._apply(self.core.handle(InjectFailure(message=message), started), started)
+                    self._answers.append(InjectFailure(message=message))
                     return False
                 self.log.info(
                     "checkpoint_taken",
@@ -331,21 +333,9 @@ class StreamTask(ExpectedFailures):
                     state_entries=taken.state_entries,
                 )
                 elapsed = self.runtime.clock.now() - started
-                self._apply(
-                    self.core.handle(
-                        SyncPartMeasured(checkpoint_id=cid, duration_ms=elapsed), started
-                    ),
-                    started,
-                )
-            case Traced(event=event, fields=fields):
-                self.log.info(event, **fields)
-            case AlignmentCompleted(checkpoint_id=cid, alignment_ms=ms, bytes_processed=processed):
-                self.log.info(
-                    "alignment_completed",
-                    checkpoint_id=cid,
-                    alignment_ms=ms,
-                    bytes_processed=processed,
-                )
+                self._answers.append(SyncPartMeasured(checkpoint_id=cid, duration_ms=elapsed))
+            case Traced(event=event, fields=fields, level=level):
+                getattr(self.log, level)(event, **fields)
             case TaskFinished():
                 self._ended(ExecutionState.FINISHED)
             case TaskCanceled():

@@ -21,11 +21,16 @@ from runtime.effects import (
     CoordinatorEffect,
     ResumeConsumption,
     ScheduleTimer,
-    SendNotifyCheckpointComplete,
-    SendTriggerCheckpoint,
+    Send,
     TriggerCheckpointOnBarrier,
 )
-from runtime.messages import AcknowledgeCheckpoint, JobStatusChanged, TimerFired
+from runtime.messages import (
+    AcknowledgeCheckpoint,
+    JobStatusChanged,
+    NotifyCheckpointComplete,
+    TimerFired,
+    TriggerCheckpoint,
+)
 from runtime.network import Buffer, CheckpointBarrier
 from runtime.status import ExecutionState, JobStatus
 from runtime.storage import handle_with_storage
@@ -57,14 +62,18 @@ def _one_checkpoint(unaligned: bool, write: Callable[[str], None]) -> None:
     def log(who: str, text: str) -> None:
         write(f"  t={now:>4} ms  {who:<12} {text}")
 
-    def coordinator_effects(effects: list[CoordinatorEffect]) -> list[SendTriggerCheckpoint]:
+    def coordinator_effects(
+        effects: list[CoordinatorEffect],
+    ) -> list[tuple[TaskId, TriggerCheckpoint]]:
         triggers = []
         for e in effects:
-            if isinstance(e, SendTriggerCheckpoint):
-                triggers.append(e)
-                log("coordinator", f"trigger checkpoint {e.checkpoint_id} -> {e.task}")
-            elif isinstance(e, SendNotifyCheckpointComplete):
-                log("coordinator", f"notify checkpoint {e.checkpoint_id} complete -> {e.task}")
+            if isinstance(e, Send) and isinstance(e.to, TaskId):
+                if isinstance(e.message, TriggerCheckpoint):
+                    triggers.append((e.to, e.message))
+                    log("coordinator", f"trigger checkpoint {e.message.checkpoint_id} -> {e.to}")
+                elif isinstance(e.message, NotifyCheckpointComplete):
+                    cid = e.message.checkpoint_id
+                    log("coordinator", f"notify checkpoint {cid} complete -> {e.to}")
             elif isinstance(e, CheckpointCompleted):
                 cp = e.checkpoint
                 log(
@@ -90,8 +99,8 @@ def _one_checkpoint(unaligned: bool, write: Callable[[str], None]) -> None:
         handle_with_storage(coordinator, TimerFired(key=periodic_key), now)
     )
     barrier = None
-    for trigger in triggers:
-        channel = trigger.task.subtask
+    for task, trigger in triggers:
+        channel = task.subtask
         barrier = CheckpointBarrier(
             checkpoint_id=trigger.checkpoint_id,
             timestamp=trigger.timestamp,
@@ -100,20 +109,18 @@ def _one_checkpoint(unaligned: bool, write: Callable[[str], None]) -> None:
         gate.push(channel, barrier)
         where = "ahead of" if barrier.is_unaligned else "behind"
         log(
-            str(trigger.task),
+            str(task),
             f"snapshot taken, barrier {barrier.checkpoint_id} sent on channel {channel} ({where} the queued data)",
         )
-        state = TaskStateSnapshot(handles=(StateHandle(key=f"{trigger.task}-offsets", size=16),))
+        state = TaskStateSnapshot(handles=(StateHandle(key=f"{task}-offsets", size=16),))
         coordinator_effects(
             handle_with_storage(
                 coordinator,
-                AcknowledgeCheckpoint(
-                    task=trigger.task, checkpoint_id=trigger.checkpoint_id, state=state
-                ),
+                AcknowledgeCheckpoint(task=task, checkpoint_id=trigger.checkpoint_id, state=state),
                 now,
             )
         )
-        log(str(trigger.task), "acknowledged")
+        log(str(task), "acknowledged")
     assert barrier is not None
     delivered: list[object] = []
     sink_ack: AllBarriersReceived | TriggerCheckpointOnBarrier | None = None

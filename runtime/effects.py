@@ -2,13 +2,20 @@
 
 Frozen, slotted, keyword-only dataclasses. A runtime (actor shell, deterministic simulation,
 conformance harness) interprets them; the core never sends, sleeps or writes on its own.
+
+Every core uses the same three for time, messages and the trace: ``ScheduleTimer`` /
+``CancelTimer``, ``Send`` (a message to a task or to the JobMaster or the coordinator) and
+``Traced`` (a fact the runtime only logs). Then one union per core: ``GateEffect``,
+``TaskEffect``, ``CoordinatorEffect`` here; the scheduler's, which carry the job model, live
+with it (``runtime.scheduler.effects``).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from runtime.checkpoint import (
     CheckpointOptions,
@@ -18,21 +25,10 @@ from runtime.checkpoint import (
     TaskId,
 )
 from runtime.failure import TaskFailure
-from runtime.messages import (
-    AcknowledgeCheckpoint,
-    CancelTask,
-    CoordinatorMessage,
-    DeclineCheckpoint,
-    RequestId,
-    RestoredFromCheckpoint,
-    StartTask,
-    StopTask,
-)
-from runtime.network import Buffer, ChannelItem, CheckpointBarrier
+from runtime.messages import Message, RequestId
+from runtime.network import ChannelItem, CheckpointBarrier
 from runtime.reasons import CheckpointDeclineReason, CheckpointFailureReason
-
-if TYPE_CHECKING:  # runtime.job imports the coordinator, which imports this module
-    from runtime.job import ExecutionPlan, JobResult
+from runtime.snapshot import TaskSnapshot
 
 # --- timers (any core object) ------------------------------------------------------------------
 
@@ -48,6 +44,40 @@ class ScheduleTimer:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CancelTimer:
     key: Hashable
+
+
+# --- messages and trace facts (any core) -----------------------------------------------------
+
+
+class Role(enum.Enum):
+    """The job's actors a core addresses by their role (a task is addressed by its ``TaskId``)."""
+
+    JOB_MASTER = "job_master"
+    COORDINATOR = "checkpoint_coordinator"
+
+
+#: whom a message goes to
+Address = TaskId | Role
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Send:
+    """Deliver ``message`` to the mailbox of ``to`` (the current attempt of a task, the
+    JobMaster or the checkpoint coordinator). A receiver that is gone drops it; only the
+    scheduler hears of tasks it could not reach (``TasksUnreachable``)."""
+
+    to: Address
+    message: Message
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Traced:
+    """Informational: a protocol fact for the trace (the runtime logs it as ``event``, at
+    ``level``; ``debug`` facts reach only a debug trace)."""
+
+    event: str
+    fields: dict[str, Any]
+    level: Literal["debug", "info", "warning", "error"] = "info"
 
 
 # --- barrier handler / input gate -> its task (GateEffect) ---------------------------------------
@@ -87,48 +117,24 @@ class AbortCheckpointOnBarrier:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResumeConsumption:
-    """Informational: the gate resumed a channel it had paused after an aligned barrier."""
+    """The handler resumed a channel it had paused after an aligned barrier (Flink's
+    ``CheckpointableInput.resumeConsumption``, done to the gate's channel already); the task
+    traces it."""
 
     channel: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConvertToPriorityEvent:
-    """Informational: the gate moved the announced barrier at ``sequence_number`` to the
-    front of its channel (the alignment timed out)."""
+    """The handler moved the announced barrier at ``sequence_number`` to the front of its
+    channel (the alignment timed out; Flink's ``convertToPriorityEvent``, done already): the
+    gate has a priority event to process; the task traces it."""
 
     channel: int
     sequence_number: int
 
 
-# --- coordinator -> tasks and the job ------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SendTriggerCheckpoint:
-    task: TaskId
-    attempt: int
-    checkpoint_id: int
-    timestamp: int
-    options: CheckpointOptions
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SendNotifyCheckpointComplete:
-    task: TaskId
-    attempt: int
-    checkpoint_id: int
-    timestamp: int
-    last_subsumed_checkpoint_id: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SendNotifyCheckpointAborted:
-    task: TaskId
-    attempt: int
-    checkpoint_id: int
-    latest_completed_checkpoint_id: int
-    timestamp: int
+# --- checkpoint coordinator (CoordinatorEffect) -----------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -232,7 +238,7 @@ class FailJob:
     cause: str | None = None
 
 
-# --- stream task -> its channels, itself, the coordinator, its sinks (TaskEffect) -----------------
+# --- stream task -> its channels, itself, its sinks, the JobMaster (TaskEffect) ------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -267,38 +273,12 @@ class RequestDefaultAction:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TaskSnapshot:
-    """What one subtask stores for one checkpoint: operator state and channel state (JSON-safe)."""
-
-    checkpoint_id: int
-    task: TaskId
-    operator_states: dict[str, Any]
-    input_channels: dict[int, list[Buffer]]
-    output_channels: dict[int, list[Buffer]]
-    #: the task had consumed all its input (its operators ended; it waits for its final
-    #: checkpoint): after a restore from this snapshot it does not end its operators again
-    ended_input: bool = False
-
-    @property
-    def persisted_bytes(self) -> int:
-        """In-flight data persisted: input and output channel state (Flink's persisted data)."""
-        return sum(b.size for bufs in self.input_channels.values() for b in bufs) + sum(
-            b.size for bufs in self.output_channels.values() for b in bufs
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class WriteSnapshot:
     """The asynchronous part: store the snapshot (at the checkpoint's storage location), then
     report ``SnapshotWritten`` or ``SnapshotFailed``."""
 
     snapshot: TaskSnapshot
     location: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReportToCoordinator:
-    message: AcknowledgeCheckpoint | DeclineCheckpoint
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -419,113 +399,6 @@ class CheckpointTakenOnTask:
     state_entries: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Traced:
-    """Informational: a protocol fact for the trace (the runtime logs it as ``event``, at
-    ``level``)."""
-
-    event: str
-    fields: dict[str, Any]
-    level: Literal["info", "warning", "error"] = "info"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlignmentCompleted:
-    """Informational: every barrier of a checkpoint reached the task."""
-
-    checkpoint_id: int
-    alignment_ms: int
-    bytes_processed: int
-
-
-# --- the scheduler (the JobMaster's decisions) -> the runtime (SchedulerEffect) -----------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StartCoordinator:
-    """Start the job's checkpoint coordinator for ``plan``; answer ``CoordinatorStarted`` or
-    ``DeploymentFailed``."""
-
-    plan: ExecutionPlan
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeployTasks:
-    """Deploy attempt ``attempt`` of ``plan``: one task per subtask (a source reports its record
-    count every ``report_records_every`` records; 0: never), one channel per connected pair,
-    wired to each other and to the coordinator. Answer ``TasksDeployed`` or
-    ``DeploymentFailed``."""
-
-    attempt: int
-    plan: ExecutionPlan
-    report_records_every: int = 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SendToTasks:
-    """Tell ``message`` to these tasks of ``attempt``; the ones gone are reported with
-    ``TasksUnreachable``."""
-
-    tasks: tuple[TaskId, ...]
-    message: StartTask | CancelTask | StopTask
-    attempt: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StopDeployment:
-    """Stop every task and channel of the current deployment (they are all down)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TellCoordinator:
-    message: CoordinatorMessage
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RequestRetainedCheckpoints:
-    """Ask the coordinator which completed checkpoints it retains (``RetainedCheckpoints``)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LoadCheckpoint:
-    """Storage work: read and verify ``checkpoint`` for a restart of ``attempt``, off the
-    scheduler's thread (Flink's I/O executor); answer ``CheckpointLoaded`` or
-    ``CheckpointLoadFailed``."""
-
-    attempt: int
-    checkpoint: RestoredFromCheckpoint
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SnapshotOutcome:
-    """How a snapshot asked for from outside ended: its path (a savepoint), its id, or why it
-    failed."""
-
-    path: str | None = None
-    checkpoint_id: int | None = None
-    failure: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReplyToSnapshotRequest:
-    """Complete the outside request that gave ``reply`` (``SnapshotRequested``)."""
-
-    reply: int
-    outcome: SnapshotOutcome
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StopCoordinator:
-    pass
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompleteJob:
-    """The job ended: hand ``result`` to whoever waits for it."""
-
-    result: JobResult
-
-
 #: what a barrier handler and its input gate return
 GateEffect = (
     TriggerCheckpointOnBarrier
@@ -544,7 +417,7 @@ TaskEffect = (
     | AcknowledgeAllRecordsProcessed
     | RequestDefaultAction
     | WriteSnapshot
-    | ReportToCoordinator
+    | Send
     | SinkWrite
     | SinkPreCommit
     | SinkCommit
@@ -557,10 +430,7 @@ TaskEffect = (
     | TaskCanceled
     | TaskFailed
     | CheckpointTakenOnTask
-    | AlignmentCompleted
     | Traced
-    | ResumeConsumption
-    | ConvertToPriorityEvent
     | ScheduleTimer
     | CancelTimer
 )
@@ -569,9 +439,7 @@ TaskEffect = (
 CoordinatorEffect = (
     ScheduleTimer
     | CancelTimer
-    | SendTriggerCheckpoint
-    | SendNotifyCheckpointComplete
-    | SendNotifyCheckpointAborted
+    | Send
     | InitializeLocation
     | FinalizeCheckpoint
     | DiscardLocation
@@ -585,21 +453,4 @@ CoordinatorEffect = (
     | FailJob
 )
 
-#: what the scheduler returns (``runtime.scheduler``)
-SchedulerEffect = (
-    StartCoordinator
-    | DeployTasks
-    | SendToTasks
-    | StopDeployment
-    | TellCoordinator
-    | RequestRetainedCheckpoints
-    | LoadCheckpoint
-    | ScheduleTimer
-    | CancelTimer
-    | Traced
-    | ReplyToSnapshotRequest
-    | StopCoordinator
-    | CompleteJob
-)
-
-Effect = CoordinatorEffect | GateEffect | TaskEffect | SchedulerEffect
+Effect = CoordinatorEffect | GateEffect | TaskEffect

@@ -13,8 +13,8 @@ from runtime.descriptors import KEYED
 from runtime.failure import TaskFailure
 from runtime.graph import ChannelSpec, JobGraph, JobVertex
 from runtime.partition import Partitioner
+from runtime.snapshot import LoadedCheckpoint
 from runtime.status import ExecutionState, JobStatus
-from runtime.storage import LoadedCheckpoint
 from runtime.task import NetworkSettings, OutputEdge, TaskRestore, TaskSpec
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from runtime.checkpoint import (
     CheckpointMetrics,
@@ -19,10 +19,8 @@ from runtime.checkpoint import (
 from runtime.failure import TaskFailure
 from runtime.network import ChannelItem, CheckpointBarrier
 from runtime.reasons import CheckpointFailureReason
+from runtime.snapshot import LoadedCheckpoint
 from runtime.status import ExecutionState, JobStatus
-
-if TYPE_CHECKING:  # runtime.storage imports this module
-    from runtime.storage import LoadedCheckpoint
 
 # --- barrier handler (task input side) ------------------------------------------------------
 
@@ -149,6 +147,12 @@ class RestoredFromCheckpoint:
     checkpoint_id: int
     external_path: str | None = None
     is_savepoint: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListRetainedCheckpoints:
+    """The scheduler asks which completed checkpoints a restart could restore; the coordinator
+    answers ``RetainedCheckpoints``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -544,6 +548,7 @@ CoordinatorMessage = (
     | FailUnacknowledgedCheckpoints
     | AbortPendingCheckpoints
     | RestoredFromCheckpoint
+    | ListRetainedCheckpoints
     | ShutdownCoordinator
     | TimerFired
     | LocationInitialized
@@ -551,3 +556,6 @@ CoordinatorMessage = (
     | CheckpointFinalized
     | CheckpointFinalizationFailed
 )
+
+#: every message a core takes (what ``Send`` delivers)
+Message = TaskMessage | CoordinatorMessage | SchedulerMessage

@@ -23,7 +23,6 @@ import tempfile
 import uuid
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,7 +39,6 @@ from runtime.effects import (
     FinalizeCheckpoint,
     InitializeLocation,
     StorageEffect,
-    TaskSnapshot,
 )
 from runtime.messages import (
     CheckpointFinalizationFailed,
@@ -51,6 +49,7 @@ from runtime.messages import (
     StorageCompletion,
 )
 from runtime.network import Buffer
+from runtime.snapshot import LoadedCheckpoint, LoadedTaskState, TaskSnapshot
 
 
 class CheckpointStorageError(OSError):
@@ -129,28 +128,6 @@ def _encode_buffers(channels: dict[int, list[Buffer]]) -> dict[str, Any]:
     return {
         str(channel): [_encode_buffer(b) for b in buffers] for channel, buffers in channels.items()
     }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LoadedTaskState:
-    operator_states: dict[str, Any]
-    input_channels: dict[int, list[Buffer]]
-    output_channels: dict[int, list[Buffer]]
-    ended_input: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LoadedCheckpoint:
-    """A checkpoint read back from disk, every file verified."""
-
-    path: str
-    checkpoint_id: int
-    timestamp: int
-    is_savepoint: bool
-    job_name: str
-    operator_uids: list[str]
-    tasks: dict[TaskId, LoadedTaskState]
-    finished_tasks: frozenset[TaskId] = frozenset()
 
 
 class FileSystemCheckpointStorage:

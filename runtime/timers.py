@@ -135,7 +135,7 @@ def _timer_less(a: Timer, b: Timer) -> bool:
     return a.timestamp < b.timestamp
 
 
-class TimerQueue:
+class HeapPriorityQueueSet:
     """The timers of one clock of one operator subtask (Flink's ``HeapPriorityQueueSet``: one
     heap, a deduplication map per key group)."""
 
@@ -217,10 +217,10 @@ class InternalTimerService:
         key_hash: Callable[[Any], int],
         group_of: Callable[[Any], int] | None = None,
     ) -> None:
-        self.event_time = TimerQueue(key_groups, max_parallelism, key_hash, group_of)
-        self.processing_time = TimerQueue(key_groups, max_parallelism, key_hash, group_of)
+        self.event_time = HeapPriorityQueueSet(key_groups, max_parallelism, key_hash, group_of)
+        self.processing_time = HeapPriorityQueueSet(key_groups, max_parallelism, key_hash, group_of)
 
-    def poll_due(self, queue: TimerQueue, time: int) -> Timer | None:
+    def poll_due(self, queue: HeapPriorityQueueSet, time: int) -> Timer | None:
         head = queue.peek()
         if head is None or head.timestamp > time:
             return None

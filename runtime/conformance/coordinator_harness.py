@@ -25,9 +25,7 @@ from runtime.effects import (
     RequestDeclined,
     RequestFailed,
     ScheduleTimer,
-    SendNotifyCheckpointAborted,
-    SendNotifyCheckpointComplete,
-    SendTriggerCheckpoint,
+    Send,
 )
 from runtime.messages import (
     AcknowledgeCheckpoint,
@@ -35,8 +33,11 @@ from runtime.messages import (
     DeclineCheckpoint,
     ExecutionStateChanged,
     JobStatusChanged,
+    NotifyCheckpointAborted,
+    NotifyCheckpointComplete,
     ShutdownCoordinator,
     TimerFired,
+    TriggerCheckpoint,
     TriggerCheckpointRequest,
 )
 from runtime.reasons import CheckpointFailureReason
@@ -184,11 +185,11 @@ class CoordinatorHarness:
                 self.timers.schedule(key, due)
             case CancelTimer(key=key):
                 self.timers.cancel(key)
-            case SendTriggerCheckpoint(task=task, checkpoint_id=cid):
+            case Send(to=TaskId() as task, message=TriggerCheckpoint(checkpoint_id=cid)):
                 self.sent.append(f"trigger:{cid}@{task.vertex}")
-            case SendNotifyCheckpointComplete(task=task, checkpoint_id=cid):
+            case Send(to=TaskId() as task, message=NotifyCheckpointComplete(checkpoint_id=cid)):
                 self.sent.append(f"complete:{cid}@{task.vertex}")
-            case SendNotifyCheckpointAborted(task=task, checkpoint_id=cid):
+            case Send(to=TaskId() as task, message=NotifyCheckpointAborted(checkpoint_id=cid)):
                 self.sent.append(f"abort:{cid}@{task.vertex}")
             case DiscardState(handles=handles):
                 self.discarded.extend(h.key for h in handles)

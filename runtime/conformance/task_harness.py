@@ -39,9 +39,9 @@ from runtime.descriptors import MapBatchDescriptor
 from runtime.effects import (
     CancelTimer,
     CheckpointTakenOnTask,
-    ReportToCoordinator,
     RequestDefaultAction,
     ScheduleTimer,
+    Send,
     TaskEffect,
     Traced,
     WriteSnapshot,
@@ -111,7 +111,7 @@ class TaskHarness(GateFacts):
                 self.requested = True
             case CheckpointTakenOnTask(checkpoint_id=cid, unaligned=unaligned):
                 self._triggered.append(f"{cid}{'!' if unaligned else ''}")
-            case ReportToCoordinator(message=DeclineCheckpoint(checkpoint_id=cid, reason=reason)):
+            case Send(message=DeclineCheckpoint(checkpoint_id=cid, reason=reason)):
                 self._aborted.append(f"{cid}:{reason.name}")
             case WriteSnapshot(snapshot=snapshot):
                 self._written[snapshot.checkpoint_id] = [

@@ -30,7 +30,7 @@ import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import assert_never
+from typing import Any, assert_never
 
 from runtime.checkpoint import (
     INVALID_CHECKPOINT_ID,
@@ -65,10 +65,9 @@ from runtime.effects import (
     RequestCompleted,
     RequestDeclined,
     RequestFailed,
+    Role,
     ScheduleTimer,
-    SendNotifyCheckpointAborted,
-    SendNotifyCheckpointComplete,
-    SendTriggerCheckpoint,
+    Send,
 )
 from runtime.messages import (
     AbortPendingCheckpoints,
@@ -76,15 +75,21 @@ from runtime.messages import (
     CheckpointFinalizationFailed,
     CheckpointFinalized,
     CoordinatorMessage,
+    CoordinatorReport,
     DeclineCheckpoint,
     ExecutionStateChanged,
     FailUnacknowledgedCheckpoints,
     JobStatusChanged,
+    ListRetainedCheckpoints,
     LocationInitializationFailed,
     LocationInitialized,
+    NotifyCheckpointAborted,
+    NotifyCheckpointComplete,
     RestoredFromCheckpoint,
+    RetainedCheckpoints,
     ShutdownCoordinator,
     TimerFired,
+    TriggerCheckpoint,
     TriggerCheckpointRequest,
 )
 from runtime.reasons import CheckpointDeclineReason, CheckpointFailureReason
@@ -180,6 +185,8 @@ class CheckpointCoordinator:
         self.periodic_scheduling = False
         self.is_shutdown = False
         self.retained_after_shutdown: list[CompletedCheckpoint] = []
+        #: every checkpoint and savepoint completed, in order
+        self.completed_ids: list[int] = []
         self._rng = random.Random(seed)
         self._next_checkpoint_id = 1
         self._recent_expired: deque[int] = deque(maxlen=NUM_GHOST_CHECKPOINT_IDS)
@@ -233,6 +240,51 @@ class CheckpointCoordinator:
     def latest_completed(self) -> CompletedCheckpoint | None:
         return self.store.latest
 
+    def summary(self, now: int) -> dict[str, Any]:
+        """The statistics, the completed ids and when the periodic trigger fires next (the
+        progress line, the REST API)."""
+        due = self.next_periodic_trigger
+        return {
+            "stats": self.stats.to_json(),
+            "completed": list(self.completed_ids),
+            "next_trigger_in_ms": None if due is None else max(due - now, 0),
+        }
+
+    def details(self) -> dict[int, dict[str, Any]]:
+        """Each checkpoint in the statistics' history with its subtasks, by id (the REST API's
+        checkpoint details)."""
+        stats = self.stats
+        out: dict[int, dict[str, Any]] = {}
+        for entry in stats.history:
+            details = stats.details_json(entry.checkpoint_id)
+            if details is not None:
+                details["subtasks"] = {v: entry.subtasks_json(v) for v in entry.num_subtasks}
+                out[entry.checkpoint_id] = details
+        return out
+
+    def report(self) -> CoordinatorReport:
+        """What the job's result takes from the coordinator (sent once it shut down)."""
+        return CoordinatorReport(
+            stats=self.stats.to_json(),
+            details=self.details(),
+            completed=list(self.completed_ids),
+            retained=[c.external_path for c in self.retained_after_shutdown if c.external_path],
+            types={s.checkpoint_id: s.triggered_type for s in self.stats.history},
+        )
+
+    def restorable_checkpoints(self) -> tuple[RestoredFromCheckpoint, ...]:
+        """The retained completed checkpoints a restart could restore (those with a path),
+        newest first."""
+        return tuple(
+            RestoredFromCheckpoint(
+                checkpoint_id=c.checkpoint_id,
+                external_path=c.external_path,
+                is_savepoint=c.is_savepoint,
+            )
+            for c in reversed(self.store.checkpoints)
+            if c.external_path is not None
+        )
+
     # --- entry point --------------------------------------------------------------------------
 
     def handle(self, msg: CoordinatorMessage, now: int) -> list[CoordinatorEffect]:
@@ -269,8 +321,17 @@ class CheckpointCoordinator:
             ):
                 self.restore_id_counter(cid + 1)
                 self.stats.report_restored(cid, self._now, is_savepoint, path)
+            case ListRetainedCheckpoints():
+                self._emit(
+                    Send(
+                        to=Role.JOB_MASTER,
+                        message=RetainedCheckpoints(checkpoints=self.restorable_checkpoints()),
+                    )
+                )
             case ShutdownCoordinator(job_status=job_status):
                 self._shutdown(job_status)
+                # the coordinator's last word: its statistics, for the job's result
+                self._emit(Send(to=Role.JOB_MASTER, message=self.report()))
             case LocationInitialized(checkpoint_id=cid, location=location):
                 self._on_location(cid, location, None)
             case LocationInitializationFailed(checkpoint_id=cid, error=error):
@@ -493,14 +554,13 @@ class CheckpointCoordinator:
                 options=options,
             )
         )
-        for task, attempt in plan.tasks_to_trigger.items():
+        for task in plan.tasks_to_trigger:
             self._emit(
-                SendTriggerCheckpoint(
-                    task=task,
-                    attempt=attempt,
-                    checkpoint_id=checkpoint_id,
-                    timestamp=timestamp,
-                    options=options,
+                Send(
+                    to=task,
+                    message=TriggerCheckpoint(
+                        checkpoint_id=checkpoint_id, timestamp=timestamp, options=options
+                    ),
                 )
             )
         if pending.is_fully_acknowledged:
@@ -609,6 +669,7 @@ class CheckpointCoordinator:
             )
         # announced at once: the aborts below free slots that start queued checkpoints, which
         # must not appear to run alongside this one
+        self.completed_ids.append(checkpoint_id)
         self._emit(CheckpointCompleted(checkpoint=completed, subsumed=subsumed_ids))
         self._emit(RequestCompleted(request_id=pending.request_id, checkpoint=completed))
         self.failure_manager.handle_checkpoint_success(checkpoint_id)
@@ -619,14 +680,13 @@ class CheckpointCoordinator:
                 lambda p: p.checkpoint_id < checkpoint_id and p.can_be_subsumed,
                 CheckpointFailureReason.CHECKPOINT_SUBSUMED,
             )
-            for task, attempt in pending.plan.tasks_to_commit_to.items():
+            for task in pending.plan.tasks_to_commit_to:
                 self._emit(
-                    SendNotifyCheckpointComplete(
-                        task=task,
-                        attempt=attempt,
-                        checkpoint_id=checkpoint_id,
-                        timestamp=pending.timestamp,
-                        last_subsumed_checkpoint_id=last_subsumed,
+                    Send(
+                        to=task,
+                        message=NotifyCheckpointComplete(
+                            checkpoint_id=checkpoint_id, last_subsumed_checkpoint_id=last_subsumed
+                        ),
                     )
                 )
         self._after_slot_freed()
@@ -680,14 +740,13 @@ class CheckpointCoordinator:
                 )
             )
         latest = self.store.latest_checkpoint_id
-        for commit_task, attempt in pending.plan.tasks_to_commit_to.items():
+        for commit_task in pending.plan.tasks_to_commit_to:
             self._emit(
-                SendNotifyCheckpointAborted(
-                    task=commit_task,
-                    attempt=attempt,
-                    checkpoint_id=checkpoint_id,
-                    latest_completed_checkpoint_id=latest,
-                    timestamp=pending.timestamp,
+                Send(
+                    to=commit_task,
+                    message=NotifyCheckpointAborted(
+                        checkpoint_id=checkpoint_id, latest_completed_checkpoint_id=latest
+                    ),
                 )
             )
         del self.pending[checkpoint_id]

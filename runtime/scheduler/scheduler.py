@@ -35,22 +35,7 @@ from typing import Any, Literal, assert_never
 from runtime.checkpoint import SavepointRequest, SnapshotType, TaskId
 from runtime.collected import CollectedOutput
 from runtime.descriptors import SinkDescriptor, SinkKind
-from runtime.effects import (
-    CompleteJob,
-    DeployTasks,
-    LoadCheckpoint,
-    ReplyToSnapshotRequest,
-    RequestRetainedCheckpoints,
-    SchedulerEffect,
-    ScheduleTimer,
-    SendToTasks,
-    SnapshotOutcome,
-    StartCoordinator,
-    StopCoordinator,
-    StopDeployment,
-    TellCoordinator,
-    Traced,
-)
+from runtime.effects import Role, ScheduleTimer, Send, Traced
 from runtime.failure import TaskFailure
 from runtime.job import (
     ExecutionPlan,
@@ -69,6 +54,7 @@ from runtime.messages import (
     CheckpointLoadFailed,
     CheckpointRequestId,
     CoordinatorCrashed,
+    CoordinatorMessage,
     CoordinatorReport,
     CoordinatorStarted,
     DeploymentFailed,
@@ -76,6 +62,7 @@ from runtime.messages import (
     FailUnacknowledgedCheckpoints,
     JobRequestId,
     JobStatusChanged,
+    ListRetainedCheckpoints,
     RequestOutcome,
     RestoredFromCheckpoint,
     RetainedCheckpoints,
@@ -97,10 +84,21 @@ from runtime.messages import (
 )
 from runtime.reasons import CheckpointFailureReason
 from runtime.restart import NoRestart, RestartStrategy
+from runtime.scheduler.effects import (
+    CompleteJob,
+    DeployTasks,
+    LoadCheckpoint,
+    ReplyToSnapshotRequest,
+    SchedulerEffect,
+    SnapshotOutcome,
+    StartCoordinator,
+    StopCoordinator,
+    StopDeployment,
+)
 from runtime.scheduler.restore import RestoreChoice, restore_candidates
+from runtime.snapshot import LoadedCheckpoint
 from runtime.stats import CheckpointStatsTracker
 from runtime.status import ExecutionState, JobStatus
-from runtime.storage import LoadedCheckpoint
 from runtime.task import TaskRestore
 
 _DOWN = (ExecutionState.FINISHED, ExecutionState.FAILED, ExecutionState.CANCELED)
@@ -227,7 +225,7 @@ class Scheduler:
                 self._give_up(cause)
             case TimerFired(key=RestartTimer(attempt=attempt)):
                 if self.status.status is JobStatus.RESTARTING and attempt == self.attempt:
-                    self._emit(RequestRetainedCheckpoints())
+                    self._emit(Send(to=Role.COORDINATOR, message=ListRetainedCheckpoints()))
             case TimerFired(key=SavepointTimer(index=index)):
                 if self.status.status is JobStatus.RESTARTING:  # as Flink: not RUNNING, fails
                     self._savepoint_not_running(index)
@@ -266,9 +264,17 @@ class Scheduler:
     def _trace(self, event: str, level: _Level = "info", **fields: Any) -> None:
         self._emit(Traced(event=event, fields=fields, level=level))
 
-    def _tell_coordinator(self, message: Any) -> None:
+    def _tell_tasks(
+        self, tasks: Sequence[TaskId], message: StartTask | CancelTask | StopTask
+    ) -> None:
+        """Tell the tasks of this attempt; the runtime answers ``TasksUnreachable`` for those
+        that are gone."""
+        for task in tasks:
+            self._emit(Send(to=task, message=message))
+
+    def _tell_coordinator(self, message: CoordinatorMessage) -> None:
         if self.has_coordinator:
-            self._emit(TellCoordinator(message=message))
+            self._emit(Send(to=Role.COORDINATOR, message=message))
 
     # --- views ------------------------------------------------------------------------------
 
@@ -301,7 +307,7 @@ class Scheduler:
     def _start_tasks(self) -> None:
         """Every task of the attempt exists: start them, and the job runs."""
         tasks = tuple(self.plan.tasks)
-        self._emit(SendToTasks(tasks=tasks, message=StartTask(), attempt=self.attempt))
+        self._tell_tasks(tasks, StartTask())
         for task in tasks:
             self.task_states.set(task, ExecutionState.RUNNING)
             self._tell_coordinator(
@@ -389,7 +395,7 @@ class Scheduler:
         for task in running:
             self.task_states.set(task, ExecutionState.CANCELING)
         if running:
-            self._emit(SendToTasks(tasks=running, message=CancelTask(), attempt=self.attempt))
+            self._tell_tasks(running, CancelTask())
         self._when_all_down()
 
     def _terminate(self) -> None:
@@ -601,7 +607,7 @@ class Scheduler:
                 t for t, s in self.task_states.states.items() if s is ExecutionState.RUNNING
             )
             if running:
-                self._emit(SendToTasks(tasks=running, message=StopTask(), attempt=self.attempt))
+                self._tell_tasks(running, StopTask())
 
     def _snapshot_from_outside(self, request: SnapshotRequested) -> None:
         """A savepoint (as one the job asked for itself), a stop-with-savepoint or a

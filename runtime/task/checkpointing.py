@@ -28,12 +28,10 @@ from typing import Any
 
 from runtime.checkpoint import CheckpointMetrics, CheckpointOptions, TaskId
 from runtime.effects import (
-    AlignmentCompleted,
     CheckpointTakenOnTask,
-    ReportToCoordinator,
-    SendToOutput,
+    Role,
+    Send,
     TaskEffect,
-    TaskSnapshot,
     Traced,
     WriteSnapshot,
 )
@@ -45,6 +43,7 @@ from runtime.messages import (
 )
 from runtime.network import Buffer, CancelCheckpointMarker, CheckpointBarrier
 from runtime.reasons import CheckpointFailureReason
+from runtime.snapshot import TaskSnapshot
 from runtime.task.chain import OperatorChain
 from runtime.task.input import StreamInputProcessor
 from runtime.task.result_partition import RecordWriter
@@ -122,7 +121,7 @@ class SubtaskCheckpointCoordinator:
             partition = self.writer.partition
             emitted = partition.emitted()
             output_state = partition.broadcast_event(barrier, priority=barrier.is_unaligned)
-            out.extend(self.drain())
+            out.extend(self.writer.poll_output())
         # 3. the synchronous snapshot
         states = self.chain.snapshot_state(cid)
         out.extend(self.chain.take_effects())
@@ -135,19 +134,13 @@ class SubtaskCheckpointCoordinator:
                 alignment_ms=alignment_ms,
                 emitted=emitted,
                 consumed=consumed,
-                output_persisted=_record_counts(output_state),
+                output_persisted=record_counts(output_state),
                 timers=self.chain.timer_counts(),
                 state_entries=self.chain.state_entry_counts(),
             )
         )
         if alignment_ms is not None and self.inputs is not None:
-            out.append(
-                AlignmentCompleted(
-                    checkpoint_id=cid,
-                    alignment_ms=alignment_ms,
-                    bytes_processed=processed_bytes or 0,
-                )
-            )
+            out.append(_alignment_completed(cid, alignment_ms, processed_bytes or 0))
         pending = PendingSnapshot(
             checkpoint_id=cid,
             options=barrier.options,
@@ -172,13 +165,7 @@ class SubtaskCheckpointCoordinator:
         if pending is None or pending.alignment_ms is not None:
             return []
         pending.alignment_ms, pending.processed_bytes = alignment_ms, processed_bytes
-        out: list[TaskEffect] = [
-            AlignmentCompleted(
-                checkpoint_id=checkpoint_id,
-                alignment_ms=alignment_ms,
-                bytes_processed=processed_bytes,
-            )
-        ]
+        out: list[TaskEffect] = [_alignment_completed(checkpoint_id, alignment_ms, processed_bytes)]
         out.extend(self._write(pending))
         return out
 
@@ -199,8 +186,8 @@ class SubtaskCheckpointCoordinator:
                 event="channel_state_captured",
                 fields={
                     "checkpoint_id": cid,
-                    "input": _record_counts(snapshot.input_channels),
-                    "output": _record_counts(snapshot.output_channels),
+                    "input": record_counts(snapshot.input_channels),
+                    "output": record_counts(snapshot.output_channels),
                 },
             ),
             WriteSnapshot(snapshot=snapshot, location=pending.options.target_location),
@@ -228,7 +215,8 @@ class SubtaskCheckpointCoordinator:
             total_bytes_persisted=msg.state.state_size,
         )
         return [
-            ReportToCoordinator(
+            Send(
+                to=Role.COORDINATOR,
                 message=AcknowledgeCheckpoint(
                     task=self.task,
                     attempt=self.attempt,
@@ -239,18 +227,17 @@ class SubtaskCheckpointCoordinator:
                         else msg.state
                     ),
                     metrics=metrics,
-                )
-            )
+                ),
+            ),
+            Traced(event="checkpoint_acknowledged", fields={"checkpoint_id": msg.checkpoint_id}),
         ]
 
     def snapshot_failed(self, msg: SnapshotFailed) -> list[TaskEffect]:
         if self.pending.pop(msg.checkpoint_id, None) is None:
             return []
-        return [
-            self.decline(
-                msg.checkpoint_id, CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION, msg.message
-            )
-        ]
+        return self.decline(
+            msg.checkpoint_id, CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION, msg.message
+        )
 
     # --- aborts and notifications ----------------------------------------------------------------
 
@@ -261,7 +248,7 @@ class SubtaskCheckpointCoordinator:
         self.pending.pop(checkpoint_id, None)
         if self.inputs is not None:
             self.inputs.discard_inflight(checkpoint_id)
-        out: list[TaskEffect] = [self.decline(checkpoint_id, reason, None)]
+        out = self.decline(checkpoint_id, reason, None)
         out.extend(self._cancel_downstream(checkpoint_id))
         return out
 
@@ -277,35 +264,47 @@ class SubtaskCheckpointCoordinator:
 
     def decline(
         self, checkpoint_id: int, reason: CheckpointFailureReason, message: str | None
-    ) -> ReportToCoordinator:
-        return ReportToCoordinator(
-            message=DeclineCheckpoint(
-                task=self.task,
-                attempt=self.attempt,
-                checkpoint_id=checkpoint_id,
-                reason=reason,
-                message=message,
-            )
-        )
+    ) -> list[TaskEffect]:
+        return [
+            Send(
+                to=Role.COORDINATOR,
+                message=DeclineCheckpoint(
+                    task=self.task,
+                    attempt=self.attempt,
+                    checkpoint_id=checkpoint_id,
+                    reason=reason,
+                    message=message,
+                ),
+            ),
+            Traced(
+                event="checkpoint_declined",
+                fields={"checkpoint_id": checkpoint_id, "reason": reason.name},
+            ),
+        ]
 
     def _cancel_downstream(self, checkpoint_id: int) -> list[TaskEffect]:
         if self.writer is None:
             return []
         self.writer.partition.broadcast_event(CancelCheckpointMarker(checkpoint_id))
-        return self.drain()
-
-    def drain(self) -> list[TaskEffect]:
-        """What the result partition may send now."""
-        if self.writer is None:
-            return []
-        return [
-            SendToOutput(channel=c, item=item) for c, item in self.writer.partition.poll_sendable()
-        ]
+        return self.writer.poll_output()
 
     @property
     def pending_checkpoints(self) -> list[int]:
         return sorted(self.pending)
 
 
-def _record_counts(channels: dict[int, list[Buffer]]) -> dict[int, int]:
-    return {c: sum(len(b.records) for b in buffers) for c, buffers in channels.items()}
+def record_counts(channels: dict[int, list[Buffer]]) -> dict[int, int]:
+    """Records of channel state (in-flight buffers), per channel in channel order."""
+    return {c: sum(len(b.records) for b in buffers) for c, buffers in sorted(channels.items())}
+
+
+def _alignment_completed(checkpoint_id: int, alignment_ms: int, processed_bytes: int) -> Traced:
+    """Every barrier of the checkpoint reached the task."""
+    return Traced(
+        event="alignment_completed",
+        fields={
+            "checkpoint_id": checkpoint_id,
+            "alignment_ms": alignment_ms,
+            "bytes_processed": processed_bytes,
+        },
+    )

@@ -81,7 +81,7 @@ from runtime.partition import ChannelSelector
 from runtime.reasons import CheckpointFailureReason
 from runtime.state import key_group_range
 from runtime.task.chain import ChainOutput, OperatorChain
-from runtime.task.checkpointing import SubtaskCheckpointCoordinator
+from runtime.task.checkpointing import SubtaskCheckpointCoordinator, record_counts
 from runtime.task.input import InputPoll, StreamInputProcessor
 from runtime.task.mailbox import MailboxProcessor, MailboxStep
 from runtime.task.result_partition import RecordWriter, ResultPartition
@@ -327,8 +327,8 @@ class StreamTaskCore:
                     fields={
                         "checkpoint_id": restore.checkpoint_id,
                         # records of recovered in-flight data, per input and output channel
-                        "input": _record_counts(restore.input_channels),
-                        "output": _record_counts(restore.output_channels),
+                        "input": record_counts(restore.input_channels),
+                        "output": record_counts(restore.output_channels),
                         # pending timers and keyed state entries restored, per keyed operator
                         "timers": self.chain.timer_counts(),
                         "state_entries": self.chain.state_entry_counts(),
@@ -548,7 +548,7 @@ class StreamTaskCore:
 
     def _send(self) -> None:
         if self.writer is not None:
-            self._emit_all(self.checkpoints.drain())
+            self._emit_all(self.writer.poll_output())
 
     # --- checkpoints ------------------------------------------------------------------------------
 
@@ -568,7 +568,7 @@ class StreamTaskCore:
         self._perform_checkpoint(barrier, 0, 0, 0)
 
     def _decline_not_ready(self, checkpoint_id: int) -> None:
-        self._emit(
+        self._emit_all(
             self.checkpoints.decline(
                 checkpoint_id,
                 CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY,
@@ -617,9 +617,15 @@ class StreamTaskCore:
                 case AbortCheckpointOnBarrier(checkpoint_id=cid, reason=reason):
                     self._emit_all(self.checkpoints.abort_on_barrier(cid, reason))
                     self._maybe_finish()
-                case (
-                    ResumeConsumption() | ConvertToPriorityEvent() | ScheduleTimer() | CancelTimer()
-                ):
+                case ResumeConsumption(channel=channel):
+                    self._emit(
+                        Traced(event="channel_resumed", fields={"channel": channel}, level="debug")
+                    )
+                case ConvertToPriorityEvent(channel=channel, sequence_number=seq):
+                    self._emit(
+                        Traced(event="barrier_prioritized", fields={"channel": channel, "seq": seq})
+                    )
+                case ScheduleTimer() | CancelTimer():
                     self._emit(effect)
                 case _:
                     assert_never(effect)
@@ -655,7 +661,3 @@ class StreamTaskCore:
     @property
     def is_backpressured(self) -> bool:
         return self.writer is not None and not self.writer.partition.is_available
-
-
-def _record_counts(channels: dict[int, list[Buffer]]) -> dict[int, int]:
-    return {c: sum(len(b.records) for b in buffers) for c, buffers in sorted(channels.items())}

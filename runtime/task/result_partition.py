@@ -26,6 +26,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
+from runtime.effects import SendToOutput, TaskEffect
 from runtime.failure import UserCodeError
 from runtime.network import Buffer, ChannelEvent, is_priority
 from runtime.partition import ChannelSelector, estimate_size
@@ -327,6 +328,11 @@ class RecordWriter:
             )
         #: records written, for progress reports
         self.records_out = 0
+
+    def poll_output(self) -> list[TaskEffect]:
+        """What the partition may send now (``ResultPartition.poll_sendable``), as effects: the
+        task's data and events leave it this way."""
+        return [SendToOutput(channel=c, item=item) for c, item in self.partition.poll_sendable()]
 
     def emit(self, records: Sequence[Any], timestamps: Sequence[int | None] | None = None) -> None:
         if not len(records):

@@ -38,9 +38,7 @@ from runtime.effects import (
     RequestDeclined,
     RequestFailed,
     ScheduleTimer,
-    SendNotifyCheckpointAborted,
-    SendNotifyCheckpointComplete,
-    SendTriggerCheckpoint,
+    Send,
 )
 from runtime.messages import (
     AbortPendingCheckpoints,
@@ -50,8 +48,11 @@ from runtime.messages import (
     ExecutionStateChanged,
     FailUnacknowledgedCheckpoints,
     JobStatusChanged,
+    NotifyCheckpointAborted,
+    NotifyCheckpointComplete,
     ShutdownCoordinator,
     TimerFired,
+    TriggerCheckpoint,
     TriggerCheckpointRequest,
 )
 from runtime.reasons import CheckpointFailureReason as R
@@ -59,6 +60,7 @@ from runtime.status import ExecutionState, JobStatus
 from runtime.storage import InMemoryCheckpointStorage, handle_with_storage
 
 E = TypeVar("E", bound=CoordinatorEffect)
+M = TypeVar("M")
 A, B, C = TaskId("A"), TaskId("B"), TaskId("C")
 
 
@@ -118,11 +120,19 @@ class Driver:
     def of(self, kind: type[E]) -> list[E]:
         return [e for e in self.effects if isinstance(e, kind)]
 
+    def sent(self, kind: type[M]) -> list[tuple[TaskId, M]]:
+        """The messages of ``kind`` sent to tasks, with their task."""
+        return [
+            (e.to, e.message)
+            for e in self.of(Send)
+            if isinstance(e.to, TaskId) and isinstance(e.message, kind)
+        ]
+
     def triggers(self) -> list[tuple[int, int]]:
         """(checkpoint id, time) of every checkpoint triggered (first task's trigger)."""
         seen: dict[int, int] = {}
-        for e in self.of(SendTriggerCheckpoint):
-            seen.setdefault(e.checkpoint_id, e.timestamp)
+        for _, trigger in self.sent(TriggerCheckpoint):
+            seen.setdefault(trigger.checkpoint_id, trigger.timestamp)
         return sorted(seen.items())
 
     def result(self, request_id: int) -> str:
@@ -295,7 +305,7 @@ def test_finalize_failure_aborts_with_finalize_checkpoint_failure() -> None:
     assert d.result(request) == "failed FINALIZE_CHECKPOINT_FAILURE"
     assert d.coordinator.store.checkpoints == []
     assert [h.key for e in d.of(DiscardState) for h in e.handles] == ["s1"]
-    assert [e.checkpoint_id for e in d.of(SendNotifyCheckpointAborted)] == [1]
+    assert [m.checkpoint_id for _, m in d.sent(NotifyCheckpointAborted)] == [1]
 
 
 def test_external_path_comes_from_the_storage() -> None:
@@ -325,10 +335,10 @@ def test_after_a_source_finishes_its_running_successor_is_triggered() -> None:
     d = Driver(CoordinatorConfig(), plan=_pipeline())
     d.send(ExecutionStateChanged(task=TaskId("source"), state=ExecutionState.FINISHED))
     d.request()
-    assert [e.task for e in d.of(SendTriggerCheckpoint)] == [TaskId("map")]
+    assert [task for task, _ in d.sent(TriggerCheckpoint)] == [TaskId("map")]
     d.ack(TaskId("map"), 1)
     d.ack(TaskId("sink"), 1)
-    assert [e.task.vertex for e in d.of(SendNotifyCheckpointComplete)] == ["map", "sink"]
+    assert [task.vertex for task, _ in d.sent(NotifyCheckpointComplete)] == ["map", "sink"]
 
 
 def test_with_checkpoints_after_finish_disabled_a_finished_task_fails_the_plan() -> None:
@@ -347,7 +357,7 @@ def test_sync_savepoint_subsumes_pending_notifies_and_stays_out_of_the_store() -
     d.ack(A, 2, "sp")
     assert d.result(savepoint) == "ok 2"
     assert d.result(checkpoint) == "failed CHECKPOINT_SUBSUMED"
-    assert [e.checkpoint_id for e in d.of(SendNotifyCheckpointComplete)] == [2]
+    assert [m.checkpoint_id for _, m in d.sent(NotifyCheckpointComplete)] == [2]
     assert d.coordinator.store.checkpoints == []
 
 
@@ -372,11 +382,11 @@ def test_savepoints_are_forced_unless_unaligned_checkpoints_are_enabled() -> Non
 def test_savepoint_barriers_are_aligned_and_never_time_out() -> None:
     d = Driver(CoordinatorConfig(unaligned=True, aligned_checkpoint_timeout=50, max_concurrent=1))
     d.request(SnapshotType.SAVEPOINT)
-    options = d.of(SendTriggerCheckpoint)[0].options
+    options = d.sent(TriggerCheckpoint)[0][1].options
     assert not options.is_unaligned and not options.is_timeoutable
     d2 = Driver(CoordinatorConfig(unaligned=True, aligned_checkpoint_timeout=50))
     d2.request()
-    assert d2.of(SendTriggerCheckpoint)[0].options.is_timeoutable
+    assert d2.sent(TriggerCheckpoint)[0][1].options.is_timeoutable
 
 
 def test_notifications_carry_last_subsumed_and_latest_completed_ids() -> None:
@@ -385,10 +395,10 @@ def test_notifications_carry_last_subsumed_and_latest_completed_ids() -> None:
     d.ack(A, 1)
     d.request()
     d.ack(A, 2)
-    assert [e.last_subsumed_checkpoint_id for e in d.of(SendNotifyCheckpointComplete)] == [-1, 1]
+    assert [m.last_subsumed_checkpoint_id for _, m in d.sent(NotifyCheckpointComplete)] == [-1, 1]
     d.request()
     d.send(DeclineCheckpoint(task=A, checkpoint_id=3))
-    assert [e.latest_completed_checkpoint_id for e in d.of(SendNotifyCheckpointAborted)] == [2]
+    assert [m.latest_completed_checkpoint_id for _, m in d.sent(NotifyCheckpointAborted)] == [2]
 
 
 def test_task_failure_aborts_only_checkpoints_the_attempt_has_not_acknowledged() -> None:

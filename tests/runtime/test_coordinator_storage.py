@@ -38,8 +38,7 @@ from runtime.effects import (
     RequestCompleted,
     RequestDeclined,
     RequestFailed,
-    SendNotifyCheckpointAborted,
-    SendTriggerCheckpoint,
+    Send,
 )
 from runtime.messages import (
     AbortPendingCheckpoints,
@@ -50,8 +49,10 @@ from runtime.messages import (
     DeclineCheckpoint,
     LocationInitializationFailed,
     LocationInitialized,
+    NotifyCheckpointAborted,
     ShutdownCoordinator,
     TimerFired,
+    TriggerCheckpoint,
     TriggerCheckpointRequest,
 )
 from runtime.reasons import CheckpointDeclineReason
@@ -65,6 +66,7 @@ from runtime.storage import (
 )
 
 E = TypeVar("E", bound=CoordinatorEffect)
+M = TypeVar("M")
 A, B = TaskId("A"), TaskId("B")
 DISK_FULL = "checkpoint storage /c: writing failed: No space left on device (errno 28, ENOSPC)"
 
@@ -102,6 +104,16 @@ class Driver:
     def of(self, kind: type[E], effects: list[CoordinatorEffect] | None = None) -> list[E]:
         return [e for e in (self.effects if effects is None else effects) if isinstance(e, kind)]
 
+    def sent(
+        self, kind: type[M], effects: list[CoordinatorEffect] | None = None
+    ) -> list[tuple[TaskId, M]]:
+        """The messages of ``kind`` sent to tasks, with their task."""
+        return [
+            (e.to, e.message)
+            for e in self.of(Send, effects)
+            if isinstance(e.to, TaskId) and isinstance(e.message, kind)
+        ]
+
     def pending_checkpoint(self, checkpoint_id: int = 1) -> None:
         """Request, location made, every task acknowledged: the metadata is being written."""
         self.request()
@@ -124,14 +136,14 @@ def test_tasks_are_triggered_once_the_location_exists_and_another_trigger_waits_
             props=CheckpointProperties.for_checkpoint(d.coordinator.config.retention),
         )
     ]
-    assert not d.of(SendTriggerCheckpoint) and d.coordinator.pending_ids == []
+    assert not d.sent(TriggerCheckpoint) and d.coordinator.pending_ids == []
     assert d.coordinator.is_triggering
     d.now = 15
     assert not d.of(InitializeLocation, d.request()), "Flink's isTriggering: the next one queues"
     assert d.coordinator.queued_requests == 1
     d.now = 20
     made = d.send(LocationInitialized(checkpoint_id=1, location="/c/chk-1"))
-    (trigger,) = d.of(SendTriggerCheckpoint, made)
+    ((_, trigger),) = d.sent(TriggerCheckpoint, made)
     assert trigger.checkpoint_id == 1 and trigger.timestamp == 10, "the trigger's own time"
     assert trigger.options.target_location == "/c/chk-1"
     assert [e.checkpoint_id for e in d.of(InitializeLocation, made)] == [2], "then the queued one"
@@ -146,7 +158,7 @@ def test_a_failed_location_is_a_trigger_failure_with_io_exception_and_its_cause(
         RequestFailed(request_id=1, reason=R.IO_EXCEPTION, cause=DISK_FULL)
     ]
     assert d.of(FailJob, failed)[0].cause == DISK_FULL
-    assert not d.of(SendTriggerCheckpoint) and d.coordinator.pending_ids == []
+    assert not d.sent(TriggerCheckpoint) and d.coordinator.pending_ids == []
     assert d.coordinator.stats.failed == 1 and d.coordinator.stats.in_progress == 0
     assert not d.coordinator.is_triggering
 
@@ -219,7 +231,7 @@ def test_a_failed_finalize_aborts_with_finalize_checkpoint_failure_saying_why() 
     assert verdict.reason is R.FINALIZE_CHECKPOINT_FAILURE and verdict.cause == DISK_FULL
     assert sorted(h.key for e in d.of(DiscardState, aborted) for h in e.handles) == ["A1", "B1"]
     assert d.of(DiscardLocation, aborted) == [DiscardLocation(checkpoint_id=1)]
-    assert {e.task for e in d.of(SendNotifyCheckpointAborted, aborted)} == {A, B}
+    assert {task for task, _ in d.sent(NotifyCheckpointAborted, aborted)} == {A, B}
     failed = d.coordinator.stats.to_json()["latest"]["failed"]
     assert failed["failure_message"] == f"Failure to finalize checkpoint. Cause: {DISK_FULL}"
     assert d.coordinator.store.checkpoints == []

@@ -6,7 +6,7 @@ from ckptsim import StreamExecutionEnvironment
 from runtime.checkpoint import TaskId
 from runtime.job import ExecutionPlan, plan_execution, restore_plan
 from runtime.network import Buffer
-from runtime.storage import LoadedCheckpoint, LoadedTaskState
+from runtime.snapshot import LoadedCheckpoint, LoadedTaskState
 
 REDUCE = TaskId("reduce-2", 0)
 

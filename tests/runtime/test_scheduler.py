@@ -13,21 +13,7 @@ import pytest
 
 from ckptsim import StreamExecutionEnvironment
 from runtime.checkpoint import SavepointRequest, SnapshotType, TaskId
-from runtime.effects import (
-    CompleteJob,
-    DeployTasks,
-    LoadCheckpoint,
-    ReplyToSnapshotRequest,
-    RequestRetainedCheckpoints,
-    SchedulerEffect,
-    ScheduleTimer,
-    SendToTasks,
-    StartCoordinator,
-    StopCoordinator,
-    StopDeployment,
-    TellCoordinator,
-    Traced,
-)
+from runtime.effects import Role, ScheduleTimer, Send, Traced
 from runtime.job import ExecutionPlan, plan_execution
 from runtime.messages import (
     AbortPendingCheckpoints,
@@ -44,6 +30,7 @@ from runtime.messages import (
     ExecutionStateChanged,
     FailUnacknowledgedCheckpoints,
     JobStatusChanged,
+    ListRetainedCheckpoints,
     RequestOutcome,
     RestoredFromCheckpoint,
     RetainedCheckpoints,
@@ -65,9 +52,19 @@ from runtime.messages import (
 from runtime.reasons import CheckpointFailureReason as R
 from runtime.restart import FixedDelay, NoRestart, RestartStrategy
 from runtime.scheduler import RestartTimer, SavepointTimer, Scheduler
+from runtime.scheduler.effects import (
+    CompleteJob,
+    DeployTasks,
+    LoadCheckpoint,
+    ReplyToSnapshotRequest,
+    SchedulerEffect,
+    StartCoordinator,
+    StopCoordinator,
+    StopDeployment,
+)
+from runtime.snapshot import LoadedCheckpoint, LoadedTaskState
 from runtime.status import ExecutionState as S
 from runtime.status import JobStatus as J
-from runtime.storage import LoadedCheckpoint, LoadedTaskState
 
 E = TypeVar("E")
 SOURCE0, SOURCE1 = TaskId("source-1", 0), TaskId("source-1", 1)
@@ -166,7 +163,11 @@ class Driver:
 
     def told(self, effects: Sequence[object] | None = None) -> list[object]:
         """What the coordinator was told."""
-        return [e.message for e in self.of(TellCoordinator, effects)]
+        return [e.message for e in self.of(Send, effects) if e.to is Role.COORDINATOR]
+
+    def told_tasks(self, effects: Sequence[object] | None = None) -> list[tuple[object, object]]:
+        """What tasks were told: (task, message)."""
+        return [(e.to, e.message) for e in self.of(Send, effects) if isinstance(e.to, TaskId)]
 
     def traced(self, event: str) -> list[Traced]:
         return [e for e in self.of(Traced) if e.event == event]
@@ -196,8 +197,7 @@ def test_deployment_is_coordinator_then_tasks_then_running() -> None:
     assert deploy.attempt == 0 and list(deploy.plan.tasks) == TASKS
     assert d.status is J.CREATED, "nothing runs before the tasks exist"
     running = d.send(TasksDeployed(attempt=0))
-    (start,) = d.of(SendToTasks, running)
-    assert start.tasks == tuple(TASKS) and start.message == StartTask()
+    assert d.told_tasks(running) == [(t, StartTask()) for t in TASKS]
     assert d.told(running) == [
         *(ExecutionStateChanged(task=t, state=S.RUNNING, attempt=0) for t in TASKS),
         JobStatusChanged(status=J.RUNNING),
@@ -258,8 +258,7 @@ def test_cancel_cancels_the_running_tasks_and_counts_unreachable_ones_as_cancell
     d.run()
     cancel = d.send(CancelJob())
     assert d.status is J.CANCELLING
-    (sent,) = d.of(SendToTasks, cancel)
-    assert sent.message == CancelTask() and sent.tasks == tuple(TASKS)
+    assert d.told_tasks(cancel) == [(t, CancelTask()) for t in TASKS]
     d.send(TasksUnreachable(tasks=(SOURCE0, SOURCE1), attempt=0))
     d.task(REDUCE0, S.CANCELED)
     assert d.status is J.CANCELLING, "one task still cancels"
@@ -293,8 +292,7 @@ def test_a_task_failure_restarts_after_the_strategys_delay_from_the_latest_check
         AbortPendingCheckpoints(reason=R.JOB_FAILOVER_REGION),
         JobStatusChanged(status=J.RESTARTING),
     ]
-    (cancel,) = d.of(SendToTasks, failed)
-    assert set(cancel.tasks) == {SOURCE0, SOURCE1, REDUCE1}
+    assert {task for task, _ in d.told_tasks(failed)} == {SOURCE0, SOURCE1, REDUCE1}
     assert not d.of(ScheduleTimer), "the delay starts once every task is down"
     for task in (SOURCE0, SOURCE1, REDUCE1):
         down = d.task(task, S.CANCELED)
@@ -302,7 +300,7 @@ def test_a_task_failure_restarts_after_the_strategys_delay_from_the_latest_check
         ScheduleTimer(key=RestartTimer(0), due=1500)
     ]
     d.now = 1500
-    assert d.of(RequestRetainedCheckpoints, d.send(TimerFired(key=RestartTimer(0))))
+    assert d.told(d.send(TimerFired(key=RestartTimer(0)))) == [ListRetainedCheckpoints()]
     (load,) = d.of(LoadCheckpoint, d.send(_retained(7, 6)))
     assert load.checkpoint.checkpoint_id == 7 and load.attempt == 0
     assert d.status is J.RESTARTING, "loading runs off the scheduler"
@@ -476,8 +474,8 @@ def test_savepoints_have_typed_request_ids_and_a_stop_with_savepoint_stops_the_t
     stopped = d.send(
         RequestOutcome(request_id=SavepointRequestId(1), path="/sp-2", checkpoint_id=2)
     )
-    (sent,) = d.of(SendToTasks, stopped)
-    assert sent.message == StopTask() and set(sent.tasks) == set(TASKS)
+    sent = d.told_tasks(stopped)
+    assert {m for _, m in sent} == {StopTask()} and {t for t, _ in sent} == set(TASKS)
     assert d.scheduler.savepoints == ["/sp/savepoint-1", "/sp-2"]
 
 

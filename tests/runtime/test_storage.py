@@ -18,8 +18,8 @@ from runtime.checkpoint import (
     ExternalizedCheckpointRetention,
     TaskId,
 )
-from runtime.effects import TaskSnapshot
 from runtime.network import Buffer
+from runtime.snapshot import TaskSnapshot
 from runtime.storage import (
     METADATA,
     CheckpointStorageError,

@@ -10,14 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from runtime.state import hash_code, key_group_for, key_group_range
-from runtime.timers import HeapPriorityQueue, InternalTimerService, TimerQueue
+from runtime.timers import HeapPriorityQueue, HeapPriorityQueueSet, InternalTimerService
 
 
-def queue(subtask: int = 0, parallelism: int = 1) -> TimerQueue:
-    return TimerQueue(key_group_range(subtask, parallelism, 128), 128, hash_code)
+def queue(subtask: int = 0, parallelism: int = 1) -> HeapPriorityQueueSet:
+    return HeapPriorityQueueSet(key_group_range(subtask, parallelism, 128), 128, hash_code)
 
 
-def drain(q: TimerQueue, until: int) -> list[tuple[object, int]]:
+def drain(q: HeapPriorityQueueSet, until: int) -> list[tuple[object, int]]:
     service = InternalTimerService(range(0), 128, hash_code)
     out = []
     while (timer := service.poll_due(q, until)) is not None:

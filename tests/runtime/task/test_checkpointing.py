@@ -6,12 +6,13 @@ from __future__ import annotations
 from runtime.barrier.mode import GateMode
 from runtime.checkpoint import StateHandle, TaskId, TaskStateSnapshot
 from runtime.effects import (
-    AlignmentCompleted,
     CheckpointTakenOnTask,
     PrecommitCollected,
     PublishCollected,
-    ReportToCoordinator,
+    Role,
+    Send,
     SendToOutput,
+    Traced,
     WriteSnapshot,
 )
 from runtime.messages import (
@@ -87,7 +88,7 @@ def test_an_unaligned_checkpoint_keeps_the_overtaken_output_and_writes_after_its
     assert taken_event.output_persisted == {0: 2}
     assert not only(effects, WriteSnapshot)
     effects = coord.all_barriers_received(1, 9, 100)
-    assert isinstance(effects[0], AlignmentCompleted)
+    assert isinstance(effects[0], Traced) and effects[0].event == "alignment_completed"
     (write,) = only(effects, WriteSnapshot)
     assert [list(b.records) for b in write.snapshot.output_channels[0]] == [[7], [8]]
     assert write.snapshot.persisted_bytes == sum(b.size for b in write.snapshot.output_channels[0])
@@ -100,12 +101,11 @@ def test_the_acknowledgement_carries_the_metrics_the_sync_part_included() -> Non
     )
     coord.sync_part_measured(1, 3)
     state = TaskStateSnapshot(handles=(StateHandle(key="k", size=99),))
-    (report,) = coord.snapshot_written(
-        SnapshotWritten(checkpoint_id=1, state=state, async_duration_ms=4)
+    (report,) = only(
+        coord.snapshot_written(SnapshotWritten(checkpoint_id=1, state=state, async_duration_ms=4)),
+        Send,
     )
-    assert isinstance(report, ReportToCoordinator) and isinstance(
-        report.message, AcknowledgeCheckpoint
-    )
+    assert report.to is Role.COORDINATOR and isinstance(report.message, AcknowledgeCheckpoint)
     metrics = report.message.metrics
     assert metrics is not None
     assert (metrics.checkpoint_start_delay_ms, metrics.alignment_duration_ms) == (5, 2)
@@ -118,8 +118,10 @@ def test_a_failed_asynchronous_part_declines() -> None:
     coord.checkpoint_state(
         barrier(1), start_delay_ms=0, alignment_ms=0, processed_bytes=0, ended_input=False
     )
-    (report,) = coord.snapshot_failed(SnapshotFailed(checkpoint_id=1, message="disk full"))
-    assert isinstance(report, ReportToCoordinator) and isinstance(report.message, DeclineCheckpoint)
+    (report,) = only(
+        coord.snapshot_failed(SnapshotFailed(checkpoint_id=1, message="disk full")), Send
+    )
+    assert report.to is Role.COORDINATOR and isinstance(report.message, DeclineCheckpoint)
     assert report.message.reason is CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION
     assert coord.snapshot_failed(SnapshotFailed(checkpoint_id=1, message="again")) == []
 
@@ -127,7 +129,7 @@ def test_a_failed_asynchronous_part_declines() -> None:
 def test_an_abort_on_barrier_declines_and_tells_downstream() -> None:
     coord = coordinator()
     effects = coord.abort_on_barrier(3, CheckpointFailureReason.CHECKPOINT_DECLINED_SUBSUMED)
-    assert isinstance(effects[0], ReportToCoordinator)
+    assert isinstance(effects[0], Send) and effects[0].to is Role.COORDINATOR
     assert only(effects, SendToOutput) == [SendToOutput(channel=0, item=CancelCheckpointMarker(3))]
 
 

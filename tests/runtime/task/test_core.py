@@ -15,8 +15,7 @@ from runtime.effects import (
     AcknowledgeAllRecordsProcessed,
     AnnounceCredit,
     CheckpointTakenOnTask,
-    ReportToCoordinator,
-    ResumeConsumption,
+    Send,
     SendToOutput,
     TaskFailed,
     TaskFinished,
@@ -73,10 +72,16 @@ def test_aligned_checkpoint_effects_come_in_flinks_order_trigger_then_unblock() 
     assert task.core.inputs is not None and task.core.inputs.gate.blocked() == [0]
     task.send(InputItem(channel=0, item=Buffer(["after"], 8)), run=False)
     effects = task.send(InputItem(channel=1, item=barrier(1)))
-    kinds = [type(e).__name__ for e in effects if not isinstance(e, Traced)]
-    assert kinds[:3] == ["SendToOutput", "CheckpointTakenOnTask", "AlignmentCompleted"]
-    assert kinds.index("WriteSnapshot") < kinds.index("ResumeConsumption")
-    assert [e.channel for e in only(effects, ResumeConsumption)] == [0, 1]
+    facts = ("alignment_completed", "channel_resumed")
+    kinds = [
+        e.event if isinstance(e, Traced) else type(e).__name__
+        for e in effects
+        if not isinstance(e, Traced) or e.event in facts
+    ]
+    assert kinds[:3] == ["SendToOutput", "CheckpointTakenOnTask", "alignment_completed"]
+    assert kinds.index("WriteSnapshot") < kinds.index("channel_resumed")
+    resumed = [e for e in only(effects, Traced) if e.event == "channel_resumed"]
+    assert [e.fields["channel"] for e in resumed] == [0, 1]
     assert sent(effects)[0] == barrier(1)
     after = sent(effects)[1]
     assert isinstance(after, Buffer) and list(after.records) == ["after"], (
@@ -135,7 +140,7 @@ def test_a_bounded_source_ends_its_data_then_its_final_checkpoint_then_its_parti
     (write,) = only(effects, WriteSnapshot)
     assert write.snapshot.ended_input
     effects = task.send(SnapshotWritten(checkpoint_id=7, state=TaskStateSnapshot()))
-    (report,) = only(effects, ReportToCoordinator)
+    (report,) = only(effects, Send)
     assert isinstance(report.message, AcknowledgeCheckpoint)
     assert report.message.state is not None and report.message.state.task_finished
     effects = task.send(NotifyCheckpointComplete(checkpoint_id=7))
@@ -212,7 +217,7 @@ def test_an_illegal_transition_raises_one_error_naming_status_and_event() -> Non
 def test_a_task_that_is_not_running_declines_a_trigger_as_not_ready() -> None:
     task = Driver(spec([source([1])], outputs=1))
     effects = task.send(TriggerCheckpoint(checkpoint_id=1, timestamp=0, options=ALIGNED))
-    (report,) = only(effects, ReportToCoordinator)
+    (report,) = only(effects, Send)
     assert isinstance(report.message, DeclineCheckpoint)
     assert report.message.reason is CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY
     task.send(CancelTask())
