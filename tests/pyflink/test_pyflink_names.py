@@ -21,8 +21,8 @@ import pytest
 
 from ckptsim._cli import main
 from ckptsim._errors import UnsupportedFeature
-from ckptsim.pyflink._pyflink_names import MODULES, NAMES
 from ckptsim.pyflink._imports import pyflink_imports
+from ckptsim.pyflink._pyflink_names import MODULES, NAMES
 
 #: what the refusal of a module under pyflink.common or pyflink.datastream once said
 CONTRADICTION = "ckptsim's PyFlink API is pyflink.common and pyflink.datastream"
