@@ -263,8 +263,7 @@ class PyFlinkGraph:
                         e.source = fused
             self.nodes = [n for n in self.nodes if n is not up and n is not down]
             self.nodes.append(fused)
-            done.update((id(up), id(fused)))
-            done.discard(id(fused))
+            done.add(id(up))
             queue.append(fused)
             queue.extend(e.source for e in fused.inputs)
 
