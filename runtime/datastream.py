@@ -53,7 +53,13 @@ from runtime.operators import (
     OperatorContext,
     SourceReader,
 )
-from runtime.partition import HashingKeySelector, KeyHash, KeySelector, Partitioner
+from runtime.partition import (
+    CustomPartitioning,
+    HashingKeySelector,
+    KeyHash,
+    KeySelector,
+    Partitioner,
+)
 from runtime.state import hash_code
 from runtime.watermarks import WatermarkStrategy, millis
 from runtime.windows import (
@@ -390,6 +396,21 @@ class DataStream:
 
     def broadcast(self) -> DataStream:
         return DataStream(self.env, self.nodes, Partitioner.BROADCAST, None, True)
+
+    def rescale(self) -> DataStream:
+        """Each upstream subtask deals its records round-robin to its own subset of the
+        downstream subtasks (Flink's ``rescale()``: pointwise, as the parallelisms divide)."""
+        return DataStream(self.env, self.nodes, Partitioner.RESCALE, None, True)
+
+    def partition_custom(
+        self, partitioner: Callable[[Any, int], int], key_selector: KeySelector
+    ) -> DataStream:
+        """Each record goes to the subtask ``partitioner(key_selector(record), n)`` of the next
+        operator (of parallelism ``n``)."""
+        custom = CustomPartitioning(
+            _callable(partitioner, "partition_custom"), _callable(key_selector, "partition_custom")
+        )
+        return DataStream(self.env, self.nodes, Partitioner.CUSTOM, custom, True)
 
     def forward(self) -> DataStream:
         return DataStream(self.env, self.nodes, Partitioner.FORWARD, None, True)

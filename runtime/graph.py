@@ -5,7 +5,8 @@ its expansion into subtasks and channels (Flink's ``StreamGraph`` -> ``JobGraph`
 Chaining follows Flink: an operator joins its input's chain when it has exactly one input, the
 edge is forward, both have the same parallelism and chaining is enabled. A forward edge connects
 subtask i to subtask i; every other partitioner connects all upstream subtasks to all
-downstream ones, one channel each.
+downstream ones, one channel each (a rescale edge too: each upstream subtask sends its records
+only to its subset of them, but barriers and watermarks on every channel).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from runtime.descriptors import (
     SinkDescriptor,
     SourceDescriptor,
 )
-from runtime.partition import KeySelector, Partitioner
+from runtime.partition import KeySelector, Partitioner, RescaleSubsets
 
 
 class GraphError(ValueError):
@@ -318,6 +319,8 @@ def build_job_graph(
                 "allow a change of parallelism; use rebalance() or give both the same parallelism"
             )
         edge.partitioner = effective_partitioner(edge, up, down)
+        if edge.partitioner is Partitioner.RESCALE:  # its subsets depend on the parallelisms
+            edge.key_selector = RescaleSubsets(up)
     vertex_of: dict[int, JobVertex] = {}
     vertices: list[JobVertex] = []
     for node in order:

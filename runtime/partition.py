@@ -1,11 +1,13 @@
 """Partitioners: which output channel of an edge each record goes to (Flink's
 ``ChannelSelector`` and ``StreamPartitioner``s), and the size estimate buffers are cut by.
 
-Forward connects subtask i to subtask i; rebalance deals records round-robin; hash routes a
-record by the key group of its key (Flink's murmur hash over the max parallelism's key
-groups), computing each key once and shipping it with the buffer; broadcast sends every record
-to every channel. The task's ``RecordWriter`` (``runtime.task.result_partition``) writes the
-parts into its result partition.
+Forward connects subtask i to subtask i; rebalance deals records round-robin; rescale deals
+them round-robin over the subset of downstream subtasks Flink's pointwise distribution gives
+the upstream subtask; hash routes a record by the key group of its key (Flink's murmur hash
+over the max parallelism's key groups), computing each key once and shipping it with the
+buffer; custom asks the user's partitioner for the channel of a record's key; broadcast sends
+every record to every channel. The task's ``RecordWriter`` (``runtime.task.result_partition``)
+writes the parts into its result partition.
 """
 
 from __future__ import annotations
@@ -70,12 +72,75 @@ def plain_selector(selector: KeySelector) -> KeySelector:
     return selector.fn if isinstance(selector, HashingKeySelector) else selector
 
 
+class CustomPartitioning:
+    """A custom partitioner and its key selector (Flink's ``CustomPartitionerWrapper``): a
+    record goes to channel ``partition(key_selector(record), number of channels)``."""
+
+    __slots__ = ("key_selector", "partition")
+
+    def __init__(self, partition: Callable[[Any, int], int], key_selector: KeySelector) -> None:
+        self.partition = partition
+        self.key_selector = key_selector
+
+    def __call__(self, record: Any) -> Any:
+        return self.key_selector(record)
+
+    def channel(self, record: Any, num_channels: int) -> int:
+        channel = self.partition(self.key_selector(record), num_channels)
+        if (
+            isinstance(channel, bool)
+            or not isinstance(channel, int)
+            or not (0 <= channel < num_channels)
+        ):
+            raise ValueError(
+                f"the custom partitioner returned {channel!r} for {record!r}: a partition is "
+                f"a whole number from 0 to {num_channels - 1} (the number of partitions - 1)"
+            )
+        return channel
+
+
+class RescaleSubsets:
+    """Which downstream subtasks each upstream subtask of a rescale edge feeds, given the
+    upstream parallelism (set on the edge when the job graph is built): Flink's pointwise
+    distribution (``VertexInputInfoComputationUtils``)."""
+
+    __slots__ = ("upstream",)
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream = upstream
+
+    def __call__(self, record: Any) -> Any:
+        raise TypeError("a rescale edge has no key")
+
+    def targets(self, subtask: int, downstream: int) -> list[int]:
+        return rescale_targets(self.upstream, downstream, subtask)
+
+
+def rescale_targets(upstream: int, downstream: int, subtask: int) -> list[int]:
+    """The downstream subtasks upstream ``subtask`` sends to on a rescale edge: the same index
+    when the parallelisms are equal; a contiguous run of them when the downstream is wider;
+    the one whose contiguous run of upstream subtasks holds it when it is narrower."""
+    if upstream == downstream:
+        return [subtask]
+    if upstream > downstream:
+        return [
+            d
+            for d in range(downstream)
+            if d * upstream // downstream <= subtask < (d + 1) * upstream // downstream
+        ]
+    start = (subtask * downstream + upstream - 1) // upstream
+    end = ((subtask + 1) * downstream + upstream - 1) // upstream
+    return list(range(start, end))
+
+
 class Partitioner(enum.Enum):
     FORWARD = "forward"
     REBALANCE = "rebalance"
+    RESCALE = "rescale"
     HASH = "hash"
     BROADCAST = "broadcast"
     SHUFFLE = "shuffle"
+    CUSTOM = "custom"
 
     @property
     def all_to_all(self) -> bool:
@@ -109,6 +174,8 @@ class ChannelSelector:
     ) -> None:
         if partitioner is Partitioner.HASH and key_selector is None:
             raise ValueError("hash partitioning needs a key selector")
+        if partitioner is Partitioner.CUSTOM and not isinstance(key_selector, CustomPartitioning):
+            raise ValueError("custom partitioning needs a CustomPartitioning")
         if partitioner is Partitioner.FORWARD and num_channels != 1:
             raise ValueError("forward partitioning connects exactly one channel")
         self.partitioner = partitioner
@@ -121,6 +188,18 @@ class ChannelSelector:
         self._channel_of_key: dict[Any, tuple[Any, int]] = {}
         #: shuffle: a random channel per record, seeded per subtask (a run is replayable)
         self._random = random.Random(start) if partitioner is Partitioner.SHUFFLE else None
+        self._custom = key_selector if isinstance(key_selector, CustomPartitioning) else None
+        #: rescale: the channels this subtask deals to, in turn from the first (Flink's
+        #: ``RescalePartitioner`` over the subtask's subpartitions)
+        self._targets: list[int] | None = None
+        if partitioner is Partitioner.RESCALE:
+            subsets = key_selector if isinstance(key_selector, RescaleSubsets) else None
+            self._targets = (
+                subsets.targets(start, num_channels)
+                if subsets is not None
+                else [start % num_channels if num_channels else 0]
+            )
+            self._next = 0
 
     def split(self, records: Sequence[Any]) -> list[tuple[int, Sequence[Any], list[Any] | None]]:
         """``(channel, records, keys)`` per channel that gets records (keys on hash edges)."""
@@ -133,6 +212,8 @@ class ChannelSelector:
             return [(c, records, None) for c in range(n)]
         if self._random is not None:
             return [(c, part, None) for c, part, _ in self._shuffle(records, None)]
+        if self._targets is not None or self._custom is not None:
+            return [(c, part, None) for c, part, _ in self._by_channel(records, None)]
         start = self._next
         self._next = (start + len(records)) % n
         out: list[tuple[int, Sequence[Any], list[Any] | None]] = []
@@ -156,6 +237,10 @@ class ChannelSelector:
         if self._random is not None:
             return [
                 (c, part, None, stamps) for c, part, stamps in self._shuffle(records, timestamps)
+            ]
+        if self._targets is not None or self._custom is not None:
+            return [
+                (c, part, None, stamps) for c, part, stamps in self._by_channel(records, timestamps)
             ]
         start = self._next
         self._next = (start + len(records)) % n
@@ -207,6 +292,27 @@ class ChannelSelector:
         stamps: list[list[int | None]] = [[] for _ in range(n)]
         for i, record in enumerate(records):
             channel = pick(n)
+            parts[channel].append(record)
+            if timestamps is not None:
+                stamps[channel].append(timestamps[i])
+        return [(c, p, stamps[c]) for c, p in enumerate(parts) if p]
+
+    def _by_channel(
+        self, records: Sequence[Any], timestamps: Sequence[int | None] | None
+    ) -> list[tuple[int, list[Any], list[int | None]]]:
+        """Rescale (round-robin over this subtask's targets) and custom partitioning: each
+        record's channel in turn, the parts in channel order."""
+        n = self.num_channels
+        parts: list[list[Any]] = [[] for _ in range(n)]
+        stamps: list[list[int | None]] = [[] for _ in range(n)]
+        targets, custom = self._targets, self._custom
+        for i, record in enumerate(records):
+            if targets is not None:
+                channel = targets[self._next]
+                self._next = (self._next + 1) % len(targets)
+            else:
+                assert custom is not None
+                channel = custom.channel(record, n)
             parts[channel].append(record)
             if timestamps is not None:
                 stamps[channel].append(timestamps[i])

@@ -77,6 +77,8 @@ SHIP_STRATEGIES = {
     Partitioner.HASH: "HASH",
     Partitioner.BROADCAST: "BROADCAST",
     Partitioner.SHUFFLE: "SHUFFLE",
+    Partitioner.RESCALE: "RESCALE",
+    Partitioner.CUSTOM: "CUSTOM",
 }
 #: Flink's back-pressure levels: ratio <= 0.10 ok, <= 0.5 low, above high
 BACKPRESSURE_LOW, BACKPRESSURE_HIGH = 0.10, 0.5

@@ -82,6 +82,9 @@ class WatermarkStrategy:
     assigner: Callable[[Any, int], int] | None = None
     #: processing time without records after which the stream is idle (0: never)
     idleness: int = 0
+    #: ``with_watermark_alignment``: (group, max drift ms, update interval ms); accepted, and
+    #: the sources of the group are not paused (FLIP-182 is not modelled)
+    alignment: tuple[str, int, int] | None = None
 
     @staticmethod
     def for_monotonous_timestamps() -> WatermarkStrategy:
@@ -109,11 +112,29 @@ class WatermarkStrategy:
                 "with_timestamp_assigner() needs a TimestampAssigner or a function, got "
                 f"{type(timestamp_assigner).__name__}"
             )
-        return WatermarkStrategy(self.make_generator, extract, self.idleness)
+        return WatermarkStrategy(self.make_generator, extract, self.idleness, self.alignment)
 
     def with_idleness(self, idle_timeout: Any) -> WatermarkStrategy:
         timeout = millis(idle_timeout, "idle_timeout")
-        return WatermarkStrategy(self.make_generator, self.assigner, timeout)
+        return WatermarkStrategy(self.make_generator, self.assigner, timeout, self.alignment)
+
+    def with_watermark_alignment(
+        self,
+        watermark_group: str,
+        max_allowed_watermark_drift: Any,
+        update_interval: Any = None,
+    ) -> WatermarkStrategy:
+        """Flink's watermark alignment (FLIP-182): sources of ``watermark_group`` more than
+        ``max_allowed_watermark_drift`` ahead of the group's minimum watermark pause, checked
+        every ``update_interval`` (default 1 s). Recorded on the strategy; ckptsim does not
+        pause sources (the results of a bounded job are the same)."""
+        if not isinstance(watermark_group, str):
+            raise TypeError(f"watermark_group must be a str, got {watermark_group!r}")
+        drift = millis(max_allowed_watermark_drift, "max_allowed_watermark_drift")
+        interval = 1000 if update_interval is None else millis(update_interval, "update_interval")
+        return WatermarkStrategy(
+            self.make_generator, self.assigner, self.idleness, (watermark_group, drift, interval)
+        )
 
 
 class StatusWatermarkValve:

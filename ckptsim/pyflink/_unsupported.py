@@ -38,14 +38,19 @@ API = "the README's 'Running PyFlink programs' lists what ckptsim's PyFlink API 
 ASYNC = "call the service in a map (declare its cost with processing_cost)"
 BROADCAST = "use connect() with a CoProcessFunction, or broadcast() of a plain stream"
 SIDE_OUTPUTS = "emit tagged records and filter them"
-STATE_BACKEND = "ckptsim keeps keyed state on the heap and checkpoints it as JSON files"
-STORAGE = "set execution.checkpointing.dir (a Configuration, or -D) for where checkpoints go"
+STATE_BACKEND = (
+    "ckptsim keeps keyed state in its own heap backend and snapshots it in full: use "
+    "HashMapStateBackend, EmbeddedRocksDBStateBackend or state.backend.type"
+)
+STORAGE = (
+    "use FileSystemCheckpointStorage, or set execution.checkpointing.dir (a Configuration, or "
+    "-D) for where checkpoints go"
+)
 RESTART = (
     "configure restart-strategy.* keys instead (a Configuration given to "
     "get_execution_environment, or `ckptsim run -D restart-strategy.type=fixed-delay ...`)"
 )
 SLOTS = "ckptsim runs every task on its own actor"
-PARTITIONER = "use key_by(), rebalance() or shuffle()"
 CONFIG_OPTIONS = "set a key by its name: Configuration().set_string('pipeline.name', 'job')"
 
 #: modules ckptsim does not have: (what it is, what to use instead)
@@ -71,14 +76,6 @@ MODULES: dict[str, tuple[str, str]] = {
     "pyflink.datastream.output_tag": (
         "side outputs (pyflink.datastream.output_tag)",
         SIDE_OUTPUTS,
-    ),
-    "pyflink.datastream.state_backend": (
-        "state backends (pyflink.datastream.state_backend)",
-        STATE_BACKEND,
-    ),
-    "pyflink.datastream.checkpoint_storage": (
-        "checkpoint storages (pyflink.datastream.checkpoint_storage)",
-        STORAGE,
     ),
     "pyflink.datastream.slot_sharing_group": (
         "slot sharing groups (pyflink.datastream.slot_sharing_group)",
@@ -137,25 +134,8 @@ NAMES: dict[str, tuple[str, str]] = {
             "ReadOnlyBroadcastState",
         )
     },
-    **{
-        name: ("a state backend", STATE_BACKEND)
-        for name in (
-            "StateBackend",
-            "HashMapStateBackend",
-            "EmbeddedRocksDBStateBackend",
-            "CustomStateBackend",
-            "PredefinedOptions",
-        )
-    },
-    **{
-        name: ("a checkpoint storage", STORAGE)
-        for name in (
-            "CheckpointStorage",
-            "JobManagerCheckpointStorage",
-            "FileSystemCheckpointStorage",
-            "CustomCheckpointStorage",
-        )
-    },
+    "CustomStateBackend": ("a Java state backend", STATE_BACKEND),
+    "CustomCheckpointStorage": ("a Java checkpoint storage", STORAGE),
     **{
         name: ("Flink's Java formats", FORMATS)
         for name in (
@@ -171,16 +151,13 @@ NAMES: dict[str, tuple[str, str]] = {
         )
     },
     "SourceFunction": ("a Java source", CONNECTORS),
-    "SinkFunction": ("a Java sink", CONNECTORS),
     "InputFormat": ("a Java input format", CONNECTORS),
     "StreamingFileSink": ("a Java SinkFunction", "use FileSink"),
-    "Partitioner": ("partition_custom()", PARTITIONER),
     "OutputTag": ("side outputs", SIDE_OUTPUTS),
     "SlotSharingGroup": ("slot sharing groups", SLOTS),
     "MemorySize": ("memory sizes", "ckptsim sizes buffers with taskmanager.memory.segment-size"),
     "RestartStrategies": ("restart strategies", RESTART),
     "RestartStrategyConfiguration": ("restart strategies", RESTART),
-    "CachedDataStream": ("DataStream.cache()", "run the job once and keep what collect() gathered"),
     "MetricGroup": ("Flink's metric groups", "ckptsim has no user metrics"),
     "get_gateway": ("Flink's JVM gateway", JVM),
     "ConfigOption": ("typed config options", CONFIG_OPTIONS),

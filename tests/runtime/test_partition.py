@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.partition import ChannelSelector, HashingKeySelector, Partitioner, estimate_size
+from runtime.datastream import StreamEnvironment
+from runtime.partition import (
+    ChannelSelector,
+    CustomPartitioning,
+    HashingKeySelector,
+    Partitioner,
+    RescaleSubsets,
+    estimate_size,
+    rescale_targets,
+)
 from runtime.state import (
     KeyedStateBackend,
     key_group_for,
@@ -117,3 +126,64 @@ def test_equal_keys_of_other_types_are_routed_by_their_own_hash_whatever_came_fi
         warmed = ChannelSelector(Partitioner.HASH, 64, key_selector=lambda r: r)
         warmed.split([first])
         assert warmed.split([then]) == fresh.split([then]), (first, then)
+
+
+@pytest.mark.parametrize(
+    ("upstream", "downstream", "subsets"),
+    [
+        (2, 2, [[0], [1]]),
+        (2, 4, [[0, 1], [2, 3]]),
+        (4, 2, [[0], [0], [1], [1]]),
+        (2, 3, [[0, 1], [2]]),
+        (3, 2, [[0], [1], [1]]),
+        (3, 5, [[0, 1], [2, 3], [4]]),
+        (1, 3, [[0, 1, 2]]),
+    ],
+)
+def test_rescale_subsets_are_flinks_pointwise_distribution(
+    upstream: int, downstream: int, subsets: list[list[int]]
+) -> None:
+    """Each downstream subtask is fed by a contiguous run of upstream subtasks, or each
+    upstream subtask feeds a contiguous run of downstream ones (Flink's
+    ``VertexInputInfoComputationUtils.computeVertexInputInfoForPointwise``)."""
+    assert [rescale_targets(upstream, downstream, u) for u in range(upstream)] == subsets
+    # every downstream subtask is fed
+    assert {d for subset in subsets for d in subset} == set(range(downstream))
+
+
+def test_rescale_deals_round_robin_over_the_subtasks_subset_from_its_first() -> None:
+    selector = ChannelSelector(Partitioner.RESCALE, 4, key_selector=RescaleSubsets(2), start=1)
+    assert selector.split([10, 11, 12]) == [(2, [10, 12], None), (3, [11], None)]
+    assert selector.split([13]) == [(3, [13], None)]  # goes on where the batch stopped
+    stamped = ChannelSelector(Partitioner.RESCALE, 2, key_selector=RescaleSubsets(4), start=3)
+    assert stamped.split_timestamped([1, 2], [5, 6]) == [(1, [1, 2], None, [5, 6])]
+
+
+def test_custom_partitioning_asks_the_partitioner_for_each_records_channel() -> None:
+    custom = CustomPartitioning(lambda key, n: len(key) % n, lambda record: record[0])
+    selector = ChannelSelector(Partitioner.CUSTOM, 3, key_selector=custom)
+    records = [("a", 1), ("bb", 2), ("ccc", 3), ("dddd", 4)]
+    assert selector.split(records) == [
+        (0, [("ccc", 3)], None),
+        (1, [("a", 1), ("dddd", 4)], None),
+        (2, [("bb", 2)], None),
+    ]
+    assert selector.split_timestamped(records[:1], [7]) == [(1, [("a", 1)], None, [7])]
+    with pytest.raises(ValueError, match="needs a CustomPartitioning"):
+        ChannelSelector(Partitioner.CUSTOM, 3, key_selector=lambda r: r)
+    wrong = ChannelSelector(
+        Partitioner.CUSTOM, 3, key_selector=CustomPartitioning(lambda k, n: n, lambda r: r)
+    )
+    with pytest.raises(ValueError, match=r"returned 3 for 'x'.*from 0 to 2"):
+        wrong.split(["x"])
+
+
+def test_a_rescale_edge_gets_its_upstream_parallelism_when_the_job_graph_is_built() -> None:
+    env = StreamEnvironment(2)
+    env.from_collection([1, 2, 3, 4], parallelism=2).rescale().map(lambda x: x).set_parallelism(
+        4
+    ).collect("out")
+    job = env.build_job_graph()
+    (edge,) = [e for e in job.edges if e.partitioner is Partitioner.RESCALE]
+    assert isinstance(edge.key_selector, RescaleSubsets)
+    assert edge.key_selector.targets(1, 4) == [2, 3]

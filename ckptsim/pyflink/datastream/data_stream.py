@@ -41,8 +41,11 @@ from ckptsim.pyflink.datastream.functions import (
     Function,
     KeyedCoProcessFunction,
     KeyedProcessFunction,
+    KeySelector,
     MapFunction,
+    Partitioner,
     ReduceFunction,
+    SinkFunction,
 )
 from runtime import datastream as ck
 from runtime.graph import StreamNode
@@ -60,6 +63,14 @@ class _Environment(Protocol):
 
     _python_nodes: set[int]
     _converters: dict[int, Converter]
+    _partition_taggers: dict[int, PartitionTagger]
+    _values_nodes: set[int]
+    _timestamp_nodes: dict[int, bool]
+    _pinned: set[int]
+
+    def _cache(self, node: StreamNode) -> None: ...
+
+    def _invalidate(self, node: StreamNode) -> None: ...
 
     def _sink_name(self, base: str) -> str: ...
 
@@ -156,6 +167,7 @@ class DataStream:
         for node in self._nodes:
             ck._check_parallelism(node.name, parallelism)
             node.parallelism = parallelism
+            self._env._pinned.add(node.node_id)
         return self
 
     def set_max_parallelism(self, max_parallelism: int) -> DataStream:
@@ -225,7 +237,7 @@ class DataStream:
 
     def process(self, func: Any, output_type: TypeInformation | None = None) -> DataStream:
         """A ``ProcessFunction`` over every record."""
-        return self._derive(self._stream.process(func, name="Process"), output_type)
+        return self._derive(self._stream.process(func, name="PROCESS"), output_type)
 
     def key_by(
         self, key_selector: Callable[[Any], Any] | Any, key_type: TypeInformation | None = None
@@ -243,8 +255,12 @@ class DataStream:
         return KeyedStream(self._env, keyed, self, key_type)
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy) -> DataStream:
+        unaligned(watermark_strategy)
         stream = self._stream.assign_timestamps_and_watermarks(
             watermark_strategy, name="Timestamps/Watermarks"
+        )
+        self._env._timestamp_nodes[stream.nodes[0].node_id] = (
+            watermark_strategy.assigner is not None
         )
         return DataStream(self._env, stream, self._type)
 
@@ -271,10 +287,38 @@ class DataStream:
         return DataStream(self._env, self._stream.broadcast(), self._type, [])
 
     def rescale(self) -> DataStream:
-        unsupported("DataStream.rescale()", "use rebalance() or forward()")
+        """Each subtask deals its records round-robin to its own subset of the next
+        operator's subtasks (Flink's pointwise distribution of the two parallelisms)."""
+        return DataStream(self._env, self._stream.rescale(), self._type, [])
 
-    def partition_custom(self, partitioner: Any, key_selector: Any) -> DataStream:
-        unsupported("DataStream.partition_custom()", "use key_by(), rebalance() or shuffle()")
+    def partition_custom(
+        self, partitioner: Partitioner | Callable[[Any, int], int], key_selector: Any
+    ) -> DataStream:
+        """As PyFlink's: a Python operator at this stream's parallelism tags each record with
+        ``partitioner.partition(key, n)`` (``n``: the next operator's parallelism), the edge
+        sends it to that subtask, and a Python operator there takes the record back out."""
+        if not isinstance(partitioner, Partitioner) and not callable(partitioner):
+            raise TypeError(
+                "Parameter partitioner should be type of Partitioner or a callable function."
+            )
+        if not isinstance(key_selector, KeySelector) and not callable(key_selector):
+            raise TypeError(
+                "Parameter key_selector should be type of KeySelector or a callable function."
+            )
+        tagger = PartitionTagger(partitioner, key_selector)
+        fn: Any = tagger
+        tagged = self._plain().map(fn, name=PARTITION_CUSTOM_MAP)
+        tagging = tagged.nodes[0]
+        upstream = self._operator()
+        tagging.parallelism = upstream.parallelism if upstream is not None else None
+        self._env._python_nodes.add(tagging.node_id)
+        self._env._partition_taggers[tagging.node_id] = tagger
+        values = tagged.partition_custom(_id_partition, _partition_of).map(
+            _value_of, name=VALUES_OPERATOR
+        )
+        self._env._python_nodes.add(values.nodes[0].node_id)
+        self._env._values_nodes.add(values.nodes[0].node_id)
+        return DataStream(self._env, values, self._type)
 
     def project(self, *field_indexes: int) -> DataStream:
         from ckptsim.pyflink.common.typeinfo import TupleTypeInfo  # noqa: PLC0415
@@ -308,7 +352,7 @@ class DataStream:
             out = self._aligned(fn)._plain().print(name, identifier=sink_identifier)
         else:  # Java's objects: the print sink writes their toString itself
             out = self._plain().print(name, identifier=sink_identifier, formatter=fn)
-        return DataStreamSink(out)
+        return DataStreamSink(out, self._env)
 
     def _aligned(self, fn: Any) -> DataStream:
         mapped = self._plain().map(fn, name="Map")
@@ -320,19 +364,30 @@ class DataStream:
 
         if not isinstance(sink, FileSink):
             unsupported(f"sink_to({type(sink).__name__})", CONNECTORS)
-        return DataStreamSink(sink._attach(self))
+        return DataStreamSink(sink._attach(self), self._env)
 
-    def add_sink(self, sink_func: Any) -> DataStreamSink:
-        unsupported(f"add_sink({type(sink_func).__name__}) (a Java SinkFunction)", CONNECTORS)
+    def add_sink(self, sink_func: SinkFunction) -> DataStreamSink:
+        """Flink's ``PrintSinkFunction`` (each record's ``toString``, after ``N> `` above
+        parallelism 1) or ``DiscardingSink``, as PyFlink's ``SinkFunction`` names them; the
+        sink is named ``Unnamed`` (Flink's name for a sink function's sink)."""
+        if not isinstance(sink_func, SinkFunction):
+            unsupported(f"add_sink({type(sink_func).__name__}) (a Java SinkFunction)", CONNECTORS)
+        name = self._env._sink_name("Unnamed")
+        if sink_func.kind == "print":
+            out = self._plain().print(name, formatter=printed(self._type))
+        else:
+            out = self._plain().sink_to(_Discarding, name=name)
+        return DataStreamSink(out, self._env)
 
     def execute_and_collect(
         self, job_execution_name: str | None = None, limit: int | None = None
     ) -> Any:
-        """Runs the job now and returns its records (all of them: a list when ``limit`` is
-        given, as PyFlink, else an iterator), as PyFlink reads them back from Java (a
-        ``FLOAT`` as Java prints it: 0.1, not 0.10000000149011612)."""
+        """Runs the job now and returns its records (the first ``limit`` in a list, as
+        PyFlink, else an iterator over all), as PyFlink reads them back from Java (a ``FLOAT``
+        as Java prints it: 0.1, not 0.10000000149011612). Flink's collect sink runs at
+        parallelism 1: what a parallelism-1 operator emits comes back in its order."""
         name = self._env._sink_name("collect")
-        self._plain().collect(name)
+        self._plain().collect(name).set_parallelism(1)
         result = self._env.execute(job_execution_name or "Flink Streaming Job")
         records = list(result.job_result.output.get(name, []))
         if limit is not None:
@@ -347,8 +402,16 @@ class DataStream:
             "side outputs (OutputTag, get_side_output)", "emit tagged records and filter them"
         )
 
-    def cache(self) -> Any:
-        unsupported("DataStream.cache()", "run the job once and keep what collect() gathered")
+    def cache(self) -> CachedDataStream:
+        """The stream's records are kept when a BATCH job first computes them; later jobs of
+        this environment read them from there instead of computing them again."""
+        if len(self._stream.nodes) != 1:
+            unsupported(
+                "cache() of a union or of a repartitioned stream",
+                "cache the stream an operator produced (e.g. after a map)",
+            )
+        self._env._cache(self._stream.nodes[0])
+        return CachedDataStream(self._env, self._stream, self._type, self._nodes)
 
 
 class CloseableIterator(Iterator[Any]):
@@ -373,6 +436,14 @@ class CloseableIterator(Iterator[Any]):
         self.close()
 
 
+class CachedDataStream(DataStream):
+    """A stream whose records a BATCH job keeps for later jobs (``DataStream.cache()``)."""
+
+    def invalidate(self) -> None:
+        """Drop the kept records: a later job computes the stream again."""
+        self._env._invalidate(self._stream.nodes[0])
+
+
 class KeyedStream(DataStream):
     """A stream partitioned by key: reduce, keyed process functions, windows."""
 
@@ -389,8 +460,28 @@ class KeyedStream(DataStream):
         self._key_type = key_type
 
     def _plain(self) -> ck.DataStream:
-        # the records, still hash-partitioned by key (PyFlink maps the keyed stream)
-        return self._keyed.map(_identity, name="Map")
+        # the records, still hash-partitioned by key: PyFlink's keyed map out of the keyed
+        # stream, at the parallelism of the operator it feeds
+        plain = self._keyed.map(_identity, name=VALUES_OPERATOR)
+        self._env._values_nodes.add(plain.nodes[0].node_id)
+        return plain
+
+    def print(self, sink_identifier: str | None = None) -> DataStreamSink:
+        """As PyFlink's ``KeyedStream.print``: the records out of the keyed stream, printed
+        without the sink identifier (PyFlink does not pass it on)."""
+        return self._values().print()
+
+    def add_sink(self, sink_func: SinkFunction) -> DataStreamSink:
+        return self._values().add_sink(sink_func)
+
+    def rescale(self) -> DataStream:
+        raise Exception("Cannot override partitioning for KeyedStream.")
+
+    def partition_custom(self, partitioner: Any, key_selector: Any) -> DataStream:
+        raise Exception("Cannot override partitioning for KeyedStream.")
+
+    def cache(self) -> CachedDataStream:
+        raise Exception("Cache for KeyedStream is not supported.")
 
     # keyed streams take no operator attributes (PyFlink raises the same)
     def set_parallelism(self, parallelism: int) -> DataStream:
@@ -446,7 +537,7 @@ class KeyedStream(DataStream):
     def process(self, func: Any, output_type: TypeInformation | None = None) -> DataStream:
         if not isinstance(func, KeyedProcessFunction):
             raise TypeError("KeyedProcessFunction is required for KeyedStream.")
-        return self._keyed_process(func, output_type, "KeyedProcess")
+        return self._keyed_process(func, output_type, "KEYED PROCESS")
 
     def reduce(self, func: Callable[[Any, Any], Any] | ReduceFunction) -> DataStream:
         """Reduce per key; the output has the input's type (as PyFlink)."""
@@ -456,19 +547,19 @@ class KeyedStream(DataStream):
         return self._derive(stream, self._type, python=False)
 
     def sum(self, position_to_sum: int | str = 0) -> DataStream:
-        return self.reduce(_Accumulate(position_to_sum, "sum")).name("Sum")
+        return self.reduce(_Accumulate(position_to_sum, "sum"))
 
     def min(self, position_to_min: int | str = 0) -> DataStream:
-        return self.reduce(_Accumulate(position_to_min, "min")).name("Min")
+        return self.reduce(_Accumulate(position_to_min, "min"))
 
     def max(self, position_to_max: int | str = 0) -> DataStream:
-        return self.reduce(_Accumulate(position_to_max, "max")).name("Max")
+        return self.reduce(_Accumulate(position_to_max, "max"))
 
     def min_by(self, position_to_min_by: int | str = 0) -> DataStream:
-        return self.reduce(_Accumulate(position_to_min_by, "min_by")).name("MinBy")
+        return self.reduce(_Accumulate(position_to_min_by, "min_by"))
 
     def max_by(self, position_to_max_by: int | str = 0) -> DataStream:
-        return self.reduce(_Accumulate(position_to_max_by, "max_by")).name("MaxBy")
+        return self.reduce(_Accumulate(position_to_max_by, "max_by"))
 
     def window(self, window_assigner: Any) -> Any:
         return windowed(self, window_assigner)
@@ -507,8 +598,9 @@ class KeyedStream(DataStream):
 class DataStreamSink:
     """A sink: its name, uid and parallelism."""
 
-    def __init__(self, sink: ck.DataStreamSink) -> None:
+    def __init__(self, sink: ck.DataStreamSink, env: _Environment) -> None:
         self._sink = sink
+        self._env = env
 
     def name(self, name: str) -> DataStreamSink:
         self._sink.node.name = name
@@ -524,6 +616,7 @@ class DataStreamSink:
 
     def set_parallelism(self, parallelism: int) -> DataStreamSink:
         self._sink.set_parallelism(parallelism)
+        self._env._pinned.add(self._sink.node.node_id)
         return self
 
     def set_description(self, description: str) -> DataStreamSink:
@@ -669,7 +762,10 @@ def count_windowed(stream: KeyedStream, size: int, slide: int) -> WindowedStream
 
 
 def all_windowed(stream: DataStream, assigner: Any) -> AllWindowedStream:
-    return AllWindowedStream(stream, stream._stream.window_all(assigner))  # type: ignore[arg-type]
+    """PyFlink keys the stream by ``NullByteKeySelector`` (the key ``0``, pickled, as no key
+    type is given): the key group of that key decides the subtask that gets every record."""
+    windowed = stream._stream.window_all(assigner, key_hash=key_hash(None))
+    return AllWindowedStream(stream, windowed)  # type: ignore[arg-type]
 
 
 def _check(func: Any, kind: type, method: str) -> None:
@@ -789,10 +885,92 @@ def _combine(kind: str, a: Any, b: Any) -> Any:
     return b if b > a else a
 
 
+def unaligned(strategy: WatermarkStrategy) -> None:
+    """Say once that a strategy's watermark alignment changes nothing here."""
+    if strategy.alignment is not None:
+        ignored(
+            "WatermarkStrategy.with_watermark_alignment()",
+            "ckptsim does not pause sources that run ahead of their alignment group "
+            "(FLIP-182); what a bounded job computes is the same",
+        )
+
+
+#: PyFlink's names of the Python operators around a custom partitioning and out of a keyed
+#: stream (``PythonConfigUtil``'s)
+PARTITION_CUSTOM_MAP = "_partition_custom_map_operator"
+VALUES_OPERATOR = "_keyed_stream_values_operator"
+
+
+class PartitionTagger(MapFunction):
+    """``partition_custom``'s first operator: ``(partition, record)``, the partition from the
+    user's partitioner and key selector (opened and closed with it); ``num_partitions`` is the
+    parallelism of the operator the edge feeds, set when the job is built (PyFlink sets it
+    then too)."""
+
+    def __init__(self, partitioner: Any, key_selector: Any) -> None:
+        self.partitioner = partitioner
+        self.key_selector = key_selector
+        self.num_partitions = -1
+
+    def open(self, runtime_context: Any) -> None:
+        for function in (self.partitioner, self.key_selector):
+            if isinstance(function, Function):
+                function.open(runtime_context)
+        if self.num_partitions <= 0:
+            raise ValueError(
+                f"The partition number should be a positive value, got {self.num_partitions}"
+            )
+
+    def close(self) -> None:
+        for function in (self.partitioner, self.key_selector):
+            if isinstance(function, Function):
+                function.close()
+
+    def map(self, value: Any) -> Any:
+        partition = getattr(self.partitioner, "partition", self.partitioner)
+        get_key = getattr(self.key_selector, "get_key", self.key_selector)
+        return (partition(get_key(value), self.num_partitions), value)
+
+
+def _id_partition(partition: int, num_partitions: int) -> int:
+    return partition
+
+
+def _partition_of(tagged: tuple[int, Any]) -> int:
+    return tagged[0]
+
+
+def _value_of(tagged: tuple[int, Any]) -> Any:
+    return tagged[1]
+
+
+class _Discarding:
+    """Flink's ``DiscardingSink``: every record is dropped."""
+
+    def __init__(self, **context: Any) -> None:
+        pass
+
+    def write(self, records: Any) -> None:
+        pass
+
+    def pre_commit(self, checkpoint_id: int) -> None:
+        pass
+
+    def commit(self, checkpoint_id: int) -> None:
+        pass
+
+    def restore(self, states: list[Any]) -> None:
+        pass
+
+    def close(self, *, finished: bool) -> None:
+        pass
+
+
 __getattr__ = missing("pyflink.datastream.data_stream")
 
 __all__ = [
     "AllWindowedStream",
+    "CachedDataStream",
     "CloseableIterator",
     "ConnectedStreams",
     "DataStream",

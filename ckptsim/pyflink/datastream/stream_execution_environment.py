@@ -16,7 +16,6 @@ runs the job on ckptsim's actors, with ``ckptsim run``'s ``-D`` settings, ``--si
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -24,18 +23,27 @@ from typing import Any
 from actors import session as sessions
 from ckptsim._environment import StreamExecutionEnvironment as CkptsimEnvironment
 from ckptsim._errors import JobFailed
-from ckptsim.pyflink._unsupported import CONNECTORS, ignored, missing, unsupported
+from ckptsim.pyflink._unsupported import CONNECTORS, STATE_BACKEND, ignored, missing, unsupported
 from ckptsim.pyflink.common.configuration import Configuration
 from ckptsim.pyflink.common.execution_config import ExecutionConfig
 from ckptsim.pyflink.common.job_client import JobClient
 from ckptsim.pyflink.common.job_execution_result import JobExecutionResult
 from ckptsim.pyflink.common.time import millis
 from ckptsim.pyflink.common.typeinfo import TypeInformation, converter
+from ckptsim.pyflink.datastream._plan import PyFlinkGraph, batch_parallelism, jackson
 from ckptsim.pyflink.datastream.checkpoint_config import CheckpointConfig
-from ckptsim.pyflink.datastream.data_stream import Converter, DataStream
+from ckptsim.pyflink.datastream.data_stream import (
+    Converter,
+    DataStream,
+    PartitionTagger,
+    unaligned,
+)
 from ckptsim.pyflink.datastream.execution_mode import RuntimeExecutionMode
-from runtime.config import CheckpointingMode, option
-from runtime.graph import GraphError, StreamGraph, effective_partitioner
+from runtime import datastream as ck
+from runtime.config import CheckpointingMode
+from runtime.descriptors import SourceDescriptor
+from runtime.graph import GraphError, StreamGraph, StreamNode
+from runtime.operators import CollectionReader, OperatorContext, SourceReader
 from runtime.partition import Partitioner
 from runtime.watermarks import WatermarkStrategy
 
@@ -58,12 +66,20 @@ _IGNORED_KEYS = (
     "taskmanager.memory.managed",
     "taskmanager.numberOfTaskSlots",
     "jobmanager.memory.",
-    "state.backend.",
     "env.java.",
     "classloader.",
     "metrics.",
     "table.",
 )
+#: directories, which PyFlink programs write as file:// URIs
+_DIRECTORY_KEYS = (
+    "execution.checkpointing.dir",
+    "execution.checkpointing.savepoint-dir",
+    "state.checkpoints.dir",
+    "state.savepoints.dir",
+)
+#: state backend settings beyond the common ones ``runtime.config`` lists (all inert)
+_STATE_BACKEND_KEYS = ("state.backend.", "state.changelog.", "dstl.")
 
 
 class _Environment(CkptsimEnvironment):
@@ -106,6 +122,20 @@ class StreamExecutionEnvironment:
         #: Python operator before them), and the type conversions after operators
         self._python_nodes: set[int] = set()
         self._converters: dict[int, Converter] = {}
+        #: partition_custom's tagging operators, and the operators that take records back out
+        #: of a keyed or custom-partitioned stream (PyFlink aligns them with the next operator)
+        self._partition_taggers: dict[int, PartitionTagger] = {}
+        self._values_nodes: set[int] = set()
+        #: cached streams (``DataStream.cache()``) by the node that produces them
+        self._caches: dict[int, _Cache] = {}
+        #: what PyFlink's stream graph has that ckptsim's does not say (``_plan``): the
+        #: watermark operators of ``from_source`` (part of the source in Flink), the
+        #: ``assign_timestamps_and_watermarks`` operators (True: a Python timestamp assigner),
+        #: the operators whose parallelism the program set, the sinks' names as given
+        self._source_watermarks: set[int] = set()
+        self._timestamp_nodes: dict[int, bool] = {}
+        self._pinned: set[int] = set()
+        self._sink_bases: dict[str, str] = {}
         #: operators up to this node id ran in an earlier execute()
         self._executed = 0
 
@@ -140,11 +170,14 @@ class StreamExecutionEnvironment:
         if key == "pipeline.max-parallelism":
             self.set_max_parallelism(int(value))
             return
-        try:
-            option(key)
-        except KeyError:
+        if key in _DIRECTORY_KEYS:
+            value = _local(str(value))
+        if key not in self._env.configuration:  # neither a key nor a deprecated key of ours
             if key.startswith(_IGNORED_KEYS):
                 ignored(f"configuration key {key}", _WORKERS)
+                return
+            if key.startswith(_STATE_BACKEND_KEYS):
+                ignored(f"configuration key {key}", STATE_BACKEND)
                 return
         self._env.configuration.set(key, value)
 
@@ -316,11 +349,13 @@ class StreamExecutionEnvironment:
 
         if not isinstance(source, Source):
             unsupported(f"from_source({type(source).__name__})", CONNECTORS)
+        unaligned(watermark_strategy)
         produced = type_info if type_info is not None else source._type_info()
         stream = self._env.from_source(source._reader(produced), name=source_name)
         stream = stream.assign_timestamps_and_watermarks(
             watermark_strategy, name="Timestamps/Watermarks"
         )
+        self._source_watermarks.add(stream.nodes[0].node_id)
         return DataStream(self, stream, produced)
 
     def add_source(
@@ -333,9 +368,36 @@ class StreamExecutionEnvironment:
 
     # --- running -------------------------------------------------------------------------------
 
+    def _cache(self, node: StreamNode) -> None:
+        """Keep what ``node`` emits, per subtask, when a BATCH job first computes it."""
+        if node.node_id in self._caches:
+            return
+        cache = _Cache()
+        sink = ck.DataStream(self._env, [node]).sink_to(
+            cache.connector, name=self._sink_name("cache")
+        )
+        cache.sink = sink.node
+        self._caches[node.node_id] = cache
+
+    def _invalidate(self, node: StreamNode) -> None:
+        cache = self._caches.get(node.node_id)
+        if cache is not None:
+            cache.records = None
+
     def _sink_name(self, base: str) -> str:
         """A sink name not yet used in this environment (ckptsim names sinks uniquely)."""
-        return self._env.unique_sink_name(base)
+        name = self._env.unique_sink_name(base)
+        self._sink_bases[name] = base
+        return name
+
+    def _reads_cache(self, node_id: int) -> bool:
+        """Whether a job reads ``node_id``'s stream from its cache."""
+        cache = self._caches.get(node_id)
+        return cache is not None and cache.records is not None
+
+    def _cache_sinks(self) -> set[int]:
+        """The sinks that keep cached streams (no part of PyFlink's stream graph)."""
+        return {c.sink.node_id for c in self._caches.values() if c.sink is not None}
 
     def _graph_to_run(self) -> StreamGraph:
         """The operators added since the last ``execute()`` and those they read from."""
@@ -345,18 +407,45 @@ class StreamExecutionEnvironment:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
         needed = set(fresh)
         todo = list(fresh)
+        cached: dict[int, StreamNode] = {}
         while todo:
-            for edge in graph.inputs(todo.pop()):
+            node_id = todo.pop()
+            cache = self._caches.get(node_id)
+            if cache is not None and cache.records is not None:
+                cached[node_id] = cache.source(graph.nodes[node_id])
+                continue  # read from the cache: what computed it is not needed
+            for edge in graph.inputs(node_id):
                 if edge.source not in needed:
                     needed.add(edge.source)
                     todo.append(edge.source)
         part = StreamGraph()
-        part.nodes = {i: n for i, n in graph.nodes.items() if i in needed}
+        part.nodes = {i: cached.get(i, n) for i, n in graph.nodes.items() if i in needed}
         part.edges = [
-            dataclasses.replace(e) for e in graph.edges if e.source in needed and e.target in needed
+            dataclasses.replace(e)
+            for e in graph.edges
+            if e.source in needed and e.target in needed and e.target not in cached
         ]
         part._next_id = graph._next_id
         return part
+
+    def _align(self, graph: StreamGraph) -> None:
+        """What PyFlink settles as it builds the stream graph: an operator taking records out
+        of a keyed or custom-partitioned stream runs at the parallelism of the operator it
+        feeds; a custom partitioner partitions into the parallelism it sends to; a cache is
+        kept at the parallelism of the stream it keeps."""
+        for node_id in self._values_nodes & set(graph.nodes):
+            outputs = graph.outputs(node_id)
+            if outputs:
+                graph.nodes[node_id].parallelism = graph.nodes[outputs[0].target].parallelism
+        p = self._env.parallelism
+        for node_id, tagger in self._partition_taggers.items():
+            if node_id in graph.nodes:
+                (edge,) = graph.outputs(node_id)
+                tagger.num_partitions = graph.nodes[edge.target].parallelism or p
+        for node_id, cache in self._caches.items():
+            if cache.sink is not None and cache.sink.node_id in graph.nodes:
+                cache.sink.parallelism = graph.nodes[node_id].parallelism
+                cache.capturing = self._setting("execution.runtime-mode") == "BATCH"
 
     def _fused(self, graph: StreamGraph, node_id: int) -> bool:
         """Whether PyFlink fuses the Python operator after ``node_id`` (a conversion, after
@@ -369,7 +458,10 @@ class StreamExecutionEnvironment:
         target = outputs[0].target
         if target not in self._python_nodes or len(graph.inputs(target)) != 1:
             return False
-        (feed,) = graph.inputs(node_id)
+        inputs = graph.inputs(node_id)
+        if len(inputs) != 1:  # read from a cache: its records were converted when kept
+            return False
+        (feed,) = inputs
         user, converter_node, consumer = (
             graph.nodes[feed.source],
             graph.nodes[node_id],
@@ -386,6 +478,9 @@ class StreamExecutionEnvironment:
         if active is not None:  # the command line's settings, before deciding on fusion
             self._env.configuration.override(active.settings)
         graph = self._graph_to_run()
+        self._align(graph)
+        if self._setting("execution.runtime-mode") == "BATCH":
+            self._batch_parallelism(graph)
         for node_id, convert in self._converters.items():
             if node_id in graph.nodes:
                 convert.active = not self._fused(graph, node_id)
@@ -400,44 +495,97 @@ class StreamExecutionEnvironment:
             raise JobFailed(result)
         return JobExecutionResult(result)
 
+    def _batch_parallelism(self, graph: StreamGraph) -> None:
+        """Each operator of a BATCH job at the parallelism Flink's adaptive batch scheduler
+        gives it (``_plan.batch_parallelism``); the job's graph gets copies of the operators
+        it changes."""
+        decided = batch_parallelism(PyFlinkGraph(graph, self, self._env.parallelism))
+        for node_id, p in decided.items():
+            node = graph.nodes[node_id]
+            if node.parallelism != p:
+                graph.nodes[node_id] = dataclasses.replace(node, parallelism=p)
+        for node_id, cache in self._caches.items():
+            sink = cache.sink
+            if sink is not None and sink.node_id in graph.nodes and node_id in graph.nodes:
+                kept = graph.nodes[node_id].parallelism
+                graph.nodes[sink.node_id] = dataclasses.replace(sink, parallelism=kept)
+
     def execute_async(self, job_name: str = "Flink Streaming Job") -> JobClient:
         """Runs the job to its end (ckptsim runs one job at a time), then returns its client."""
         return JobClient(self.execute(job_name))
 
     def get_execution_plan(self) -> str:
-        """The stream graph as Flink's JSON execution plan."""
-        graph = self._env.graph
+        """The stream graph as Flink's JSON execution plan: PyFlink's operators and names,
+        its fusion of Python operators, Jackson's formatting (``_plan``)."""
+        graph = self._graph_to_run()
+        self._align(graph)
+        return jackson(PyFlinkGraph(graph, self, self._env.parallelism).plan())
 
-        def parallelism_of(node: Any) -> int:
-            return int(node.parallelism or self._env.parallelism)
 
-        nodes = []
-        for node in graph.topological_order():
-            entry: dict[str, Any] = {
-                "id": node.node_id,
-                "type": node.name,
-                "pact": "Data Source"
-                if node.is_source
-                else "Data Sink"
-                if node.is_sink
-                else "Operator",
-                "contents": node.name,
-                "parallelism": parallelism_of(node),
-            }
-            inputs = graph.inputs(node.node_id)
-            if inputs:
-                entry["predecessors"] = [
-                    {
-                        "id": e.source,
-                        "ship_strategy": effective_partitioner(
-                            e, parallelism_of(graph.nodes[e.source]), entry["parallelism"]
-                        ).name,
-                        "side": "second",
-                    }
-                    for e in inputs
-                ]
-            nodes.append(entry)
-        return json.dumps({"nodes": nodes}, indent=2)
+class _Cache:
+    """The records a cached stream's subtasks emitted (None until a BATCH job computed it,
+    and after ``invalidate()``), kept by a sink beside the stream's other consumers."""
+
+    def __init__(self) -> None:
+        self.records: dict[int, list[Any]] | None = None
+        self.parallelism = 1
+        self.sink: StreamNode | None = None
+        #: whether the job being run keeps the records (BATCH mode: Flink caches only there)
+        self.capturing = False
+        self._filling: dict[int, list[Any]] = {}
+
+    def connector(self, *, task: Any, parallelism: int, **_: Any) -> _CacheWriter:
+        return _CacheWriter(self, task.subtask, parallelism)
+
+    def finished(self, subtask: int, parallelism: int, records: list[Any]) -> None:
+        if not self.capturing:
+            return
+        self._filling[subtask] = records
+        if len(self._filling) == parallelism:
+            self.records, self._filling = self._filling, {}
+            self.parallelism = parallelism
+
+    def source(self, node: StreamNode) -> StreamNode:
+        """``node`` as a source of its cached records, each subtask reading its own."""
+        records = self.records or {}
+
+        def reader(ctx: OperatorContext) -> SourceReader:
+            return CollectionReader(records.get(ctx.subtask, []), 0, 1)
+
+        return StreamNode(
+            node.node_id,
+            node.name,
+            node.uid,
+            self.parallelism,
+            SourceDescriptor(reader=reader),
+            chainable=node.chainable,
+        )
+
+
+class _CacheWriter:
+    """One subtask's share of a cache: its records once the subtask finished."""
+
+    def __init__(self, cache: _Cache, subtask: int, parallelism: int) -> None:
+        self.cache = cache
+        self.subtask = subtask
+        self.parallelism = parallelism
+        self.records: list[Any] = []
+
+    def write(self, records: Any) -> None:
+        self.records.extend(records)
+
+    def pre_commit(self, checkpoint_id: int) -> None:
+        pass
+
+    def commit(self, checkpoint_id: int) -> None:
+        pass
+
+    def restore(self, states: list[Any]) -> None:
+        pass
+
+    def close(self, *, finished: bool) -> None:
+        if finished:
+            self.cache.finished(self.subtask, self.parallelism, self.records)
 
 
 def _new_chain(node: Any) -> bool:
