@@ -59,6 +59,7 @@ MARKER_COLORS = {"job failure": BLACK, "restart": PURPLE, "restore": PURPLE}
 MARKER_DASH = {"job failure": "solid", "restart": "dash", "restore": "dot"}
 MPL_DASH: dict[str, Any] = {"job failure": "-", "restart": "--", "restore": ":"}
 WIDENED = "drawn wider than it lasted"
+PENDING = "not acknowledged yet"
 FAILED = "failed checkpoint"
 CHECKPOINT_ROW = "checkpoints"
 
@@ -551,17 +552,20 @@ ID_LINE_PX, EVENT_LINE_PX = 14, 16
 
 
 def _pattern(r: Rect) -> str:
-    """ "/": drawn wider than it lasted; "x": a subtask that did not acknowledge."""
+    """ "/": drawn wider than it lasted; "x": a subtask that did not acknowledge a failed
+    checkpoint; ".": one that has not acknowledged yet (in progress)."""
     if r.widened:
         return "/"
     if r.trace == UNACKNOWLEDGED:
-        return "x"
+        return "x" if r.failed else "."
     return ""
 
 
 def _ink(r: Rect) -> str:
     """The colour of a bar's hatching: vermillion on a failed checkpoint's subtask bars."""
-    return VERMILLION if r.failed and r.trace in ("end to end", UNACKNOWLEDGED) else BLACK
+    if r.failed and r.trace in ("end to end", UNACKNOWLEDGED):
+        return VERMILLION
+    return GREY if r.trace == UNACKNOWLEDGED and not r.widened else BLACK
 
 
 def _outline(r: Rect) -> tuple[str, float]:
@@ -601,7 +605,7 @@ def plotly_figure(timeline: Timeline, scale: str | None = None) -> Any:
                 customdata=[r.checkpoint_id for r in rects],
                 hovertext=[r.hover for r in rects],
                 hoverinfo="text",
-                legendgroup=FAILED if trace == "checkpoint" else trace,
+                legendgroup=trace,
                 showlegend=False,
                 marker={
                     "color": [r.color for r in rects],
@@ -709,7 +713,7 @@ def plotly_figure(timeline: Timeline, scale: str | None = None) -> Any:
 
 #: inches per row, per label level (ids, events), and for the title and axis
 ROW_IN, LEVEL_IN, FRAME_IN = 0.34, 0.16, 1.25
-HATCH = {"/": "////", "x": "xxxx"}
+HATCH = {"/": "////", "x": "xxxx", ".": "..."}
 
 
 def matplotlib_figure(
@@ -766,8 +770,10 @@ def _legend_bars(layouts: Sequence[Layout]) -> list[tuple[str, str, str, str]]:
     ]
     if any(r.failed for lay in layouts for r in lay.rects):
         out.append((FAILED, VERMILLION, VERMILLION, ""))
-    if UNACKNOWLEDGED in traces:
+    if any(r.trace == UNACKNOWLEDGED and r.failed for lay in layouts for r in lay.rects):
         out.append((UNACKNOWLEDGED, "#FFFFFF", VERMILLION, "x"))
+    if any(r.trace == UNACKNOWLEDGED and not r.failed for lay in layouts for r in lay.rects):
+        out.append((PENDING, "#FFFFFF", GREY, "."))
     if any(r.widened for lay in layouts for r in lay.rects):
         out.append((WIDENED, "#FFFFFF", BLACK, "/"))
     return out

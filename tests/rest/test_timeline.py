@@ -7,6 +7,7 @@ job here runs on the deterministic simulation (seeded)."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 import re
 from collections.abc import Callable
@@ -267,6 +268,7 @@ def _page_bars(figure: Any) -> list[dict[str, Any]]:
                     "offset": trace.offset[n],
                     "height": trace.width[n],
                     "widened": shapes[n] == "/",
+                    "pattern": shapes[n],
                 }
             )
     return bars
@@ -514,6 +516,69 @@ def test_a_palette_of_distinct_colour_blind_safe_colours_failed_checkpoints_as_f
         for r in lay.rects:
             if r.checkpoint_id == span.checkpoint_id and r.trace == "end to end":
                 assert r.color == (FAILED_FILL if failed else COLORS["end to end"])
+
+
+def test_a_checkpoint_in_progress_runs_to_now_its_pending_subtasks_dotted(finished: Any) -> None:
+    registry, view, _ = finished
+    get = registry.body_getter(view.job_id)
+    base = f"/jobs/{view.job_id}"
+    job = get(base)
+    last = max(e["id"] for e in get(f"{base}/checkpoints")["history"])
+
+    def vertex_name(path: str) -> str:
+        vid = path.rsplit("/", 1)[1]
+        return str(next(v["name"] for v in job["vertices"] if v["id"] == vid))
+
+    def live(path: str) -> Any:  # the last checkpoint, seen while one subtask still works on it
+        body = copy.deepcopy(get(path))
+        if path == base:
+            body["end-time"], body["now"] = -1, body["end-time"] + 40
+        elif path == f"{base}/checkpoints":
+            entry = next(e for e in body["history"] if e["id"] == last)
+            entry.update(status="IN_PROGRESS", num_acknowledged_subtasks=3)
+        elif path.startswith(f"{base}/checkpoints/details/{last}/subtasks/") and body:
+            body["status"] = "IN_PROGRESS"
+            if "Reduce" in vertex_name(path):  # Flink's row of a subtask yet to acknowledge
+                body["subtasks"][0] = {
+                    "className": "pending",
+                    "index": 0,
+                    "status": "pending_or_failed",
+                }
+        return body
+
+    timeline = build_timeline(view.job_id, live)
+    span = next(c for c in timeline.checkpoints if c.checkpoint_id == last)
+    now = job["end-time"] + 40 - job["start-time"]
+    assert (span.status, span.end, timeline.end) == ("IN_PROGRESS", now, now)
+    (pending,) = [b for b in timeline.bars if (b.phase, b.checkpoint_id) == (UNACKNOWLEDGED, last)]
+    assert (pending.row, pending.start, pending.end) == ("Reduce -> sums (1/2)", span.start, now)
+    (drawn,) = [
+        b
+        for b in _page_bars(plotly_figure(timeline))
+        if (b["trace"], b["checkpoint"]) == (UNACKNOWLEDGED, last)
+    ]
+    assert drawn["pattern"] == "."  # dotted: not acknowledged yet (a failed one's: crossed)
+    assert f"{last} …" in [lb.text for lb in layout(timeline).labels]
+
+
+def test_a_job_without_checkpoints_draws_its_failures() -> None:
+    def build(env: StreamExecutionEnvironment) -> None:
+        env.set_parallelism(2)
+        env.configure({"restart-strategy.type": "fixed-delay"})
+        (
+            env.from_generator(lambda i: (i % 10, 1), 3_000, rate=30_000, name="seq")
+            .key_by(lambda r: r[0])
+            .reduce(lambda a, b: (a[0], a[1] + b[1]), name="Reduce")
+            .collect("sums")
+        )
+
+    timeline = simulate(build, seed=1, faults=[FailTask(task="reduce-2#0", at_record=500)])
+    assert not timeline.checkpoints and timeline.window() == (0, timeline.end)
+    (restart,) = [m for m in timeline.markers if m.kind == "restart"]
+    assert restart.checkpoint_id is None and restart.label == "restart 1: no checkpoint to restore"
+    lay = layout(timeline)
+    assert lay.scale == "time" and [ln.kind for ln in lay.lines] == ["job failure", "restart"]
+    assert "no checkpoint in the history" in lay.subtitle
 
 
 # --- the files -----------------------------------------------------------------------------------
