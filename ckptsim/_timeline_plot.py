@@ -21,7 +21,9 @@ What the geometry promises:
 - **every failure and restart** as a line with a label naming the restored checkpoint; the
   labels and the checkpoint ids above the rows are set in levels so that none overlaps
   another (measured at ``PLOT_PX`` pixels of plot width).
-- **Okabe-Ito colours**, one per meaning; failed checkpoints hatched in vermillion.
+- **Okabe-Ito colours**, one per meaning; a failed checkpoint in vermillion, its subtasks that
+  did not acknowledge it crossed; unaligned checkpoints' persisted in-flight bytes by their
+  ids; every figure in the tooltips.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ COLORS = {
     UNACKNOWLEDGED: "#FFFFFF",
     "checkpoint": GREY,
 }
-#: fill of a failed checkpoint's bars (its acknowledged subtasks, its lane)
+#: fill of a failed checkpoint's end-to-end bars (its lane is vermillion)
 FAILED_FILL = "#F6D2BC"
 MARKER_COLORS = {"job failure": BLACK, "restart": PURPLE, "restore": PURPLE}
 MARKER_DASH = {"job failure": "solid", "restart": "dash", "restore": "dot"}
