@@ -546,9 +546,6 @@ class CheckpointCoordinator:
         elif result in (AckResult.UNKNOWN, AckResult.DISCARDED):
             self._discard(msg.checkpoint_id, msg.state.handles if msg.state else ())
 
-    def is_recently_expired(self, checkpoint_id: int) -> bool:
-        return checkpoint_id in self._recent_expired
-
     def _on_decline(self, msg: DeclineCheckpoint) -> None:
         if self.is_shutdown:
             return

@@ -302,10 +302,6 @@ class SubtaskCheckpointCoordinator:
             SendToOutput(channel=c, item=item) for c, item in self.writer.partition.poll_sendable()
         ]
 
-    @property
-    def pending_checkpoints(self) -> list[int]:
-        return sorted(self.pending)
-
 
 def _record_counts(channels: dict[int, list[Buffer]]) -> dict[int, int]:
     return {c: sum(len(b.records) for b in buffers) for c, buffers in channels.items()}
