@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import assert_never
@@ -92,8 +91,6 @@ from runtime.stats import CheckpointStatsTracker
 from runtime.status import ExecutionState, JobStatus
 
 ONE_YEAR_MS = 365 * 24 * 60 * 60 * 1000
-#: late messages of this many expired checkpoints are recognised as late
-NUM_GHOST_CHECKPOINT_IDS = 16
 TRIGGER_SEMANTICS = ("current", "flink-1.7")
 
 _PendingPredicate = Callable[[PendingCheckpoint], bool]
@@ -182,7 +179,6 @@ class CheckpointCoordinator:
         self.retained_after_shutdown: list[CompletedCheckpoint] = []
         self._rng = random.Random(seed)
         self._next_checkpoint_id = 1
-        self._recent_expired: deque[int] = deque(maxlen=NUM_GHOST_CHECKPOINT_IDS)
         # None until a checkpoint completes: no pause is owed at job start (Flink's relative
         # clock has an arbitrary origin, so its initial 0 is "long ago" in production)
         self._last_completion: int | None = None
@@ -688,8 +684,6 @@ class CheckpointCoordinator:
                 )
             )
         del self.pending[checkpoint_id]
-        if reason is CheckpointFailureReason.CHECKPOINT_EXPIRED:
-            self._recent_expired.append(checkpoint_id)
         self._emit(CheckpointAborted(checkpoint_id=checkpoint_id, reason=reason, cause=cause))
         self._after_slot_freed()
 
