@@ -10,9 +10,7 @@ downstream ones, one channel each.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from runtime.checkpoint import TaskId
 from runtime.descriptors import (
@@ -356,6 +354,3 @@ def build_job_graph(
             f"operator uids must be unique; repeated: {', '.join(sorted(duplicates | dup_uids))}"
         )
     return JobGraph(name, vertices, job_edges, max_parallelism)
-
-
-UserFunction = Callable[..., Any]

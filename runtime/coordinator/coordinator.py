@@ -647,7 +647,7 @@ class CheckpointCoordinator:
         writing = pending.finalizing is not None and reason is not (
             CheckpointFailureReason.FINALIZE_CHECKPOINT_FAILURE
         )
-        self._discard(checkpoint_id, pending.abort(reason))
+        self._discard(checkpoint_id, pending.abort())
         if not writing:
             self._emit(DiscardLocation(checkpoint_id=checkpoint_id))
         self._emit(CancelTimer(key=CheckpointCanceller(checkpoint_id)))
