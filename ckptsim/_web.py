@@ -1060,17 +1060,6 @@ def _operation_path(path: str) -> tuple[str, str, str] | None:
     return None
 
 
-def serve_until_interrupted(server: WebServer, wait: Callable[[], None] | None = None) -> None:
-    """Block until Ctrl-C or SIGTERM (the caller turns SIGTERM into KeyboardInterrupt)."""
-    try:
-        if wait is not None:
-            wait()
-        else:
-            threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-
-
 __all__ = [
     "ArchivedJob",
     "FlinkDashboard",

@@ -80,10 +80,6 @@ class TimerQueue:
     def scheduled(self) -> Iterator[Hashable]:
         return iter(self._due)
 
-    def next_due(self) -> int | None:
-        self._drop_stale()
-        return self._heap[0][0] if self._heap else None
-
     def pop_due(self, now: int) -> tuple[Hashable, int] | None:
         """Remove and return the earliest timer due at or before ``now`` (key, due), if any."""
         self._drop_stale()

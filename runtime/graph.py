@@ -11,9 +11,7 @@ only to its subset of them, but barriers and watermarks on every channel).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from runtime.checkpoint import TaskId
 from runtime.descriptors import (
@@ -359,6 +357,3 @@ def build_job_graph(
             f"operator uids must be unique; repeated: {', '.join(sorted(duplicates | dup_uids))}"
         )
     return JobGraph(name, vertices, job_edges, max_parallelism)
-
-
-UserFunction = Callable[..., Any]

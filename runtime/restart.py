@@ -115,7 +115,6 @@ class ExponentialDelay:
     jitter: float
     attempts: int
     seed: int = 0
-    current_ms: int = 0
     restarts: int = 0
     last_failure: int | None = None
     _delay: int = 0
@@ -136,12 +135,11 @@ class ExponentialDelay:
         self.last_failure = now
         self.restarts += 1
         if grown is None:
-            self.current_ms = self._delay = self.max_ms
+            self._delay = self.max_ms
             return
         # the jitter is a share of the grown delay; the result is kept within initial .. max
         spread = int(grown * self.jitter)
         jittered = grown + self._rng.randint(-spread, spread)
-        self.current_ms = min(grown, self.max_ms)
         self._delay = max(self.initial_ms, min(jittered, self.max_ms))
 
     @property

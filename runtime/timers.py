@@ -71,12 +71,6 @@ class HeapPriorityQueue:
         self._remove_at(index)
         return index == 1
 
-    def adjust(self, element: Any) -> None:
-        """The priority of ``element`` changed (Flink's ``adjustModifiedElement``)."""
-        index: int = element.index
-        if self._heap[index] is element:
-            self._adjust_at(element, index)
-
     def elements(self) -> list[Any]:
         """In array order (no particular priority order)."""
         return self._heap[1:]

@@ -213,7 +213,6 @@ class ParquetConnector(StagedFiles):
         self.pq = _parquet()
         self.transactional = transactional
         self.writer: Any = None
-        self.rows_written = 0
         self._gathered: list[Any] = []
         self._gathered_rows = 0
 
@@ -271,7 +270,6 @@ class ParquetConnector(StagedFiles):
             self.staging.mkdir(parents=True, exist_ok=True)
             self.writer = self.pq.ParquetWriter(self.in_progress, self.sink.schema)
         self.writer.write_table(table)
-        self.rows_written += table.num_rows
         self._gathered, self._gathered_rows = [], 0
 
     def _close_writer(self) -> bool:

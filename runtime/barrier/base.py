@@ -159,7 +159,3 @@ class CheckpointBarrierHandler:
         self._awaiting_alignment_id = None
         self._mark_alignment_end(0)
         self._ended_alignment_id = None
-
-    @property
-    def is_during_alignment(self) -> bool:
-        return self._alignment_start is not None

@@ -174,10 +174,6 @@ class SingleCheckpointBarrierHandler(CheckpointBarrierHandler):
     def num_open_channels(self) -> int:
         return self._num_open_channels
 
-    @property
-    def aligned_channels(self) -> frozenset[int]:
-        return frozenset(self._aligned_channels)
-
     def __repr__(self) -> str:
         return (
             f"SingleCheckpointBarrierHandler({self.mode.value}, current={self._current_checkpoint_id}, "

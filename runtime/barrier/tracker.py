@@ -48,10 +48,6 @@ class CheckpointBarrierTracker(CheckpointBarrierHandler):
         return self._pending[-1].checkpoint_id if self._pending else -1
 
     @property
-    def highest_seen_checkpoint_id(self) -> int:
-        return self._latest_pending_id
-
-    @property
     def is_checkpoint_pending(self) -> bool:
         return bool(self._pending)
 

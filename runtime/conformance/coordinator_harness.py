@@ -8,8 +8,18 @@ from __future__ import annotations
 
 from runtime.checkpoint import SnapshotType, StateHandle, TaskId, TaskStateSnapshot
 from runtime.clock import ManualClock, TimerQueue
-from runtime.conformance.gate_harness import Mismatch, _bool, _compare, _int_header
-from runtime.conformance.scenario import Scenario, ScenarioError, Step, parse_int, parse_ints
+from runtime.conformance.scenario import (
+    Mismatch,
+    Scenario,
+    ScenarioError,
+    Step,
+    bool_header,
+    compare,
+    int_header,
+    one_value,
+    parse_int,
+    parse_ints,
+)
 from runtime.coordinator import (
     CheckpointCanceller,
     CheckpointCoordinator,
@@ -61,16 +71,14 @@ class CoordinatorHarness:
         interval = scenario.headers.get("interval_ms")
         initial = scenario.headers.get("initial_delay_ms")
         config = CoordinatorConfig(
-            interval=_int_header(scenario, "interval_ms") if interval is not None else None,
-            timeout=_int_header(scenario, "timeout_ms", 600_000),
-            min_pause=_int_header(scenario, "min_pause_ms", 0),
-            max_concurrent=_int_header(scenario, "max_concurrent", 1),
-            tolerable_failures=_int_header(scenario, "tolerable_failures", 0),
-            num_retained=_int_header(scenario, "retained", 1),
-            unaligned=_bool(scenario, "unaligned", False),
-            initial_delay=_int_header(scenario, "initial_delay_ms")
-            if initial is not None
-            else None,
+            interval=int_header(scenario, "interval_ms") if interval is not None else None,
+            timeout=int_header(scenario, "timeout_ms", 600_000),
+            min_pause=int_header(scenario, "min_pause_ms", 0),
+            max_concurrent=int_header(scenario, "max_concurrent", 1),
+            tolerable_failures=int_header(scenario, "tolerable_failures", 0),
+            num_retained=int_header(scenario, "retained", 1),
+            unaligned=bool_header(scenario, "unaligned", False),
+            initial_delay=int_header(scenario, "initial_delay_ms") if initial is not None else None,
         )
         self.tasks = {name: TaskId(name) for name in dict.fromkeys([*trigger, *ack, *commit])}
         plan = CheckpointPlanCalculator(
@@ -96,7 +104,7 @@ class CoordinatorHarness:
         if name in ("request", "savepoint", "tick"):
             self._request(step)
         elif name == "advance":
-            self._advance(parse_int(step, self._one(step), "duration"))
+            self._advance(parse_int(step, one_value(step), "duration"))
         elif name == "ack":
             if len(args) not in (2, 3):
                 raise ScenarioError(step.line, "ack TASK N [STATE]")
@@ -124,7 +132,7 @@ class CoordinatorHarness:
                 )
             )
         elif name == "expire":
-            key = CheckpointCanceller(parse_int(step, self._one(step), "checkpoint id"))
+            key = CheckpointCanceller(parse_int(step, one_value(step), "checkpoint id"))
             self.timers.cancel(key)
             self._send(TimerFired(key=key))
         elif name == "task":
@@ -137,7 +145,7 @@ class CoordinatorHarness:
             self._send(ExecutionStateChanged(task=self._task(step, args[0]), state=execution_state))
         elif name == "job":
             try:
-                self.job_status = JobStatus[self._one(step)]
+                self.job_status = JobStatus[one_value(step)]
             except KeyError:
                 raise ScenarioError(step.line, f"unknown job status {args[0]!r}") from None
             self._send(JobStatusChanged(status=self.job_status))
@@ -214,15 +222,15 @@ class CoordinatorHarness:
         if name == "sent":
             expected = [] if args == ("-",) else sorted(args)
             got, self.sent = sorted(self.sent), []
-            _compare(expected, got)
+            compare(expected, got)
         elif name == "pending":
-            _compare(
+            compare(
                 sorted(parse_ints(step, args, "checkpoint id")),
                 sorted(self.coordinator.pending_ids),
             )
         elif name == "store":
             got_ids = [c.checkpoint_id for c in self.coordinator.store.checkpoints]
-            _compare(parse_ints(step, args, "checkpoint id"), got_ids)
+            compare(parse_ints(step, args, "checkpoint id"), got_ids)
         elif name == "result":
             if len(args) < 2 or not args[0].startswith("#"):
                 raise ScenarioError(step.line, "result #N ok ID | failed REASON | waiting")
@@ -235,24 +243,16 @@ class CoordinatorHarness:
                 raise Mismatch(expected_result, got_result)
         elif name == "discarded":
             expected = [] if args == ("-",) else sorted(args)
-            _compare(expected, sorted(self.discarded))
+            compare(expected, sorted(self.discarded))
         elif name == "failjob":
-            _compare([parse_int(step, self._one(step), "count")], [self.fail_job])
+            compare([parse_int(step, one_value(step), "count")], [self.fail_job])
         elif name == "queued":
-            _compare(
-                [parse_int(step, self._one(step), "count")], [self.coordinator.queued_requests]
-            )
+            compare([parse_int(step, one_value(step), "count")], [self.coordinator.queued_requests])
         elif name == "timers":
             timeouts = sum(1 for k in self.timers.scheduled() if isinstance(k, CheckpointCanceller))
-            _compare([parse_int(step, self._one(step), "count")], [timeouts])
+            compare([parse_int(step, one_value(step), "count")], [timeouts])
 
     # --- helpers -------------------------------------------------------------------------------
-
-    @staticmethod
-    def _one(step: Step) -> str:
-        if len(step.args) != 1:
-            raise ScenarioError(step.line, f"{step.name} takes one value")
-        return step.args[0]
 
     def _task(self, step: Step, name: str) -> TaskId:
         task = self.tasks.get(name)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from runtime.conformance.coordinator_harness import CoordinatorHarness
-from runtime.conformance.gate_harness import GateHarness, Mismatch
-from runtime.conformance.scenario import Scenario, ScenarioError, Step, parse
+from runtime.conformance.gate_harness import GateHarness
+from runtime.conformance.scenario import Mismatch, Scenario, ScenarioError, Step, parse
 from runtime.conformance.task_harness import TaskHarness
 
 

@@ -1,4 +1,5 @@
-"""Parsing of conformance scenarios (``.scn``, see README "Conformance scenarios").
+"""Parsing of conformance scenarios (``.scn``, see ``tests/conformance/FORMAT.md``), and what
+every kind of scenario shares: reading a header's value, a step's arguments, comparing a fact.
 
 A scenario is a header (``@key value`` lines) followed by script lines: actions, and facts
 (lines starting with ``?``). Parsing validates every key, action and fact name and the shape of
@@ -18,6 +19,13 @@ class ScenarioError(Exception):
         super().__init__(f"line {line}: {message}")
         self.line = line
         self.message = message
+
+
+class Mismatch(Exception):
+    """A fact that does not hold: what the scenario expected, what the implementation did."""
+
+    def __init__(self, expected: str, got: str) -> None:
+        super().__init__(f"expected {expected}, got {got}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,3 +203,46 @@ def parse_ints(step: Step, words: tuple[str, ...], what: str) -> list[int]:
     if words == ("-",):
         return []
     return [parse_int(step, w, what) for w in words]
+
+
+def one_value(step: Step) -> str:
+    """The single argument of an action or a fact."""
+    if len(step.args) != 1:
+        what = f"? {step.name}" if step.is_fact else step.name
+        raise ScenarioError(step.line, f"{what} takes one value")
+    return step.args[0]
+
+
+def bool_header(scenario: Scenario, key: str, default: bool) -> bool:
+    value = scenario.headers.get(key)
+    if value is None:
+        return default
+    if value not in ("true", "false"):
+        raise ScenarioError(
+            scenario.header_lines[key], f"@{key} must be true or false, got {value!r}"
+        )
+    return value == "true"
+
+
+def int_header(scenario: Scenario, key: str, default: int | None = None) -> int:
+    value = scenario.headers.get(key)
+    if value is None:
+        if default is None:
+            raise ScenarioError(1, f"missing header @{key}")
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ScenarioError(
+            scenario.header_lines[key], f"@{key} must be an integer, got {value!r}"
+        ) from None
+
+
+def _render(values: list[int] | list[str], prefix: str = "") -> str:
+    return prefix + (" ".join(str(v) for v in values) if values else "-")
+
+
+def compare(expected: list[int] | list[str], got: list[int] | list[str], prefix: str = "") -> None:
+    """Raise ``Mismatch`` unless the fact's values are the ones observed."""
+    if expected != got:
+        raise Mismatch(_render(expected, prefix), _render(got, prefix))

@@ -20,21 +20,13 @@ did:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
-from runtime.barrier.base import CheckpointBarrierHandler
-from runtime.barrier.gate import LegacyCheckpointedInputGate
+from runtime.barrier.gate import CheckpointedInputGate
 from runtime.checkpoint import TaskId
-from runtime.clock import ManualClock, TimerQueue
-from runtime.conformance.gate_harness import GateFacts, GateSetup, scenario_item
-from runtime.conformance.scenario import (
-    Scenario,
-    ScenarioError,
-    Step,
-    channel_index,
-    parse_int,
-)
+from runtime.conformance.gate_scenario import GateScenarioHarness
+from runtime.conformance.scenario import Scenario
 from runtime.descriptors import MapBatchDescriptor
 from runtime.effects import (
     CancelTimer,
@@ -61,11 +53,10 @@ from runtime.task import StreamTaskCore, TaskSpec
 TASK = TaskId("task", 0)
 
 
-class TaskHarness(GateFacts):
+class TaskHarness(GateScenarioHarness):
     def __init__(self, scenario: Scenario) -> None:
-        setup = GateSetup.of(scenario)
-        self.mode = setup.mode
-        self.num_channels = setup.num_channels
+        super().__init__(scenario)
+        setup = self.setup
         chain = StreamNode(1, "through", "map_batch-1", 1, MapBatchDescriptor(fn=self._receive))
         self.core = StreamTaskCore(
             TaskSpec(
@@ -80,13 +71,8 @@ class TaskHarness(GateFacts):
                 max_buffered_bytes=setup.max_buffered_bytes,
             )
         )
-        self.clock = ManualClock()
-        self.timers = TimerQueue()
-        self.arrivals = 0
-        self.holding = False
         #: a ``RunDefaultAction`` is in the task's mailbox
         self.requested = False
-        self.items: dict[int, tuple[int, ChannelItem]] = {}
         self._triggered: list[str] = []
         self._aborted: list[str] = []
         self._out: list[int] = []
@@ -134,7 +120,10 @@ class TaskHarness(GateFacts):
             case _:
                 pass  # sends, credits, acknowledgements, other trace facts: not observed here
 
-    def _step(self) -> bool:
+    def _push(self, channel: int, item: ChannelItem, arrival: int) -> None:
+        self._deliver(InputItem(channel=channel, item=item))
+
+    def _poll(self) -> bool:
         """One mailbox step, if the task asked for one."""
         if not self.requested:
             return False
@@ -142,53 +131,8 @@ class TaskHarness(GateFacts):
         self._deliver(RunDefaultAction())
         return True
 
-    def _drain(self) -> None:
-        while self._step():
-            pass
-
-    # --- actions ----------------------------------------------------------------------------
-
-    def act(self, step: Step) -> None:
-        channel = channel_index(step.name)
-        if channel is not None:
-            if channel >= self.num_channels:
-                raise ScenarioError(
-                    step.line, f"channel {channel} does not exist (@channels {self.num_channels})"
-                )
-            item = scenario_item(
-                step, step.args[0], arrival=self.arrivals, now=self.clock.now(), mode=self.mode
-            )
-            self.items[self.arrivals] = (channel, item)
-            self.arrivals += 1
-            self._deliver(InputItem(channel=channel, item=item))
-        elif step.name == "hold":
-            self.holding = True
-        elif step.name == "drain":
-            self.holding = False
-            self._drain()
-        elif step.name == "poll":
-            count = parse_int(step, step.args[0], "poll count") if step.args else 1
-            for _ in range(count):
-                if not self._step():
-                    raise ScenarioError(step.line, "poll: no channel can be polled")
-            return
-        elif step.name in ("advance", "advance!"):
-            if len(step.args) != 1:
-                raise ScenarioError(step.line, f"{step.name} takes one duration in ms")
-            millis = parse_int(step, step.args[0], "duration")
-            if millis < 0:
-                raise ScenarioError(step.line, "the clock cannot go back")
-            target = self.clock.now() + millis
-            if step.name == "advance":
-                while (due := self.timers.pop_due(target)) is not None:
-                    key, when = due
-                    self.clock.set(max(when, self.clock.now()))
-                    self._deliver(TimerFired(key=key))
-                    if not self.holding:
-                        self._drain()
-            self.clock.set(target)
-        if not self.holding:
-            self._drain()
+    def _fire_timer(self, key: Hashable) -> None:
+        self._deliver(TimerFired(key=key))
 
     # --- facts ------------------------------------------------------------------------------
 
@@ -205,26 +149,14 @@ class TaskHarness(GateFacts):
         return list(self._out)
 
     @property
-    def handler(self) -> CheckpointBarrierHandler:
+    def gate(self) -> CheckpointedInputGate:
         assert self.core.inputs is not None
-        return self.core.inputs.gate.handler
-
-    def blocked(self) -> list[int]:
-        assert self.core.inputs is not None
-        return self.core.inputs.gate.blocked()
+        return self.core.inputs.gate
 
     def inflight(self, checkpoint_id: int) -> list[int]:
-        assert self.core.inputs is not None
         persisted = [
             r
-            for entry in self.core.inputs.gate.inflight(checkpoint_id)
+            for entry in self.gate.inflight(checkpoint_id)
             for r in entry.item.records  # type: ignore[union-attr]
         ]
         return persisted + self._written.get(checkpoint_id, [])
-
-    def buffered_bytes(self, step: Step) -> int:
-        assert self.core.inputs is not None
-        gate = self.core.inputs.gate
-        if not isinstance(gate, LegacyCheckpointedInputGate):
-            raise ScenarioError(step.line, "? buffered_bytes is for legacy_buffered gates")
-        return gate.last_buffered_bytes

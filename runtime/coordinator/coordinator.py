@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, assert_never
@@ -97,8 +96,6 @@ from runtime.stats import CheckpointStatsTracker
 from runtime.status import ExecutionState, JobStatus
 
 ONE_YEAR_MS = 365 * 24 * 60 * 60 * 1000
-#: late messages of this many expired checkpoints are recognised as late
-NUM_GHOST_CHECKPOINT_IDS = 16
 TRIGGER_SEMANTICS = ("current", "flink-1.7")
 
 _PendingPredicate = Callable[[PendingCheckpoint], bool]
@@ -189,7 +186,6 @@ class CheckpointCoordinator:
         self.completed_ids: list[int] = []
         self._rng = random.Random(seed)
         self._next_checkpoint_id = 1
-        self._recent_expired: deque[int] = deque(maxlen=NUM_GHOST_CHECKPOINT_IDS)
         # None until a checkpoint completes: no pause is owed at job start (Flink's relative
         # clock has an arbitrary origin, so its initial 0 is "long ago" in production)
         self._last_completion: int | None = None
@@ -606,9 +602,6 @@ class CheckpointCoordinator:
         elif result in (AckResult.UNKNOWN, AckResult.DISCARDED):
             self._discard(msg.checkpoint_id, msg.state.handles if msg.state else ())
 
-    def is_recently_expired(self, checkpoint_id: int) -> bool:
-        return checkpoint_id in self._recent_expired
-
     def _on_decline(self, msg: DeclineCheckpoint) -> None:
         if self.is_shutdown:
             return
@@ -714,7 +707,7 @@ class CheckpointCoordinator:
         writing = pending.finalizing is not None and reason is not (
             CheckpointFailureReason.FINALIZE_CHECKPOINT_FAILURE
         )
-        self._discard(checkpoint_id, pending.abort(reason))
+        self._discard(checkpoint_id, pending.abort())
         if not writing:
             self._emit(DiscardLocation(checkpoint_id=checkpoint_id))
         self._emit(CancelTimer(key=CheckpointCanceller(checkpoint_id)))
@@ -750,8 +743,6 @@ class CheckpointCoordinator:
                 )
             )
         del self.pending[checkpoint_id]
-        if reason is CheckpointFailureReason.CHECKPOINT_EXPIRED:
-            self._recent_expired.append(checkpoint_id)
         self._emit(CheckpointAborted(checkpoint_id=checkpoint_id, reason=reason, cause=cause))
         self._after_slot_freed()
 

@@ -16,7 +16,6 @@ from runtime.checkpoint import (
 )
 from runtime.coordinator.plan import CheckpointPlan
 from runtime.messages import RequestId
-from runtime.reasons import CheckpointFailureReason
 
 
 class AckResult(enum.Enum):
@@ -50,7 +49,6 @@ class PendingCheckpoint:
     acknowledged: dict[TaskId, SubtaskAck] = field(default_factory=dict)
     acknowledged_attempts: dict[TaskId, int] = field(default_factory=dict)
     disposed: bool = False
-    failure_reason: CheckpointFailureReason | None = None
     #: fully acknowledged, its metadata being written (``FinalizeCheckpoint``): from then on
     #: only the storage's answer, or an abort of the whole job's checkpoints, ends it
     finalizing: CompletedCheckpoint | None = None
@@ -100,12 +98,11 @@ class PendingCheckpoint:
             for h in ack.state.handles
         )
 
-    def abort(self, reason: CheckpointFailureReason) -> tuple[StateHandle, ...]:
+    def abort(self) -> tuple[StateHandle, ...]:
         """Dispose of the checkpoint; returns the acknowledged state, which must be discarded."""
         if self.disposed:
             return ()
         self.disposed = True
-        self.failure_reason = reason
         return self.state_handles()
 
     def finalize(self, now: int, external_path: str | None) -> CompletedCheckpoint:

@@ -4,15 +4,16 @@
 The chain is built from the typed descriptors of its job vertex; each subtask gets its own
 operator objects (and its own copy of a stateful process function). Every call into user code
 (functions, key selectors, the source reader, a process function's ``open``) is wrapped per
-buffer: an exception there is re-raised as ``UserCodeError`` naming the operator as the user
-knows it (``map 'Map' (map-2)``, ``key_by selector of reduce-3``); nothing else is caught, so a
-bug of ckptsim keeps its own exception and traceback.
+buffer in ``_UserCode``: an exception there is re-raised as ``UserCodeError`` naming the
+operator as the user knows it (``map 'Map' (map-2)``, ``key_by selector of reduce-3``); nothing
+else is caught, so a bug of ckptsim keeps its own exception and traceback.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from types import TracebackType
 from typing import Any, assert_never
 
 from runtime.descriptors import (
@@ -107,6 +108,32 @@ def make_operator(node: StreamNode, *, checkpointing: bool, task: str = "") -> O
             assert_never(node.operator)
 
 
+class _UserCode:
+    """``with _UserCode(labels, index):`` around calls into the user code of operator
+    ``index``: an ``Exception`` from it is re-raised as ``UserCodeError`` naming
+    ``labels[index]`` (the user's exception as its cause); a ``UserCodeError`` (already naming
+    its operator) and what is not an ``Exception`` pass unchanged. Entered once per buffer,
+    not per record: a loop over the operators moves ``index`` on."""
+
+    __slots__ = ("index", "labels")
+
+    def __init__(self, labels: Sequence[str], index: int) -> None:
+        self.labels = labels
+        self.index = index
+
+    def __enter__(self) -> _UserCode:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if isinstance(error, Exception) and not isinstance(error, UserCodeError):
+            raise UserCodeError(self.labels[self.index]) from error
+
+
 class OperatorChain:
     def __init__(
         self, nodes: Sequence[StreamNode], *, checkpointing: bool = False, task: str = ""
@@ -116,6 +143,7 @@ class OperatorChain:
         self.nodes = list(nodes)
         self.operators = [make_operator(n, checkpointing=checkpointing, task=task) for n in nodes]
         self.labels = [n.label for n in nodes]
+        self._key_labels = [f"key_by selector of {n.uid}" for n in nodes]
         self._costs = [n.cost if n.cost != (0.0, 0.0) else None for n in nodes]
         self._keyed: list[KeyedOperator | None] = [
             op if isinstance(op, KeyedOperator) else None for op in self.operators
@@ -141,19 +169,15 @@ class OperatorChain:
         factory), then restore the state of a restore (``states`` by operator uid) of
         checkpoint ``restored_checkpoint``."""
         for index, op in enumerate(self.operators):
-            try:
+            with _UserCode(self.labels, index):
                 op.open(ctx)
-            except Exception as error:
-                raise UserCodeError(self.labels[index]) from error
         if states is None:
             return
         for index, op in enumerate(self.operators):
             mine = states.get(op.uid)
             if isinstance(op, SourceOperator) and mine:
-                try:  # the reader seeks to the restored position
+                with _UserCode(self.labels, index):  # the reader seeks to the restored position
                     op.restore_state(list(mine))
-                except Exception as error:
-                    raise UserCodeError(self.labels[index]) from error
             elif isinstance(op, SinkOperator):
                 op.restore_sink(list(mine or ()), restored_checkpoint)
             elif mine:
@@ -181,8 +205,7 @@ class OperatorChain:
         emits, with its timestamps (None: the records have none). A two-input head takes them
         as its input ``input_index``."""
         operators, costs, keyed = self.operators, self._costs, self._keyed
-        index = start
-        try:
+        with _UserCode(self.labels, start) as user_code:
             head = self.two_input
             if start == 0 and head is not None:
                 cost = costs[0]
@@ -192,6 +215,7 @@ class OperatorChain:
                 keys = None
                 start = 1
             for index in range(start, len(operators)):
+                user_code.index = index
                 if not len(records):
                     return records, timestamps
                 cost = costs[index]
@@ -220,10 +244,6 @@ class OperatorChain:
                         timestamps = [None] * len(records)
                     records, timestamps = op.process_timestamped(records, timestamps)
                 keys = None
-        except UserCodeError:
-            raise
-        except Exception as error:
-            raise UserCodeError(self.labels[index]) from error
         return records, timestamps
 
     # --- time ---------------------------------------------------------------------------------
@@ -244,12 +264,8 @@ class OperatorChain:
             watermark = combined
         for index in range(start, len(self.operators)):
             op = self.operators[index]
-            try:
+            with _UserCode(self.labels, index):
                 (records, stamps), handed_on = op.process_watermark(watermark)
-            except UserCodeError:
-                raise
-            except Exception as error:
-                raise UserCodeError(self.labels[index]) from error
             if records:
                 out.append(self.run(records, None, index + 1, stamps))
             if handed_on is None:
@@ -303,12 +319,8 @@ class OperatorChain:
             due = op.next_processing_time()
             if due is None or due > now:
                 continue
-            try:
+            with _UserCode(self.labels, index):
                 (records, stamps), watermark = op.on_processing_time(now)
-            except UserCodeError:
-                raise
-            except Exception as error:
-                raise UserCodeError(self.labels[index]) from error
             if records:
                 out.append(self.run(records, None, index + 1, stamps))
             status = op.take_status_change()
@@ -321,27 +333,21 @@ class OperatorChain:
     def close_functions(self) -> None:
         """The user functions' ``close`` (the task ends normally)."""
         for index, op in enumerate(self.operators):
-            try:
+            with _UserCode(self.labels, index):
                 op.close_function()
-            except Exception as error:
-                raise UserCodeError(self.labels[index]) from error
 
     def _keys(self, index: int, records: Sequence[Any]) -> list[Any]:
         op = self.operators[index]
         assert isinstance(op, KeyedOperator)
-        try:
+        with _UserCode(self._key_labels, index):
             return op.keys_of(records)
-        except Exception as error:
-            raise UserCodeError(f"key_by selector of {op.uid}") from error
 
     def read_source(self, max_records: int, now: int) -> Sequence[Any] | None:
         """The source reads its next batch (empty: none ready yet; None: the end)."""
         source = self.source
         assert source is not None and source.reader is not None
-        try:
+        with _UserCode(self.labels, 0):
             batch = source.reader.read(max_records, now)
-        except Exception as error:
-            raise UserCodeError(self.labels[0]) from error
         if batch and self._costs[0] is not None:
             cost = self._costs[0]
             self.cost_ms += cost[0] + cost[1] * len(batch)
@@ -350,20 +356,16 @@ class OperatorChain:
     def source_ready_at(self, now: int) -> int | None:
         source = self.source
         assert source is not None and source.reader is not None
-        try:
+        with _UserCode(self.labels, 0):
             return source.reader.next_ready(now)
-        except Exception as error:
-            raise UserCodeError(self.labels[0]) from error
 
     def end_input(self) -> Sequence[Any]:
         """All input consumed: every operator ends in turn (Flink's ``finishOperators``); what
         one emits runs through the rest. Returns what the last one emits."""
         out: list[Any] = []
         for index, op in enumerate(self.operators):
-            try:
+            with _UserCode(self.labels, index):
                 produced = op.end_input()
-            except Exception as error:
-                raise UserCodeError(self.labels[index]) from error
             if len(produced):
                 out.extend(self.process(produced, None, index + 1))
         return out
@@ -371,10 +373,8 @@ class OperatorChain:
     def prepare_snapshot_pre_barrier(self, checkpoint_id: int) -> Sequence[Any]:
         out: list[Any] = []
         for index, op in enumerate(self.operators):
-            try:
+            with _UserCode(self.labels, index):
                 produced = op.prepare_snapshot_pre_barrier(checkpoint_id)
-            except Exception as error:
-                raise UserCodeError(self.labels[index]) from error
             if len(produced):
                 out.extend(self.process(produced, None, index + 1))
         return out
@@ -386,10 +386,8 @@ class OperatorChain:
         states: dict[str, Any] = {}
         for index, op in enumerate(self.operators):
             if isinstance(op, SourceOperator):
-                try:  # the reader's position
+                with _UserCode(self.labels, index):  # the reader's position
                     state = op.snapshot_state(checkpoint_id)
-                except Exception as error:
-                    raise UserCodeError(self.labels[index]) from error
             else:
                 state = op.snapshot_state(checkpoint_id)
             if state is not None:
@@ -398,17 +396,13 @@ class OperatorChain:
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         for index, op in enumerate(self.operators):
-            try:
+            with _UserCode(self.labels, index):
                 op.notify_checkpoint_complete(checkpoint_id)
-            except Exception as error:
-                raise UserCodeError(self.labels[index]) from error
 
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         for index, op in enumerate(self.operators):
-            try:
+            with _UserCode(self.labels, index):
                 op.notify_checkpoint_aborted(checkpoint_id)
-            except Exception as error:
-                raise UserCodeError(self.labels[index]) from error
 
     def close_sinks(self, *, commit: bool, keep_collected: bool) -> None:
         for sink in self.sinks:

@@ -288,10 +288,6 @@ class SubtaskCheckpointCoordinator:
         self.writer.partition.broadcast_event(CancelCheckpointMarker(checkpoint_id))
         return self.writer.poll_output()
 
-    @property
-    def pending_checkpoints(self) -> list[int]:
-        return sorted(self.pending)
-
 
 def record_counts(channels: dict[int, list[Buffer]]) -> dict[int, int]:
     """Records of channel state (in-flight buffers), per channel in channel order."""

@@ -417,9 +417,10 @@ def test_late_ack_after_expiry_is_recognised_and_its_state_discarded() -> None:
     d.request()
     d.advance_to(100)
     assert d.result(1) == "failed CHECKPOINT_EXPIRED"
-    assert d.coordinator.is_recently_expired(1)
+    assert d.coordinator.pending_ids == []
     d.ack(A, 1, "late")
     assert [h.key for e in d.of(DiscardState) for h in e.handles] == ["late"]
+    assert d.result(1) == "failed CHECKPOINT_EXPIRED"  # the late ack completes nothing
 
 
 def test_acks_after_shutdown_are_ignored_and_their_state_left_alone() -> None:

@@ -68,7 +68,12 @@ def test_an_aligned_checkpoint_sends_the_barrier_snapshots_and_writes_at_once() 
     assert kinds == [SendToOutput, CheckpointTakenOnTask, WriteSnapshot]
     (write,) = only(effects, WriteSnapshot)
     assert write.snapshot.operator_states["reduce-3"]  # the keyed state of the reduce
-    assert coord.pending_checkpoints == [2]
+    # the snapshot is pending: its written state is acknowledged
+    (report,) = coord.snapshot_written(
+        SnapshotWritten(checkpoint_id=2, state=TaskStateSnapshot(), async_duration_ms=0)
+    )
+    assert isinstance(report, ReportToCoordinator)
+    assert isinstance(report.message, AcknowledgeCheckpoint) and report.message.checkpoint_id == 2
 
 
 def test_an_unaligned_checkpoint_keeps_the_overtaken_output_and_writes_after_its_last_barrier() -> (
@@ -110,7 +115,9 @@ def test_the_acknowledgement_carries_the_metrics_the_sync_part_included() -> Non
     assert metrics is not None
     assert (metrics.checkpoint_start_delay_ms, metrics.alignment_duration_ms) == (5, 2)
     assert (metrics.sync_duration_ms, metrics.async_duration_ms) == (3, 4)
-    assert metrics.total_bytes_persisted == 99 and coord.pending_checkpoints == []
+    assert metrics.total_bytes_persisted == 99
+    # no longer pending: a second outcome of the same write is not acknowledged again
+    assert coord.snapshot_written(SnapshotWritten(checkpoint_id=1, state=state)) == []
 
 
 def test_a_failed_asynchronous_part_declines() -> None:
