@@ -69,10 +69,13 @@ def test_an_aligned_checkpoint_sends_the_barrier_snapshots_and_writes_at_once() 
     (write,) = only(effects, WriteSnapshot)
     assert write.snapshot.operator_states["reduce-3"]  # the keyed state of the reduce
     # the snapshot is pending: its written state is acknowledged
-    (report,) = coord.snapshot_written(
-        SnapshotWritten(checkpoint_id=2, state=TaskStateSnapshot(), async_duration_ms=0)
+    (report,) = only(
+        coord.snapshot_written(
+            SnapshotWritten(checkpoint_id=2, state=TaskStateSnapshot(), async_duration_ms=0)
+        ),
+        Send,
     )
-    assert isinstance(report, ReportToCoordinator)
+    assert report.to is Role.COORDINATOR
     assert isinstance(report.message, AcknowledgeCheckpoint) and report.message.checkpoint_id == 2
 
 
