@@ -1,0 +1,268 @@
+"""Every example in the documentation runs, so the docs cannot go stale.
+
+The pages are README.md and docs/**/*.md. Each page is one test; its examples run in the order
+they appear, in a scratch directory of their own that looks like the repository's root
+(``examples/``, ``tests/`` and ``docs/`` are links into the repository), so a command may read
+what an earlier one wrote (``--trace run.jsonl``, then ``ckptsim check run.jsonl``).
+
+- A ````python`` block is executed. A page's blocks share one namespace, so a later block may
+  use what an earlier one defined.
+- A ````console`` block holds commands: each line starting with ``$ `` is one, run as a
+  subprocess (``ckptsim`` is this Python's ``python -m ckptsim``, ``python`` this Python; the
+  line is split as a POSIX shell splits words, without running a shell). It must exit 0. The
+  lines after a command, up to the next one, are output it must print (standard output and
+  standard error together), in that order, each as a whole line; other lines may come between
+  them. ``...`` inside a line matches any text, and a line of only ``...`` stands for lines
+  left out.
+- Every other block (``text``, or no language) is not an example and is not run. A block in a
+  shell language (``console``, ``shell``, ``sh``, ``bash``) must hold ``$`` commands or carry
+  a marker, so that no command can be shown without being run.
+
+A marker is an HTML comment (invisible on the page) on the line right before a block's fence:
+
+- ``<!-- docs-test: skip -->``: the block is not run: an illustrative fragment that cannot run
+  alone, or a command that cannot run here (it serves until Ctrl-C, needs a running job, or
+  is ``make``). Keep these rare.
+- ``<!-- docs-test: script -->``: a ``python`` block that is a whole topology script or
+  PyFlink program: it is written to a file and run with ``ckptsim run FILE --simulate -q``.
+- ``<!-- docs-test: exit=N -->``: the commands of this ``console`` block exit with status N.
+
+The API reference (docs/api/) must name every public name of ``ckptsim`` (its ``__all__``) and
+of ``ckptsim.testing`` with a ``::: ckptsim.NAME`` directive (mkdocstrings renders it from the
+docstring); ``test_the_api_reference_names_every_public_name`` checks that.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+SHELL_LANGUAGES = {"console", "shell", "sh", "bash"}
+FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)\s*(?P<info>[^\n]*)$")
+MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<what>[^>]*?)\s*-->\s*$")
+
+
+@dataclass
+class Block:
+    page: Path
+    line: int  # of the opening fence, 1-based
+    language: str
+    text: str
+    markers: list[str] = field(default_factory=list)
+
+    def where(self) -> str:
+        page = self.page.relative_to(ROOT) if self.page.is_relative_to(ROOT) else self.page
+        return f"{page}:{self.line}"
+
+
+def blocks(page: Path) -> list[Block]:
+    """The fenced code blocks of a page, with the markers on the line before each."""
+    found: list[Block] = []
+    lines = page.read_text(encoding="utf-8").splitlines()
+    i = 0
+    while i < len(lines):
+        opening = FENCE.match(lines[i])
+        if not opening:
+            i += 1
+            continue
+        indent, fence = len(opening["indent"]), opening["fence"]
+        language = (opening["info"].split() or [""])[0].lower()
+        body: list[str] = []
+        j = i + 1
+        while j < len(lines) and not re.match(
+            rf"^ {{0,{indent + 3}}}{re.escape(fence)}\s*$", lines[j]
+        ):
+            body.append(lines[j][indent:] if lines[j][:indent].strip() == "" else lines[j])
+            j += 1
+        marker = MARKER.match(lines[i - 1]) if i > 0 else None
+        markers = [m.strip() for m in marker["what"].split(",")] if marker else []
+        found.append(Block(page, i + 1, language, "\n".join(body) + "\n", markers))
+        i = j + 1
+    return found
+
+
+def examples(page: Path) -> list[Block]:
+    """The blocks of a page that run (python and console blocks without ``skip``)."""
+    runnable = []
+    for block in blocks(page):
+        if "skip" in block.markers:
+            continue
+        if block.language in SHELL_LANGUAGES:
+            assert block.language == "console" and "\n$ " in "\n" + block.text, (
+                f"{block.where()}: a {block.language or 'shell'} block without `$ ` commands: "
+                "write them as a console block (`$ command`), or mark it "
+                "<!-- docs-test: skip -->"
+            )
+            runnable.append(block)
+        elif block.language == "python":
+            runnable.append(block)
+    return runnable
+
+
+# --- running a page's examples ------------------------------------------------------------------
+
+
+def _scratch(tmp_path: Path) -> Path:
+    for name in ("examples", "tests", "docs"):
+        (tmp_path / name).symlink_to(ROOT / name, target_is_directory=True)
+    return tmp_path
+
+
+def _command(line: str) -> list[str]:
+    words = shlex.split(line)
+    if words[0] == "ckptsim":
+        return [sys.executable, "-m", "ckptsim", *words[1:]]
+    if words[0] in ("python", "python3"):
+        return [sys.executable, *words[1:]]
+    raise AssertionError(f"a documented command runs ckptsim or python, not {words[0]!r}")
+
+
+def _line_pattern(shown: str) -> re.Pattern[str]:
+    return re.compile(".*".join(re.escape(part) for part in shown.split("...")))
+
+
+def _check_output(block: Block, command: str, shown: list[str], printed: str) -> None:
+    lines = [line.rstrip() for line in printed.splitlines()]
+    position = 0
+    for expected in (s.rstrip() for s in shown):
+        if expected.strip() in ("", "..."):
+            continue
+        pattern = _line_pattern(expected)
+        while position < len(lines) and not pattern.fullmatch(lines[position]):
+            position += 1
+        if position == len(lines):
+            raise AssertionError(
+                f"{block.where()}: `$ {command}` did not print, in the order shown:\n"
+                f"    {expected}\nIt printed:\n{printed}"
+            )
+        position += 1
+
+
+def run_console(block: Block, cwd: Path) -> int:
+    exit_status = 0
+    for marker in block.markers:
+        if marker.startswith("exit="):
+            exit_status = int(marker.removeprefix("exit="))
+    commands: list[tuple[str, list[str]]] = []
+    for line in block.text.splitlines():
+        if line.startswith("$ "):
+            commands.append((line[2:], []))
+        elif commands:
+            commands[-1][1].append(line)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "120"}
+    for command, shown in commands:
+        done = subprocess.run(
+            _command(command),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == exit_status, (
+            f"{block.where()}: `$ {command}` exited {done.returncode}, "
+            f"not {exit_status}:\n{done.stdout}"
+        )
+        _check_output(block, command, shown, done.stdout)
+    return len(commands)
+
+
+def run_python(block: Block, namespace: dict[str, object], cwd: Path) -> None:
+    if "script" in block.markers:
+        script = cwd / f"script_{block.line}.py"
+        script.write_text(block.text, encoding="utf-8")
+        run_console(
+            Block(
+                block.page, block.line, "console", f"$ ckptsim run {script.name} --simulate -q\n"
+            ),
+            cwd,
+        )
+        return
+    code = compile(block.text, block.where(), "exec")
+    exec(code, namespace)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_the_examples_of_a_page_run(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cwd = _scratch(tmp_path)
+    monkeypatch.chdir(cwd)
+    monkeypatch.syspath_prepend(str(cwd))
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    for block in examples(page):
+        if block.language == "python":
+            run_python(block, namespace, cwd)
+        else:
+            run_console(block, cwd)
+
+
+# --- the harness itself, and the API reference ---------------------------------------------------
+
+
+def test_every_shell_block_runs_or_says_why_not() -> None:
+    for page in PAGES:
+        examples(page)  # asserts that every shell block holds `$` commands or a marker
+
+
+def test_output_is_matched_in_order_and_by_whole_lines() -> None:
+    block = Block(ROOT / "README.md", 1, "console", "")
+    _check_output(block, "x", ["a ... c", "...", "d"], "a b c\nx\nd\n")
+    with pytest.raises(AssertionError, match="did not print"):
+        _check_output(block, "x", ["d", "a b c"], "a b c\nd\n")
+    with pytest.raises(AssertionError, match="did not print"):
+        _check_output(block, "x", ["b"], "a b c\n")
+
+
+def test_a_block_after_a_skip_marker_does_not_run(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "<!-- docs-test: skip -->\n```python\nraise SystemExit\n```\n\n"
+        "```text\nnot an example\n```\n\n```python\nx = 1\n```\n"
+    )
+    assert [b.text for b in examples(page)] == ["x = 1\n"]
+    page.write_text("```sh\nmake demo\n```\n")
+    with pytest.raises(AssertionError, match="without `\\$ ` commands"):
+        examples(page)
+
+
+def _documented_names() -> set[str]:
+    names: set[str] = set()
+    for page in (ROOT / "docs" / "api").glob("*.md"):
+        text = page.read_text(encoding="utf-8")
+        names |= set(re.findall(r"^::: ckptsim\.(\w+)\s*$", text, re.MULTILINE))
+        for members in re.findall(r"^::: ckptsim\.testing\n((?:\s{4}.*\n)+)", text, re.MULTILINE):
+            names |= {f"testing.{m}" for m in re.findall(r"^\s+- (\w+)\s*$", members, re.M)}
+    return names
+
+
+def test_the_api_reference_names_every_public_name() -> None:
+    import ckptsim  # noqa: PLC0415
+    import ckptsim.testing  # noqa: PLC0415
+
+    testing = {
+        f"testing.{name}"
+        for name, value in vars(ckptsim.testing).items()
+        if not name.startswith("_")
+        and (
+            (
+                (inspect.isclass(value) or inspect.isfunction(value))
+                and value.__module__ == "ckptsim.testing"
+            )
+            or name.isupper()  # its constants: SHRINK_SECONDS, the kinds of faults, ...
+        )
+    }
+    missing = (set(ckptsim.__all__) | testing) - _documented_names()
+    assert not missing, f"not in the API reference (docs/api/): {sorted(missing)}"
