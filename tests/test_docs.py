@@ -14,6 +14,10 @@ what an earlier one wrote (``--trace run.jsonl``, then ``ckptsim check run.jsonl
   standard error together), in that order, each as a whole line; other lines may come between
   them. ``...`` inside a line matches any text, and a line of only ``...`` stands for lines
   left out.
+- A ````python`` block that only includes a file of the repository (``--8<-- "PATH"``, or
+  ``"PATH:FIRST:LAST"`` for some of its lines, as pymdownx.snippets writes it) shows an
+  example script as it is: the page must run that script with a ``$ ckptsim run PATH`` or
+  ``$ python PATH`` command.
 - Every other block (``text``, or no language) is not an example and is not run. A block in a
   shell language (``console``, ``shell``, ``sh``, ``bash``) must hold ``$`` commands or carry
   a marker, so that no command can be shown without being run.
@@ -25,6 +29,8 @@ A marker is an HTML comment (invisible on the page) on the line right before a b
   is ``make``). Keep these rare.
 - ``<!-- docs-test: script -->``: a ``python`` block that is a whole topology script or
   PyFlink program: it is written to a file and run with ``ckptsim run FILE --simulate -q``.
+- ``<!-- docs-test: script=NAME -->``: a ``python`` block that is the file NAME, which a
+  later command of the page runs: it is written to NAME in the scratch directory.
 - ``<!-- docs-test: exit=N -->``: the commands of this ``console`` block exit with status N.
 
 The API reference (docs/api/) must name every public name of ``ckptsim`` (its ``__all__``) and
@@ -50,6 +56,7 @@ PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 SHELL_LANGUAGES = {"console", "shell", "sh", "bash"}
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)\s*(?P<info>[^\n]*)$")
 MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<what>[^>]*?)\s*-->\s*$")
+SNIPPET = re.compile(r'^--8<-- "(?P<path>[^":]+)(?::(?P<first>\d+):(?P<last>\d+))?"$')
 
 
 @dataclass
@@ -59,6 +66,20 @@ class Block:
     language: str
     text: str
     markers: list[str] = field(default_factory=list)
+
+    def included(self) -> str | None:
+        """The repository file this block includes (``--8<-- "PATH"``), if that is all it
+        holds; the file, and the lines it names, must exist."""
+        lines = self.text.strip().splitlines()
+        match = SNIPPET.match(lines[0]) if len(lines) == 1 else None
+        if match is None:
+            assert "--8<--" not in self.text, f"{self.where()}: include a file alone in a block"
+            return None
+        path = ROOT / match["path"]
+        assert path.is_file(), f"{self.where()}: includes {match['path']}, which does not exist"
+        if match["last"]:
+            assert int(match["last"]) <= len(path.read_text().splitlines()), self.where()
+        return match["path"]
 
     def where(self) -> str:
         page = self.page.relative_to(ROOT) if self.page.is_relative_to(ROOT) else self.page
@@ -148,7 +169,7 @@ def _check_output(block: Block, command: str, shown: list[str], printed: str) ->
         position += 1
 
 
-def run_console(block: Block, cwd: Path) -> int:
+def run_console(block: Block, cwd: Path) -> list[str]:
     exit_status = 0
     for marker in block.markers:
         if marker.startswith("exit="):
@@ -176,10 +197,14 @@ def run_console(block: Block, cwd: Path) -> int:
             f"not {exit_status}:\n{done.stdout}"
         )
         _check_output(block, command, shown, done.stdout)
-    return len(commands)
+    return [command for command, _ in commands]
 
 
 def run_python(block: Block, namespace: dict[str, object], cwd: Path) -> None:
+    for marker in block.markers:
+        if marker.startswith("script="):
+            (cwd / marker.removeprefix("script=")).write_text(block.text, encoding="utf-8")
+            return
     if "script" in block.markers:
         script = cwd / f"script_{block.line}.py"
         script.write_text(block.text, encoding="utf-8")
@@ -202,11 +227,20 @@ def test_the_examples_of_a_page_run(
     monkeypatch.chdir(cwd)
     monkeypatch.syspath_prepend(str(cwd))
     namespace: dict[str, object] = {"__name__": "__docs__"}
+    included: list[Block] = []
+    commands: list[str] = []
     for block in examples(page):
-        if block.language == "python":
+        if block.language == "python" and block.included():
+            included.append(block)
+        elif block.language == "python":
             run_python(block, namespace, cwd)
         else:
-            run_console(block, cwd)
+            commands += run_console(block, cwd)
+    ran = {word for command in commands for word in shlex.split(command)[1:3]}
+    for block in included:
+        assert block.included() in ran, (
+            f"{block.where()}: shows {block.included()}, which no command of the page runs"
+        )
 
 
 # --- the harness itself, and the API reference ---------------------------------------------------
