@@ -29,13 +29,16 @@ A marker is an HTML comment (invisible on the page) on the line right before a b
   is ``make``). Keep these rare.
 - ``<!-- docs-test: script -->``: a ``python`` block that is a whole topology script or
   PyFlink program: it is written to a file and run with ``ckptsim run FILE --simulate -q``.
-- ``<!-- docs-test: script=NAME -->``: a ``python`` block that is the file NAME, which a
-  later command of the page runs: it is written to NAME in the scratch directory.
+- ``<!-- docs-test: script=NAME -->``: a block (``python``, a scenario, ...) that is the file
+  NAME, which a later command of the page runs: it is written to NAME in the scratch
+  directory.
 - ``<!-- docs-test: exit=N -->``: the commands of this ``console`` block exit with status N.
 
-The API reference (docs/api/) must name every public name of ``ckptsim`` (its ``__all__``) and
-of ``ckptsim.testing`` with a ``::: ckptsim.NAME`` directive (mkdocstrings renders it from the
-docstring); ``test_the_api_reference_names_every_public_name`` checks that.
+Two pages must be complete: the API reference (docs/api/) names every public name of
+``ckptsim`` (its ``__all__``) and of ``ckptsim.testing`` with a ``::: ckptsim.NAME``
+directive, which mkdocstrings renders from the docstring
+(``test_the_api_reference_names_every_public_name``), and docs/configuration.md describes
+every key ``ckptsim config`` lists (``test_the_configuration_page_names_every_key``).
 """
 
 from __future__ import annotations
@@ -117,6 +120,9 @@ def examples(page: Path) -> list[Block]:
     runnable = []
     for block in blocks(page):
         if "skip" in block.markers:
+            continue
+        if any(marker.startswith("script=") for marker in block.markers):
+            runnable.append(block)
             continue
         if block.language in SHELL_LANGUAGES:
             assert block.language == "console" and "\n$ " in "\n" + block.text, (
@@ -232,8 +238,8 @@ def test_the_examples_of_a_page_run(
     for block in examples(page):
         if block.language == "python" and block.included():
             included.append(block)
-        elif block.language == "python":
-            run_python(block, namespace, cwd)
+        elif block.language == "python" or block.language not in SHELL_LANGUAGES:
+            run_python(block, namespace, cwd)  # (or write the file a block is: script=NAME)
         else:
             commands += run_console(block, cwd)
     ran = {word for command in commands for word in shlex.split(command)[1:3]}
@@ -300,3 +306,11 @@ def test_the_api_reference_names_every_public_name() -> None:
     }
     missing = (set(ckptsim.__all__) | testing) - _documented_names()
     assert not missing, f"not in the API reference (docs/api/): {sorted(missing)}"
+
+
+def test_the_configuration_page_names_every_key() -> None:
+    from runtime.config import OPTIONS  # noqa: PLC0415 - what `ckptsim config` lists
+
+    page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    missing = [option.key for option in OPTIONS if f"| `{option.key}` |" not in page]
+    assert not missing, f"docs/configuration.md does not describe: {missing}"
