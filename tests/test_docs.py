@@ -18,6 +18,10 @@ what an earlier one wrote (``--trace run.jsonl``, then ``ckptsim check run.jsonl
   ``"PATH:FIRST:LAST"`` for some of its lines, as pymdownx.snippets writes it) shows an
   example script as it is: the page must run that script with a ``$ ckptsim run PATH`` or
   ``$ python PATH`` command.
+- A page that begins with the same examples as a page run before it (Getting started repeats
+  the README's tour) does not run those commands again: each command's exit status, output
+  and the files it wrote are kept by what ran before it, and a command with the same past
+  replays them (the tour runs on the deterministic simulation).
 - Every other block (``text``, or no language) is not an example and is not run. A block in a
   shell language (``console``, ``shell``, ``sh``, ``bash``) must hold ``$`` commands or carry
   a marker, so that no command can be shown without being run.
@@ -175,7 +179,61 @@ def _check_output(block: Block, command: str, shown: list[str], printed: str) ->
         position += 1
 
 
-def run_console(block: Block, cwd: Path) -> list[str]:
+@dataclass(frozen=True)
+class _Run:
+    """What a command did: its exit status, what it printed, the files it wrote or changed."""
+
+    returncode: int
+    output: str
+    files: dict[str, bytes]
+
+
+#: runs by the examples run before them (python code, files written, commands) and the
+#: command: a page that repeats the start of an earlier page (Getting started repeats the
+#: README's tour) replays those runs instead of running them again, files included
+_RUNS: dict[tuple[str, ...], _Run] = {}
+
+
+def _files(cwd: Path) -> dict[str, float]:
+    found = {}
+    for folder, dirs, names in os.walk(cwd):
+        dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
+        for name in names:
+            path = Path(folder) / name
+            found[str(path.relative_to(cwd))] = path.stat().st_mtime
+    return found
+
+
+def _run(command: str, cwd: Path, history: list[str]) -> _Run:
+    key = (*history, f"$ {command}")
+    history.append(f"$ {command}")
+    if key in _RUNS:
+        done = _RUNS[key]
+        for name, data in done.files.items():
+            (cwd / name).parent.mkdir(parents=True, exist_ok=True)
+            (cwd / name).write_bytes(data)
+        return done
+    before = _files(cwd)
+    completed = subprocess.run(
+        _command(command),
+        cwd=cwd,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "120"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
+    written = {
+        name: (cwd / name).read_bytes()
+        for name, mtime in _files(cwd).items()
+        if before.get(name) != mtime
+    }
+    _RUNS[key] = _Run(completed.returncode, completed.stdout, written)
+    return _RUNS[key]
+
+
+def run_console(block: Block, cwd: Path, history: list[str]) -> list[str]:
     exit_status = 0
     for marker in block.markers:
         if marker.startswith("exit="):
@@ -186,27 +244,18 @@ def run_console(block: Block, cwd: Path) -> list[str]:
             commands.append((line[2:], []))
         elif commands:
             commands[-1][1].append(line)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "120"}
     for command, shown in commands:
-        done = subprocess.run(
-            _command(command),
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            check=False,
-        )
+        done = _run(command, cwd, history)
         assert done.returncode == exit_status, (
             f"{block.where()}: `$ {command}` exited {done.returncode}, "
-            f"not {exit_status}:\n{done.stdout}"
+            f"not {exit_status}:\n{done.output}"
         )
-        _check_output(block, command, shown, done.stdout)
+        _check_output(block, command, shown, done.output)
     return [command for command, _ in commands]
 
 
-def run_python(block: Block, namespace: dict[str, object], cwd: Path) -> None:
+def run_python(block: Block, namespace: dict[str, object], cwd: Path, history: list[str]) -> None:
+    history.append(f"{block.markers} {block.text}")
     for marker in block.markers:
         if marker.startswith("script="):
             (cwd / marker.removeprefix("script=")).write_text(block.text, encoding="utf-8")
@@ -214,12 +263,8 @@ def run_python(block: Block, namespace: dict[str, object], cwd: Path) -> None:
     if "script" in block.markers:
         script = cwd / f"script_{block.line}.py"
         script.write_text(block.text, encoding="utf-8")
-        run_console(
-            Block(
-                block.page, block.line, "console", f"$ ckptsim run {script.name} --simulate -q\n"
-            ),
-            cwd,
-        )
+        command = f"$ ckptsim run {script.name} --simulate -q\n"
+        run_console(Block(block.page, block.line, "console", command), cwd, history)
         return
     code = compile(block.text, block.where(), "exec")
     exec(code, namespace)
@@ -235,13 +280,14 @@ def test_the_examples_of_a_page_run(
     namespace: dict[str, object] = {"__name__": "__docs__"}
     included: list[Block] = []
     commands: list[str] = []
+    history: list[str] = []  # what ran before, for _RUNS
     for block in examples(page):
         if block.language == "python" and block.included():
             included.append(block)
         elif block.language == "python" or block.language not in SHELL_LANGUAGES:
-            run_python(block, namespace, cwd)  # (or write the file a block is: script=NAME)
+            run_python(block, namespace, cwd, history)  # (or write a file: script=NAME)
         else:
-            commands += run_console(block, cwd)
+            commands += run_console(block, cwd, history)
     ran = {word for command in commands for word in shlex.split(command)[1:3]}
     for block in included:
         assert block.included() in ran, (
