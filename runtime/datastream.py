@@ -263,7 +263,7 @@ class StreamEnvironment:
         return self
 
     def inject_faults(self, *faults: Any) -> StreamEnvironment:
-        """Faults for the job's run (``actors.faults``)."""
+        """Faults for the job's run (``FailTask``, ``CrashTask``, ...: each strikes once)."""
         self.faults.extend(faults)
         return self
 
@@ -556,10 +556,10 @@ class DataStream:
 
     def sink_to(self, factory: Callable[..., Any], *, name: str) -> DataStreamSink:
         """A sink of your own: ``factory(task=..., parallelism=..., transactional=...,
-        attempt=...)`` makes the connector of each subtask (``actors.connectors.Connector``:
-        ``write``, ``pre_commit``, ``commit``, ``restore``, ``close``); ``transactional`` is
-        true when checkpointing is enabled (two-phase commit, as ``sink_to_file``), ``attempt``
-        counts restarts. ``spark_bridge.ParquetSink`` is one."""
+        attempt=...)`` makes the connector of each subtask (an object with ``write``,
+        ``pre_commit``, ``commit``, ``restore`` and ``close``); ``transactional`` is true when
+        checkpointing is enabled (two-phase commit, as ``sink_to_file``), ``attempt`` counts
+        restarts. ``ckptsim.ParquetSink`` is one."""
         return self._sink(
             SinkDescriptor(sink=SinkKind.CUSTOM, factory=_callable(factory, "sink_to")), name
         )
@@ -624,9 +624,9 @@ class KeyedStream(DataStream):
         return self.reduce(add, name=name)
 
     def window(self, window_assigner: WindowAssigner) -> WindowedStream:
-        """Windows per key (``runtime.windows``: tumbling, sliding, session and global windows
-        in event or processing time); then ``reduce``, ``aggregate``, ``apply`` or
-        ``process``."""
+        """Windows per key (tumbling, sliding, session and global windows in event or
+        processing time: ``TumblingEventTimeWindows.of(5000)``, ...); then ``reduce``,
+        ``aggregate``, ``apply`` or ``process``."""
         if not isinstance(window_assigner, WindowAssigner):
             raise GraphError(
                 f"window() needs a WindowAssigner, got {type(window_assigner).__name__}"
