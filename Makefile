@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck unit conformance java clean bench pictures
+.PHONY: demo test lint typecheck unit conformance java clean bench pictures docs
 
 $(STAMP): setup.cfg pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
@@ -55,6 +55,16 @@ pictures: $(STAMP)
 	$(BIN)/ckptsim run examples/slow_running_sum.py -p 2 --simulate --seed 7 -q -D web.checkpoints.history=100 --stats build/slow-running-sum-aligned.json
 	$(BIN)/ckptsim run examples/slow_running_sum.py -p 2 --simulate --seed 7 -q -D web.checkpoints.history=100 -D execution.checkpointing.unaligned.enabled=true --stats build/slow-running-sum-unaligned.json
 	$(BIN)/ckptsim timeline build/slow-running-sum-aligned.json build/slow-running-sum-unaligned.json -o docs/timeline-slow-running-sum.png
+
+# the documentation site, built offline into build/site (open build/site/index.html)
+DOCS_STAMP := $(VENV)/.docs-installed-stamp
+
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py

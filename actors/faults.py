@@ -82,6 +82,9 @@ class CrashTask:
 Fault = (
     DropAcknowledgement | DelayAcknowledgement | StallChannel | FailSnapshot | FailTask | CrashTask
 )
+"""Any fault a run can be given (``execute(faults=[...])``, ``inject_faults``): each strikes
+once per run, at a point the run reaches (a record count, a checkpoint, a time), naming its
+task as ``"<vertex>#<subtask>"``."""
 
 #: the ``ckptsim.faults`` spelling of each fault and of its fields
 _KINDS: dict[str, tuple[type, dict[str, str]]] = {

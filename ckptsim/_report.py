@@ -36,7 +36,11 @@ def _subtask_max(details: dict[str, Any], path: Iterable[str]) -> int:
 
 
 def summary_table(result: JobResult) -> str:
-    """One row per checkpoint in the history (oldest first), with per-subtask maximums."""
+    """The summary ``ckptsim run`` prints for a finished job: its status and duration, the
+    checkpoint counts, its restarts and their causes, then one row per checkpoint in the
+    statistics history (oldest first) with its duration, type, sizes and per-subtask maximums
+    of start delay, alignment, sync and async time, and the savepoints and retained
+    checkpoints the run left."""
     history = list(reversed(result.checkpoints.get("history", [])))
     counts = result.checkpoints.get("counts", {})
     lines = [

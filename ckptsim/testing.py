@@ -21,7 +21,7 @@ faults: lost or late acknowledgements, stalled channels, failed snapshots; with
 its latest completed checkpoint (set a restart strategy, e.g. ``restart-strategy.type:
 fixed-delay``). ``sim.run`` runs
 the job on the simulation runtime, checks its trace against the protocol's invariants
-(``runtime.tracecheck``; a violation fails the test with the events that show it) and returns
+(``ckptsim.check_trace``; a violation fails the test with the events that show it) and returns
 the ``JobResult``. Hypothesis shrinks a failure to a small schedule and prints it as
 ``Simulation(seed=..., schedule=(...), faults=(...))``, which replays it:
 ``Simulation(seed=..., ...).run(build, settings)``.

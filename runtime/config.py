@@ -29,6 +29,10 @@ class ConfigError(ValueError):
 
 
 class CheckpointingMode(enum.Enum):
+    """Flink's ``CheckpointingMode``: ``EXACTLY_ONCE`` aligns barriers (or, unaligned, persists
+    the data in flight); ``AT_LEAST_ONCE`` tracks barriers without aligning them, so a record may
+    be counted twice after a restore."""
+
     EXACTLY_ONCE = "EXACTLY_ONCE"
     AT_LEAST_ONCE = "AT_LEAST_ONCE"
 

@@ -116,6 +116,8 @@ class StreamEnvironment:
         return value
 
     def set_parallelism(self, parallelism: int) -> StreamEnvironment:
+        """The default parallelism of the job's operators (``parallelism.default``; an operator's
+        own ``set_parallelism`` wins)."""
         if not isinstance(parallelism, int) or isinstance(parallelism, bool) or parallelism < 1:
             raise GraphError(
                 f"parallelism must be a whole number of at least 1, got {parallelism!r}"
@@ -132,6 +134,8 @@ class StreamEnvironment:
         return self
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamEnvironment:
+        """The number of key groups keyed state is split into (default 128): the most subtasks a
+        keyed operator can have, and the unit keyed state is redistributed in on restore."""
         if max_parallelism < 1:
             raise GraphError(f"max parallelism must be at least 1, got {max_parallelism}")
         self.max_parallelism = max_parallelism
@@ -151,9 +155,12 @@ class StreamEnvironment:
         return self
 
     def get_checkpoint_config(self) -> CheckpointConfig:
+        """The checkpointing settings as configured so far (validated)."""
         return CheckpointConfig.from_configuration(self.configuration)
 
     def disable_operator_chaining(self) -> StreamEnvironment:
+        """Run every operator in a task of its own (by default, operators connected forward with
+        the same parallelism share one task)."""
         self.chaining = False
         return self
 
@@ -175,6 +182,8 @@ class StreamEnvironment:
         name: str = "Collection Source",
         parallelism: int | None = None,
     ) -> DataStream:
+        """A bounded source of ``items``: subtask ``i`` of ``p`` reads ``items[i::p]``. Its position
+        is checkpointed, so a restore reads on after the last record it had emitted."""
         data = items if isinstance(items, Sequence) else list(items)
 
         def reader(ctx: OperatorContext) -> SourceReader:
@@ -208,6 +217,9 @@ class StreamEnvironment:
         parallelism: int | None = None,
         uid: str | None = None,
     ) -> DataStream:
+        """A source of your own: ``reader(ctx)`` makes subtask ``ctx.subtask``'s ``SourceReader``
+        (a batch at a time, from a position that checkpoints and restores). ``uid`` names the source
+        (its tasks are ``<uid>#<subtask>``)."""
         _check_parallelism(name, parallelism)
         node = self.graph.add_node(
             SourceDescriptor(reader=reader), name, parallelism=parallelism, uid=uid
@@ -217,6 +229,8 @@ class StreamEnvironment:
     # --- job -----------------------------------------------------------------------------------
 
     def build_job_graph(self, name: str = "ckptsim job") -> JobGraph:
+        """The job graph of what was built so far: operators chained into vertices (a
+        ``GraphError`` for a topology that cannot run)."""
         if not self.graph.nodes:
             raise GraphError("the script built no job: add a source, operators and a sink")
         return build_job_graph(
@@ -255,7 +269,7 @@ class StreamEnvironment:
         return self
 
     def inject_faults(self, *faults: Any) -> StreamEnvironment:
-        """Faults for the job's run (``actors.faults``)."""
+        """Faults for the job's run (``FailTask``, ``CrashTask``, ...: each strikes once)."""
         self.faults.extend(faults)
         return self
 
@@ -329,6 +343,7 @@ class DataStream:
         return DataStream(self.env, [node])
 
     def map(self, fn: Callable[[Any], Any], *, name: str = "Map") -> DataStream:
+        """One record out per record in: ``fn(record)``, or a ``MapFunction``'s ``map``."""
         return self._then(MapDescriptor(fn=_function(fn, "map")), name)
 
     def map_batch(
@@ -338,9 +353,12 @@ class DataStream:
         return self._then(MapBatchDescriptor(fn=_function(fn, "map_batch")), name)
 
     def filter(self, fn: Callable[[Any], bool], *, name: str = "Filter") -> DataStream:
+        """The records for which ``fn(record)`` (or a ``FilterFunction``'s ``filter``) is true."""
         return self._then(FilterDescriptor(fn=_function(fn, "filter")), name)
 
     def flat_map(self, fn: Callable[[Any], Iterable[Any]], *, name: str = "FlatMap") -> DataStream:
+        """Any number of records per record: ``fn(record)`` (or a ``FlatMapFunction``'s
+        ``flat_map``) returns or yields them (an empty list for none; ``None`` is an error)."""
         return self._then(FlatMapDescriptor(fn=_function(fn, "flat_map")), name)
 
     def process(
@@ -388,6 +406,7 @@ class DataStream:
         return KeyedStream(self.env, self.nodes, Partitioner.HASH, selector, True)
 
     def rebalance(self) -> DataStream:
+        """Send records round-robin to the downstream subtasks."""
         return DataStream(self.env, self.nodes, Partitioner.REBALANCE, None, True)
 
     def shuffle(self) -> DataStream:
@@ -395,6 +414,7 @@ class DataStream:
         return DataStream(self.env, self.nodes, Partitioner.SHUFFLE, None, True)
 
     def broadcast(self) -> DataStream:
+        """Send every record to every downstream subtask."""
         return DataStream(self.env, self.nodes, Partitioner.BROADCAST, None, True)
 
     def rescale(self) -> DataStream:
@@ -413,6 +433,8 @@ class DataStream:
         return DataStream(self.env, self.nodes, Partitioner.CUSTOM, custom, True)
 
     def forward(self) -> DataStream:
+        """Send records from subtask ``i`` to subtask ``i`` (the default between operators of the
+        same parallelism; they may then be chained into one task)."""
         return DataStream(self.env, self.nodes, Partitioner.FORWARD, None, True)
 
     def connect(self, other: DataStream) -> ConnectedStreams:
@@ -424,6 +446,7 @@ class DataStream:
         return ConnectedStreams(self, other)
 
     def union(self, *others: DataStream) -> DataStream:
+        """This stream and ``others`` (of the same environment) as one stream."""
         nodes = list(self.nodes)
         for other in others:
             if other.env is not self.env:
@@ -439,20 +462,28 @@ class DataStream:
         return self.nodes[0]
 
     def set_parallelism(self, parallelism: int) -> DataStream:
+        """How many subtasks this operator runs in (default: the environment's parallelism)."""
         node = self._single("set_parallelism")
         _check_parallelism(node.name, parallelism)
         node.parallelism = parallelism
         return self
 
     def name(self, name: str) -> DataStream:
+        """The operator's name, as summaries, the REST API and failures show it."""
         self._single("name").name = name
         return self
 
     def uid(self, uid: str) -> DataStream:
+        """The operator's stable id. Its state is matched by it when a job restores a savepoint or
+        checkpoint, and the task whose chain this operator begins is named by it
+        (``<uid>#<subtask>``, as faults, traces and ``describe_tasks`` name tasks). Without one, an
+        operator's uid is ``<kind>-<n>`` (``map-2``, ``reduce-3``: its kind and its place in the
+        script), which stays the same while the topology does. Uids must be unique in a job."""
         self._single("uid").uid = uid
         return self
 
     def disable_chaining(self) -> DataStream:
+        """Run this operator in a task of its own: not chained to its input or its output."""
         self._single("disable_chaining").chainable = False
         return self
 
@@ -546,10 +577,10 @@ class DataStream:
 
     def sink_to(self, factory: Callable[..., Any], *, name: str) -> DataStreamSink:
         """A sink of your own: ``factory(task=..., parallelism=..., transactional=...,
-        attempt=...)`` makes the connector of each subtask (``actors.connectors.Connector``:
-        ``write``, ``pre_commit``, ``commit``, ``restore``, ``close``); ``transactional`` is
-        true when checkpointing is enabled (two-phase commit, as ``sink_to_file``), ``attempt``
-        counts restarts. ``spark_bridge.ParquetSink`` is one."""
+        attempt=...)`` makes the connector of each subtask (an object with ``write``,
+        ``pre_commit``, ``commit``, ``restore`` and ``close``); ``transactional`` is true when
+        checkpointing is enabled (two-phase commit, as ``sink_to_file``), ``attempt`` counts
+        restarts. ``ckptsim.ParquetSink`` is one."""
         return self._sink(
             SinkDescriptor(sink=SinkKind.CUSTOM, factory=_callable(factory, "sink_to")), name
         )
@@ -574,7 +605,13 @@ def _one_key(record: Any) -> int:
 
 
 class KeyedStream(DataStream):
+    """A stream partitioned by key (``DataStream.key_by``): each key's records go to one
+    subtask, where keyed state and timers are those of the record's key."""
+
     def reduce(self, fn: Callable[[Any, Any], Any], *, name: str = "Reduce") -> DataStream:
+        """A running reduce per key: each record is combined with the key's previous result,
+        ``fn(previous, record)`` (or a ``ReduceFunction``'s ``reduce``), and the new result is
+        emitted (in BATCH mode only the final one)."""
         assert self._key_selector is not None
         return self._then(
             ReduceDescriptor(key_selector=self._key_selector, fn=_function(fn, "reduce")), name
@@ -608,9 +645,9 @@ class KeyedStream(DataStream):
         return self.reduce(add, name=name)
 
     def window(self, window_assigner: WindowAssigner) -> WindowedStream:
-        """Windows per key (``runtime.windows``: tumbling, sliding, session and global windows
-        in event or processing time); then ``reduce``, ``aggregate``, ``apply`` or
-        ``process``."""
+        """Windows per key (tumbling, sliding, session and global windows in event or
+        processing time: ``TumblingEventTimeWindows.of(5000)``, ...); then ``reduce``,
+        ``aggregate``, ``apply`` or ``process``."""
         if not isinstance(window_assigner, WindowAssigner):
             raise GraphError(
                 f"window() needs a WindowAssigner, got {type(window_assigner).__name__}"
@@ -643,6 +680,7 @@ class WindowedStream:
         self._allowed_lateness = 0
 
     def get_execution_environment(self) -> StreamEnvironment:
+        """The environment this stream belongs to."""
         return self._keyed.env
 
     def trigger(self, trigger: Trigger) -> WindowedStream:
@@ -788,6 +826,7 @@ class ConnectedStreams:
 
     @property
     def is_keyed(self) -> bool:
+        """Both inputs are keyed streams."""
         return isinstance(self.first, KeyedStream) and isinstance(self.second, KeyedStream)
 
     def key_by(
@@ -857,19 +896,25 @@ def _co_function(func: Any, methods: tuple[str, str], what: str) -> None:
 
 
 class DataStreamSink:
+    """A sink added to a stream (``collect``, ``print``, ``sink_to_file``, ``sink_to``): set its
+    parallelism or its uid."""
+
     def __init__(self, stream: DataStream) -> None:
         self.stream = stream
         self.node = stream.nodes[0]
 
     @property
     def name(self) -> str:
+        """The sink's name (``JobResult.output`` keys collect sinks by it)."""
         return self.node.name
 
     def set_parallelism(self, parallelism: int) -> DataStreamSink:
+        """How many subtasks the sink runs in."""
         self.stream.set_parallelism(parallelism)
         return self
 
     def uid(self, uid: str) -> DataStreamSink:
+        """The sink's stable id (``DataStream.uid``)."""
         self.stream.uid(uid)
         return self
 

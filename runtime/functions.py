@@ -137,26 +137,38 @@ class Function:
 
 
 class MapFunction(Function):
+    """Flink's ``MapFunction``: ``map(value)`` returns one record per record."""
+
     def map(self, value: Any) -> Any:
         raise NotImplementedError
 
 
 class FlatMapFunction(Function):
+    """Flink's ``FlatMapFunction``: ``flat_map(value)`` returns or yields any number of records
+    (``None`` is an error: return an empty list to emit nothing)."""
+
     def flat_map(self, value: Any) -> Iterable[Any]:
         raise NotImplementedError
 
 
 class FilterFunction(Function):
+    """Flink's ``FilterFunction``: ``filter(value)`` keeps the records for which it is true."""
+
     def filter(self, value: Any) -> bool:
         raise NotImplementedError
 
 
 class ReduceFunction(Function):
+    """Flink's ``ReduceFunction``: ``reduce(value1, value2)`` combines two values into one
+    (``KeyedStream.reduce``, reducing state, window reduce)."""
+
     def reduce(self, value1: Any, value2: Any) -> Any:
         raise NotImplementedError
 
 
 class KeySelector(Function):
+    """Flink's ``KeySelector``: ``get_key(value)`` is the record's key (``key_by``)."""
+
     def get_key(self, value: Any) -> Any:
         raise NotImplementedError
 
@@ -178,6 +190,9 @@ class AggregateFunction(Function):
 
 
 class CoMapFunction(Function):
+    """Flink's ``CoMapFunction`` over two connected streams: ``map1`` for the first input's
+    records, ``map2`` for the second's."""
+
     def map1(self, value: Any) -> Any:
         raise NotImplementedError
 
@@ -186,6 +201,9 @@ class CoMapFunction(Function):
 
 
 class CoFlatMapFunction(Function):
+    """Flink's ``CoFlatMapFunction``: ``flat_map1`` / ``flat_map2`` return or yield any number
+    of records per record of the first / second input."""
+
     def flat_map1(self, value: Any) -> Iterable[Any]:
         raise NotImplementedError
 
@@ -244,6 +262,10 @@ class KeyedProcessFunction(Function):
 
 
 class CoProcessFunction(Function):
+    """Flink's ``CoProcessFunction`` over two connected (non-keyed) streams:
+    ``process_element1`` / ``process_element2`` per record of each input; they return or yield
+    what to emit."""
+
     class Context:
         def timer_service(self) -> TimerService:
             raise NotImplementedError
@@ -259,6 +281,11 @@ class CoProcessFunction(Function):
 
 
 class KeyedCoProcessFunction(Function):
+    """Flink's ``KeyedCoProcessFunction`` over two connected keyed streams: as
+    ``CoProcessFunction``, with the record's key current (keyed state from the runtime context
+    given to ``open``, timers from ``ctx.timer_service()``) and ``on_timer`` when a timer of
+    the key fires."""
+
     class Context:
         def get_current_key(self) -> Any:
             raise NotImplementedError
@@ -298,6 +325,9 @@ class WindowFunction(Function, Generic[IN, OUT, KEY, W]):
 
 
 class AllWindowFunction(Function, Generic[IN, OUT, W]):
+    """A window function over the whole stream (``window_all``): ``apply(window, inputs)`` per
+    window that fires."""
+
     def apply(self, window: Any, inputs: Iterable[Any]) -> Iterable[Any] | None:
         raise NotImplementedError
 
@@ -332,6 +362,9 @@ class ProcessWindowFunction(Function, Generic[IN, OUT, KEY, W]):
 
 
 class ProcessAllWindowFunction(Function, Generic[IN, OUT, W]):
+    """A process window function over the whole stream (``window_all``):
+    ``process(context, elements)`` per window that fires; ``context.window()`` is the window."""
+
     class Context(Generic[W2]):
         def window(self) -> Any:
             raise NotImplementedError

@@ -298,7 +298,27 @@ class TaskStates:
 
 @dataclass(slots=True, kw_only=True)
 class JobResult:
-    """What ``execute`` returns: final status, sink output, checkpoint statistics."""
+    """What ``execute`` returns: final status, sink output, checkpoint statistics.
+
+    - ``status``: the final ``JobStatus`` (``succeeded``: FINISHED); ``failure``, ``failures``,
+      ``failure_causes``, ``root_cause`` and ``restarts``: what went wrong, and how often the
+      job restarted;
+    - ``output``: the records each collect sink committed, by sink name (``collected(name)``);
+    - ``checkpoints``: the checkpoint statistics, the body of Flink's REST call
+      ``GET /jobs/:jobid/checkpoints``: ``counts`` (``completed``, ``failed``,
+      ``in_progress``, ``restored``, ``total``), ``summary`` (``end_to_end_duration``,
+      ``state_size``, ``checkpointed_size``, ``persisted_data``, ``processed_data``,
+      ``alignment_buffered``, each with ``min``/``max``/``avg`` and percentiles), ``latest``
+      (the latest ``completed``, ``savepoint``, ``failed`` and ``restored``) and ``history``
+      (the last ``web.checkpoints.history`` checkpoints, newest first); timestamps are on the
+      job clock (add ``epoch_ms``), durations in ms (virtual ms when ``virtual_time``);
+    - ``checkpoint_details``: each checkpoint's details with its ``subtasks``, by id;
+      ``completed_checkpoint_ids``; ``checkpoint_types``;
+    - ``savepoints`` and ``retained_checkpoints``: paths that outlive the job (what
+      ``--from-savepoint`` / ``--from-checkpoint`` take);
+    - ``task_metrics``: each task's records and bytes in and out, back-pressured, idle and
+      busy time, by task name; ``duration_ms``, ``status_history``, ``job_id``, ``name``.
+    """
 
     job_id: str
     name: str
@@ -345,9 +365,12 @@ class JobResult:
 
     @property
     def succeeded(self) -> bool:
+        """The job FINISHED."""
         return self.status is JobStatus.FINISHED
 
     def collected(self, sink: str = "collect") -> list[Any]:
+        """The records the collect sink named ``sink`` committed (``output[sink]``); a
+        ``KeyError`` names the sinks there are."""
         try:
             return self.output[sink]
         except KeyError:

@@ -245,6 +245,8 @@ class StateDescriptor:
 
 
 class ValueStateDescriptor(StateDescriptor):
+    """Declares a ``ValueState`` named ``name``: ``runtime_context.get_state(descriptor)``."""
+
     kind = "value"
 
     def __init__(self, name: str, value_type_info: Any = None) -> None:
@@ -252,6 +254,8 @@ class ValueStateDescriptor(StateDescriptor):
 
 
 class ListStateDescriptor(StateDescriptor):
+    """Declares a ``ListState`` named ``name``: ``runtime_context.get_list_state(descriptor)``."""
+
     kind = "list"
 
     def __init__(self, name: str, elem_type_info: Any = None) -> None:
@@ -259,6 +263,8 @@ class ListStateDescriptor(StateDescriptor):
 
 
 class MapStateDescriptor(StateDescriptor):
+    """Declares a ``MapState`` named ``name``: ``runtime_context.get_map_state(descriptor)``."""
+
     kind = "map"
 
     def __init__(self, name: str, key_type_info: Any = None, value_type_info: Any = None) -> None:
@@ -267,6 +273,10 @@ class MapStateDescriptor(StateDescriptor):
 
 
 class ReducingStateDescriptor(StateDescriptor):
+    """Declares a ``ReducingState`` named ``name`` that combines what is added with
+    ``reduce_function`` (a ``ReduceFunction`` or a function of two values):
+    ``runtime_context.get_reducing_state(descriptor)``."""
+
     kind = "reducing"
 
     def __init__(self, name: str, reduce_function: Any, type_info: Any = None) -> None:
@@ -282,6 +292,10 @@ class ReducingStateDescriptor(StateDescriptor):
 
 
 class AggregatingStateDescriptor(StateDescriptor):
+    """Declares an ``AggregatingState`` named ``name`` that aggregates what is added with
+    ``agg_function`` (an ``AggregateFunction``):
+    ``runtime_context.get_aggregating_state(descriptor)``."""
+
     kind = "aggregating"
 
     def __init__(self, name: str, agg_function: Any, state_type_info: Any = None) -> None:

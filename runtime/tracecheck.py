@@ -100,6 +100,11 @@ class Violation:
 
 @dataclass
 class TraceReport:
+    """What ``check_trace`` found: the first ``violation`` (None when the trace passed; an
+    incomplete trace is one too), and counts of what was checked (events, jobs, tasks,
+    channels, checkpoints triggered, completed, aborted and declined by reason, consistent cuts
+    and restores verified). ``summary()`` is what ``ckptsim check`` prints."""
+
     events: int = 0
     #: the first violation, or what makes the trace incomplete (``violation.incomplete``)
     violation: Violation | None = None

@@ -126,8 +126,8 @@ def run_topology_job(
     ``config`` (Flink keys, e.g. ``restart-strategy.type``; unless it says otherwise a
     checkpointed job restarts at most 3 times, 1 s apart, so that a batch step with a
     deterministic error fails instead of retrying forever) configure the job; ``faults``
-    (``actors.faults``, tasks named as in ``describe_tasks``) are injected; ``runtime``,
-    ``seed``, ``timeout``, ``progress`` as for ``env.execute``. ``stabilize`` and
+    (``FailTask``, ``CrashTask``, ...; tasks named as ``describe_tasks`` lists them) are
+    injected; ``runtime``, ``seed``, ``timeout``, ``progress`` as for ``env.execute``. ``stabilize`` and
     ``batch_format`` as for ``from_spark``; the input is unpersisted afterwards if this call
     persisted it. Raises ``TopologyFailed`` when the job does not finish.
     """

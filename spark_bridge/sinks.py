@@ -51,7 +51,11 @@ class SchemaMismatch(ValueError):
 
 
 class ParquetSink:
-    """Makes the Parquet connector of each sink subtask (a ``DataStream.sink_to`` factory)."""
+    """An exactly-once Parquet sink: ``stream.sink_to(ParquetSink(path, schema), name=...)``
+    (it makes the connector of each sink subtask). With checkpointing, each subtask writes a
+    file per checkpoint, staged until the checkpoint completes, then renamed to
+    ``part-<vertex>-<subtask>-<writer>-<n>.parquet``; ``schema`` (a Spark ``StructType`` or a
+    ``pyarrow.Schema``; None: inferred from the first records) types it."""
 
     def __init__(
         self,
