@@ -116,6 +116,19 @@ class JobStatusChanged:
     status: JobStatus
 
 
+@dataclass(frozen=True, slots=True)
+class StopCheckpointScheduler:
+    """Stop periodic checkpoints; pending and queued ones are aborted
+    (``CHECKPOINT_COORDINATOR_SUSPEND``). Sent before a stop-with-savepoint, as Flink's
+    ``SchedulerBase.stopWithSavepoint`` does, so that only the savepoint's data is committed."""
+
+
+@dataclass(frozen=True, slots=True)
+class StartCheckpointScheduler:
+    """Start periodic checkpoints again (when an interval is configured): a stop-with-savepoint
+    failed and the job runs on."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExecutionStateChanged:
     task: TaskId
@@ -544,6 +557,8 @@ CoordinatorMessage = (
     | AcknowledgeCheckpoint
     | DeclineCheckpoint
     | JobStatusChanged
+    | StopCheckpointScheduler
+    | StartCheckpointScheduler
     | ExecutionStateChanged
     | FailUnacknowledgedCheckpoints
     | AbortPendingCheckpoints

@@ -256,6 +256,10 @@ class _Checker:
         self.completed_checkpoints: dict[int, Event] = {}
         self.aborted: dict[int, Event] = {}
         self.savepoints: set[int] = set()
+        #: synchronous savepoints (stop-with-savepoint) triggered, and those that completed
+        #: (the tasks stop then, whether or not they wait for a final checkpoint)
+        self.synchronous: set[int] = set()
+        self.completed_synchronous: set[int] = set()
         #: the checkpoint or savepoint the run started from (``--from-checkpoint``), if any
         self.initial_restore: int | None = None
         #: checkpoint id -> the checkpoint_unusable event since the last restart
@@ -569,6 +573,8 @@ class _Checker:
         self.pending[cid] = e
         if e.get("type", "CHECKPOINT") != "CHECKPOINT":
             self.savepoints.add(cid)
+        if str(e.get("type", "")).startswith("SYNC_SAVEPOINT"):
+            self.synchronous.add(cid)
         if self.max_concurrent is not None and e.get("type", "CHECKPOINT") == "CHECKPOINT":
             concurrent = [
                 p for p in self.pending.values() if p.get("type", "CHECKPOINT") == "CHECKPOINT"
@@ -605,6 +611,8 @@ class _Checker:
         self.last_completed = cid
         if cid not in self.savepoints:
             self.completed_checkpoints[cid] = e
+        if cid in self.synchronous:
+            self.completed_synchronous.add(cid)
         running = sorted(self.all_tasks - self.finished_tasks)
         missing = [t for t in running if (t, cid) not in self.taken]
         if missing:
@@ -662,7 +670,10 @@ class _Checker:
         waiting = self.waiting_final.get(task)
         if waiting is not None and waiting.get("after_checkpoint") is not None:
             after = int(waiting["after_checkpoint"])
-            if not any(c > after for c in self.completed_checkpoints):
+            # a completed stop-with-savepoint stops the tasks: they need no final checkpoint
+            if not self.completed_synchronous and not any(
+                c > after for c in self.completed_checkpoints
+            ):
                 self.fail(
                     "final-checkpoint",
                     f"{task} finished while waiting for its final checkpoint: no checkpoint "

@@ -87,6 +87,8 @@ from runtime.messages import (
     RestoredFromCheckpoint,
     RetainedCheckpoints,
     ShutdownCoordinator,
+    StartCheckpointScheduler,
+    StopCheckpointScheduler,
     TimerFired,
     TriggerCheckpoint,
     TriggerCheckpointRequest,
@@ -196,8 +198,11 @@ class CheckpointCoordinator:
         self._trigger_request_queued = False  # flink-1.7 semantics only
         self._draining = False
         self._triggering: _Triggering | None = None
-        #: FLIP-147: running tasks that acknowledged a completed checkpoint with every operator
-        #: ended; they finish on its notification and need no further checkpoint
+        #: FLIP-147: running tasks that acknowledged a completed checkpoint taken after their
+        #: data ended (``task_finished``), or stopped by a completed synchronous savepoint: they
+        #: finish on their own, need no further checkpoint, and a trigger sent to them could
+        #: only race their closing. No checkpoint starts that would trigger one of them until
+        #: the JobMaster reports its new state (FINISHED, or a new attempt).
         self._finishing: set[TaskId] = set()
         self._now = 0
         self._out: list[CoordinatorEffect] = []
@@ -298,10 +303,18 @@ class CheckpointCoordinator:
                 self._on_timer(key)
             case JobStatusChanged(status=status):
                 self._on_job_status(status)
+            case StopCheckpointScheduler():
+                if not self.is_shutdown:
+                    self.stop_checkpoint_scheduler()
+            case StartCheckpointScheduler():
+                if not self.is_shutdown and self.is_periodic_checkpointing_configured:
+                    self.start_checkpoint_scheduler()
             case ExecutionStateChanged(task=task, state=state, attempt=attempt):
                 self.plan.set_state(task, state, attempt)
-                if state is not ExecutionState.RUNNING:
+                if task in self._finishing:
                     self._finishing.discard(task)  # finished, or a new attempt
+                    if self.config.trigger_semantics != "flink-1.7" and not self.is_shutdown:
+                        self._drain_queue()  # a request may have waited for it
             case FailUnacknowledgedCheckpoints(task=task, attempt=attempt):
                 if self._triggering is not None and task in self._triggering.plan.tasks_to_wait_for:
                     self._cancel_triggering(CheckpointFailureReason.TASK_FAILURE)
@@ -378,7 +391,7 @@ class CheckpointCoordinator:
             return
         decision = self.decider.submit(
             request,
-            is_triggering=self.is_triggering,
+            is_triggering=self.is_triggering or self._waits_for_finishing_tasks(),
             pending=len(self.pending),
             last_completion=self._last_completion,
             now=self._now,
@@ -402,7 +415,7 @@ class CheckpointCoordinator:
         try:
             while True:
                 decision = self.decider.choose_queued(
-                    is_triggering=self.is_triggering,
+                    is_triggering=self.is_triggering or self._waits_for_finishing_tasks(),
                     pending=len(self.pending),
                     last_completion=self._last_completion,
                     now=self._now,
@@ -420,17 +433,43 @@ class CheckpointCoordinator:
             return CheckpointFailureReason.PERIODIC_SCHEDULER_SHUTDOWN
         return None
 
+    def _waits_for_finishing_tasks(self) -> bool:
+        """A checkpoint started now would trigger a task that is finishing (``_finishing``): no
+        request runs until the JobMaster reports that task's new state; the requests wait in
+        the queue as they do while a trigger is under way.
+
+        FLIP-147: a task finishes once a checkpoint taken after its end of data completed and
+        its output was processed, on its own; a trigger that reaches it after it closed is
+        declined (``CHECKPOINT_DECLINED_TASK_NOT_READY``), and Flink's plan, computed from the
+        execution states the JobMaster knows, can send one there. Once the coordinator knows
+        the task FINISHED, the plan triggers its successors instead (as Flink's does). Since
+        every running task downstream of a finishing one is reached from a finishing task the
+        plan triggers, no checkpoint that starts waits for a task that is finishing."""
+        if not self._finishing:
+            return False
+        plan = self.plan.calculate()
+        return isinstance(plan, CheckpointPlan) and not self._finishing.isdisjoint(
+            plan.tasks_to_trigger
+        )
+
+    def _job_is_finishing(self) -> bool:
+        """Every task finished or is finishing: no task needs another checkpoint."""
+        return all(
+            state is ExecutionState.FINISHED or task in self._finishing
+            for task, state in self.plan.states.items()
+        )
+
     def _start_triggering(self, request: CheckpointTriggerRequest) -> None:
         failure = self._pre_check(request.periodic)
+        if failure is None and request.periodic and self._job_is_finishing():
+            # every task ended its data with a checkpoint that completed (or finished): the job
+            # is about to finish, which stops Flink's periodic scheduler; a periodic checkpoint
+            # now could only fail (tasks closing, or none left to trigger)
+            return
         plan: CheckpointPlan | CheckpointFailureReason
         plan = failure if failure is not None else self.plan.calculate()
         if isinstance(plan, CheckpointFailureReason):
             self._on_trigger_failure(request, plan)
-            return
-        if request.periodic and self._finishing.issuperset(plan.tasks_to_wait_for):
-            # every task still running ends its data with a checkpoint that completed: the
-            # job is about to finish, and a periodic checkpoint now could only be declined by
-            # tasks that are closing (Flink's final checkpoint is the job's last)
             return
         self._initialize_location(request, plan)
 
@@ -655,10 +694,13 @@ class CheckpointCoordinator:
                     last_subsumed = newest.checkpoint_id
         del self.pending[checkpoint_id]
         if not pending.props.is_savepoint or pending.props.is_synchronous:
+            # FLIP-147: a task that took this checkpoint after its data ended finishes on its
+            # notification; a synchronous savepoint stops every task (stop-with-savepoint)
             self._finishing.update(
                 task
                 for task, state in completed.task_states.items()
-                if state.task_finished and self.plan.states.get(task) is ExecutionState.RUNNING
+                if (state.task_finished or pending.props.is_synchronous)
+                and self.plan.states.get(task) is ExecutionState.RUNNING
             )
         # announced at once: the aborts below free slots that start queued checkpoints, which
         # must not appear to run alongside this one

@@ -73,8 +73,10 @@ from runtime.messages import (
     SinkResults,
     SnapshotRequested,
     SourceProgress,
+    StartCheckpointScheduler,
     StartJob,
     StartTask,
+    StopCheckpointScheduler,
     StopTask,
     TasksDeployed,
     TaskStateUpdate,
@@ -567,6 +569,10 @@ class Scheduler:
         self._requested.add(index)
         request = self.savepoint_requests[index]
         self._trace("savepoint_requested", stop=request.stop, directory=request.directory)
+        if request.stop:
+            # only the savepoint's data is committed: no periodic checkpoint from now on
+            # (Flink's stopWithSavepoint stops the checkpoint scheduler first)
+            self._tell_coordinator(StopCheckpointScheduler())
         self._tell_coordinator(
             TriggerCheckpointRequest(
                 request_id=SavepointRequestId(index),
@@ -598,6 +604,8 @@ class Scheduler:
             self._trace("savepoint_failed", "warning", reason=failure, stop=request.stop)
             self.failures.append(f"savepoint failed: {failure}")
             self.failure_causes.append(None)
+            if request.stop and self.status.status is JobStatus.RUNNING:
+                self._tell_coordinator(StartCheckpointScheduler())  # the job runs on
             return
         self.savepoints.append(path)
         self._trace("savepoint_completed", path=path, stop=request.stop)

@@ -63,6 +63,9 @@ class PendingSnapshot:
     alignment_ms: int | None
     processed_bytes: int | None
     ended_input: bool = False
+    #: taken after the task's data ended (FLIP-147): once a checkpoint this new completes, the
+    #: task finishes (its acknowledgement says ``task_finished``)
+    finishing: bool = False
     persisted_bytes: int = 0
     sync_ms: int = 0
 
@@ -100,9 +103,13 @@ class SubtaskCheckpointCoordinator:
         alignment_ms: int | None,
         processed_bytes: int | None,
         ended_input: bool,
+        finishing: bool = False,
     ) -> tuple[bool, list[TaskEffect]]:
         """Take checkpoint ``barrier`` (steps 1 to 4); returns whether it was taken (not when
-        it is older than the last one, or was notified aborted already) and the effects."""
+        it is older than the last one, or was notified aborted already) and the effects.
+        ``ended_input``: the operators had ended (recorded in the snapshot, for a restore);
+        ``finishing``: the task's data ended in this attempt, so it finishes once this
+        checkpoint completes (the acknowledgement's ``task_finished``)."""
         cid = barrier.checkpoint_id
         out: list[TaskEffect] = []
         if cid <= self.last_checkpoint_id:
@@ -150,6 +157,7 @@ class SubtaskCheckpointCoordinator:
             alignment_ms=alignment_ms,
             processed_bytes=processed_bytes,
             ended_input=ended_input,
+            finishing=finishing,
         )
         self.pending[cid] = pending
         # 4. the asynchronous part, once the alignment is over
@@ -223,7 +231,7 @@ class SubtaskCheckpointCoordinator:
                     checkpoint_id=msg.checkpoint_id,
                     state=(
                         dataclasses.replace(msg.state, task_finished=True)
-                        if pending.ended_input
+                        if pending.finishing
                         else msg.state
                     ),
                     metrics=metrics,

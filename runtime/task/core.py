@@ -590,6 +590,7 @@ class StreamTaskCore:
             alignment_ms=alignment_ms,
             processed_bytes=processed_bytes,
             ended_input=self._operators_ended,
+            finishing=self.status is TaskStatus.DATA_ENDED,
         )
         self._emit_all(effects)
         if (

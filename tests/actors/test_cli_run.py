@@ -185,13 +185,19 @@ def test_a_failed_job_exits_1_with_the_failing_operator_and_the_users_traceback(
     assert lines[start + 5] == "ZeroDivisionError: division by zero", "the user's frames only"
 
 
-def test_progress_reports_records_checkpoints_and_the_back_pressured_tasks() -> None:
-    """What the progress line shows, polled while the back-pressure example runs."""
+#: a progress line, whatever its figures, its back-pressured tasks and its final-checkpoint note
+PROGRESS_LINE = re.compile(
+    r"RUNNING( at [\d,]+ ms of virtual time)?: [\d,]+ records read, checkpoints \d+ completed / "
+    r"\d+ failed / \d+ in progress, (no back-pressure|back-pressured: \S+(, \S+)*)(; .*)?"
+)
+
+
+def _progress_of_the_back_pressure_example(**options: Any) -> tuple[Any, list[dict[str, Any]]]:
     example = runpy.run_path(str(ROOT / "examples" / "slow_running_sum.py"))
     snapshots: list[dict[str, Any]] = []
     env = StreamExecutionEnvironment(parallelism=2)
     example["build"](env)
-    result = env.execute("slow", timeout=120, progress=snapshots.append, progress_interval=0.002)
+    result = env.execute("slow", progress=snapshots.append, **options)
     assert result.succeeded
     assert snapshots, "no progress reported"
     assert all(s["status"] == "RUNNING" for s in snapshots)
@@ -199,12 +205,34 @@ def test_progress_reports_records_checkpoints_and_the_back_pressured_tasks() -> 
     assert records == sorted(records) and records[-1] <= example["RECORDS"]
     completed = [s["counts"]["completed"] for s in snapshots]
     assert completed == sorted(completed)
+    for snapshot in snapshots:
+        line = report.progress_line(snapshot)
+        assert PROGRESS_LINE.fullmatch(line), line
+    return result, snapshots
+
+
+def test_progress_reports_records_and_checkpoints_while_the_job_runs_on_threads() -> None:
+    """What the progress line shows, polled while the back-pressure example runs on threads:
+    only what holds however the threads interleave (which tasks are back-pressured when the
+    line is polled is the machine's doing: the simulated run below shows it)."""
+    _progress_of_the_back_pressure_example(timeout=600, progress_interval=0.002)
+
+
+def test_progress_reports_the_back_pressured_tasks_the_sources_behind_the_slow_operator() -> None:
+    """The same example on the simulation (a report every 512 steps of its seeded schedule):
+    the sources are back-pressured (the slow operator consumes less than they produce) and no
+    other task is."""
+    _, snapshots = _progress_of_the_back_pressure_example(
+        runtime="simulation", seed=1, progress_interval=0
+    )
     pressured = {task for s in snapshots for task in s["backpressured"]}
     assert pressured and all(t.startswith("source") for t in pressured), pressured
+    virtual = [s["virtual_ms"] for s in snapshots]
+    assert virtual == sorted(virtual)
     line = report.progress_line(next(s for s in snapshots if s["backpressured"]))
     assert re.fullmatch(
-        r"RUNNING: [\d,]+ records read, checkpoints \d+ completed / \d+ failed / \d+ in progress, "
-        r"back-pressured: source\S*(, source\S*)*",
+        r"RUNNING at [\d,]+ ms of virtual time: [\d,]+ records read, checkpoints \d+ completed / "
+        r"\d+ failed / \d+ in progress, back-pressured: source\S*(, source\S*)*",
         line,
     ), line
 

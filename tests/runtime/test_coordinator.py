@@ -41,7 +41,6 @@ from runtime.effects import (
     Send,
 )
 from runtime.messages import (
-    AbortPendingCheckpoints,
     AcknowledgeCheckpoint,
     CoordinatorMessage,
     DeclineCheckpoint,
@@ -51,6 +50,8 @@ from runtime.messages import (
     NotifyCheckpointAborted,
     NotifyCheckpointComplete,
     ShutdownCoordinator,
+    StartCheckpointScheduler,
+    StopCheckpointScheduler,
     TimerFired,
     TriggerCheckpoint,
     TriggerCheckpointRequest,
@@ -186,11 +187,12 @@ def test_a_late_periodic_timer_skips_the_missed_periods_instead_of_firing_them_a
 
 
 def test_no_periodic_checkpoint_after_the_final_one_of_every_running_task() -> None:
-    """FLIP-147: once every running task acknowledged a completed checkpoint with all its
-    operators ended (``task_finished``), the tasks finish on its notification; a periodic
-    trigger queued behind that checkpoint is dropped instead of triggering tasks that are
-    closing (which would decline it, or see it aborted as the job finishes). A manual
-    checkpoint is still triggered."""
+    """FLIP-147: once every running task acknowledged a completed checkpoint taken after its
+    data ended (``task_finished``), the tasks finish on its notification; a periodic trigger
+    queued behind that checkpoint is dropped instead of triggering tasks that are closing
+    (which would decline it, or see it aborted as the job finishes). A manual checkpoint waits
+    for the tasks' new states: they finished (it fails, nothing is left to checkpoint), or
+    they restarted (it runs)."""
     d = Driver(CoordinatorConfig(interval=10, initial_delay=10), tasks=(A, B))
     d.send(JobStatusChanged(status=JobStatus.RUNNING))
     d.advance_to(25)  # checkpoint 1 pending at 10; the trigger at 20 is queued behind it
@@ -202,12 +204,28 @@ def test_no_periodic_checkpoint_after_the_final_one_of_every_running_task() -> N
     assert d.triggers() == [(1, 10)], "no checkpoint over tasks that are finishing"
     assert d.coordinator.stats.failed == 0
     manual = d.request()
-    assert d.triggers()[-1][0] == 2 and d.result(manual) == "waiting"
-    d.send(ExecutionStateChanged(task=A, state=ExecutionState.CANCELING))
-    d.send(ExecutionStateChanged(task=A, state=ExecutionState.RUNNING, attempt=1))
-    d.send(AbortPendingCheckpoints(reason=R.TASK_FAILURE))
+    assert d.triggers() == [(1, 10)] and d.result(manual) == "waiting"
+    d.send(ExecutionStateChanged(task=A, state=ExecutionState.FINISHED))
+    assert d.result(manual) == "waiting", "B is still finishing"
+    d.send(ExecutionStateChanged(task=B, state=ExecutionState.FINISHED))
+    assert d.result(manual) == "failed NOT_ALL_REQUIRED_TASKS_RUNNING"
+    assert d.triggers() == [(1, 10)]
     d.advance_to(100)
-    assert len(d.triggers()) > 2, "a restarted task is no longer finishing"
+    assert d.triggers() == [(1, 10)] and d.coordinator.stats.failed == 1  # the manual one only
+    # a failover: every task runs again, as a new attempt, and is no longer finishing
+    again = Driver(CoordinatorConfig(interval=10, initial_delay=10), tasks=(A, B))
+    again.send(JobStatusChanged(status=JobStatus.RUNNING))
+    again.advance_to(25)
+    again.send(AcknowledgeCheckpoint(task=A, checkpoint_id=1, state=finished))
+    again.send(AcknowledgeCheckpoint(task=B, checkpoint_id=1, state=finished))
+    manual = again.request()
+    for task in (A, B):
+        again.send(ExecutionStateChanged(task=task, state=ExecutionState.CANCELING))
+    assert again.result(manual) == "failed NOT_ALL_REQUIRED_TASKS_RUNNING"
+    for task in (A, B):
+        again.send(ExecutionStateChanged(task=task, state=ExecutionState.RUNNING, attempt=1))
+    again.advance_to(100)
+    assert again.triggers() == [(1, 10), (2, 30)], "a restarted task is no longer finishing"
 
 
 def test_interval_below_min_pause_is_raised_to_the_min_pause() -> None:
@@ -341,6 +359,38 @@ def test_after_a_source_finishes_its_running_successor_is_triggered() -> None:
     assert [task.vertex for task, _ in d.sent(NotifyCheckpointComplete)] == ["map", "sink"]
 
 
+def test_no_checkpoint_triggers_a_finishing_source_its_successor_is_triggered_once_it_finished() -> (
+    None
+):
+    """FLIP-147: the source took checkpoint 1 after its data ended; once 1 completed it
+    finishes on its own, and a trigger sent to it could reach it closed (declined,
+    TASK_NOT_READY). The next checkpoint waits until the JobMaster reports it FINISHED, then
+    the plan triggers its running successor; map and sink, still running, are not finishing."""
+    d = Driver(CoordinatorConfig(interval=10, initial_delay=10), plan=_pipeline())
+    d.send(JobStatusChanged(status=JobStatus.RUNNING))
+    d.advance_to(15)
+    source, map_, sink = TaskId("source"), TaskId("map"), TaskId("sink")
+    d.send(
+        AcknowledgeCheckpoint(
+            task=source, checkpoint_id=1, state=TaskStateSnapshot(task_finished=True)
+        )
+    )
+    d.ack(map_, 1)
+    d.ack(sink, 1)
+    assert d.result(-1) == "ok 1"
+    d.advance_to(55)  # periodic requests queue up: the plan would trigger the finishing source
+    assert [task for task, _ in d.sent(TriggerCheckpoint)] == [source]
+    assert d.coordinator.queued_requests > 0 and d.coordinator.stats.failed == 0
+    d.send(ExecutionStateChanged(task=source, state=ExecutionState.FINISHED))
+    assert [(task, m.checkpoint_id) for task, m in d.sent(TriggerCheckpoint)] == [
+        (source, 1),
+        (map_, 2),
+    ]
+    d.ack(map_, 2)
+    d.ack(sink, 2)
+    assert d.coordinator.completed_ids == [1, 2] and d.coordinator.stats.failed == 0
+
+
 def test_with_checkpoints_after_finish_disabled_a_finished_task_fails_the_plan() -> None:
     d = Driver(CoordinatorConfig(), plan=_pipeline(allow_checkpoints_after_tasks_finish=False))
     d.send(ExecutionStateChanged(task=TaskId("source"), state=ExecutionState.FINISHED))
@@ -359,6 +409,37 @@ def test_sync_savepoint_subsumes_pending_notifies_and_stays_out_of_the_store() -
     assert d.result(checkpoint) == "failed CHECKPOINT_SUBSUMED"
     assert [m.checkpoint_id for _, m in d.sent(NotifyCheckpointComplete)] == [2]
     assert d.coordinator.store.checkpoints == []
+
+
+def test_stop_with_savepoint_stops_periodic_checkpoints_and_nothing_is_triggered_after_it() -> None:
+    """Flink's stop-with-savepoint: the scheduler stops (a pending periodic checkpoint is
+    aborted, CHECKPOINT_COORDINATOR_SUSPEND), the synchronous savepoint runs, its tasks stop;
+    no checkpoint is triggered after it (a manual one waits for the tasks' new states).
+    When a stop-with-savepoint fails the scheduler starts again."""
+    d = Driver(CoordinatorConfig(interval=10, initial_delay=10), tasks=(A, B))
+    d.send(JobStatusChanged(status=JobStatus.RUNNING))
+    d.advance_to(15)
+    assert d.triggers() == [(1, 10)]
+    d.send(StopCheckpointScheduler())
+    assert d.result(-1) == "failed CHECKPOINT_COORDINATOR_SUSPEND"
+    savepoint = d.request(SnapshotType.SYNC_SAVEPOINT)
+    d.ack(A, 2, "a")
+    d.ack(B, 2, "b")
+    assert d.result(savepoint) == "ok 2"
+    manual = d.request()
+    d.advance_to(200)
+    assert d.triggers() == [(1, 10), (2, 15)] and d.result(manual) == "waiting"
+    d.send(ExecutionStateChanged(task=A, state=ExecutionState.FINISHED))
+    d.send(ExecutionStateChanged(task=B, state=ExecutionState.FINISHED))
+    assert d.triggers() == [(1, 10), (2, 15)]
+    failed = Driver(CoordinatorConfig(interval=10, initial_delay=10), tasks=(A, B))
+    failed.send(JobStatusChanged(status=JobStatus.RUNNING))
+    failed.send(StopCheckpointScheduler())
+    failed.advance_to(100)
+    assert failed.triggers() == []
+    failed.send(StartCheckpointScheduler())
+    failed.advance_to(150)
+    assert failed.triggers(), "periodic checkpoints run again"
 
 
 def test_a_declined_sync_savepoint_fails_the_job_whatever_the_tolerance() -> None:

@@ -40,8 +40,10 @@ from runtime.messages import (
     SinkResults,
     SnapshotRequested,
     SourceProgress,
+    StartCheckpointScheduler,
     StartJob,
     StartTask,
+    StopCheckpointScheduler,
     StopTask,
     TasksDeployed,
     TaskStateUpdate,
@@ -467,7 +469,8 @@ def test_savepoints_have_typed_request_ids_and_a_stop_with_savepoint_stops_the_t
         RequestOutcome(request_id=SavepointRequestId(0), path="/sp/savepoint-1", checkpoint_id=1)
     )
     d.now = 200
-    (stop,) = d.told(d.send(TimerFired(key=SavepointTimer(1))))
+    (halt, stop) = d.told(d.send(TimerFired(key=SavepointTimer(1))))
+    assert halt == StopCheckpointScheduler(), "no periodic checkpoint from the stop on (Flink)"
     assert isinstance(stop, TriggerCheckpointRequest)
     assert stop.request_id == SavepointRequestId(1)
     assert stop.snapshot_type is SnapshotType.SYNC_SAVEPOINT
@@ -477,6 +480,19 @@ def test_savepoints_have_typed_request_ids_and_a_stop_with_savepoint_stops_the_t
     sent = d.told_tasks(stopped)
     assert {m for _, m in sent} == {StopTask()} and {t for t, _ in sent} == set(TASKS)
     assert d.scheduler.savepoints == ["/sp/savepoint-1", "/sp-2"]
+
+
+def test_a_failed_stop_with_savepoint_starts_the_checkpoint_scheduler_again() -> None:
+    """Flink's stop-with-savepoint stops the periodic checkpoints first; when the savepoint
+    fails and the job runs on, they start again."""
+    d = Driver(savepoint_requests=[SavepointRequest(at_ms=100, stop=True)])
+    d.run()
+    d.now = 100
+    told = d.told(d.send(TimerFired(key=SavepointTimer(0))))
+    assert told[0] == StopCheckpointScheduler()
+    failed = d.send(RequestOutcome(request_id=SavepointRequestId(0), failure="TASK_FAILURE"))
+    assert d.told(failed) == [StartCheckpointScheduler()]
+    assert not d.told_tasks(failed), "the tasks run on"
 
 
 def test_a_savepoint_after_a_record_count_and_a_failed_one() -> None:
