@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
+import tempfile
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -415,7 +417,22 @@ def plant_a_finished_job_with_a_task_that_never_finished(events: Events) -> int:
     return _index(events, "job_finished")
 
 
+def plant_a_fallback_whose_sinks_keep_what_they_committed_after_it(events: Events) -> int:
+    """The first restart falls back to checkpoint 3 (4 is said to be unusable), but the sinks,
+    which committed their output for checkpoint 4 before the failure, retract nothing: the
+    first commit after the restart is the offence."""
+    at = _restore_from(events, 3)
+    events.insert(at, {"event": "checkpoint_unusable", "checkpoint_id": 4, "error": "damaged"})
+    return next(i for i in range(at + 1, len(events)) if events[i]["event"] == "sink_committed")
+
+
 RESTART_PLANTS: dict[str, tuple[Callable[[Events], int], str, str]] = {
+    "a fallback whose sinks keep what they committed after it": (
+        plant_a_fallback_whose_sinks_keep_what_they_committed_after_it,
+        "retract-after-restore",
+        "(committed output again) without retracting the output its sink sink-file committed "
+        "for checkpoint(s) after checkpoint 3 (checkpoints 4)",
+    ),
     "a task that starts from scratch after a restart": (
         plant_a_task_that_starts_from_scratch_after_the_restart,
         "restore-every-task",
@@ -505,11 +522,86 @@ def test_a_disguised_duplicate_keeps_every_cut_consistent(
 def test_a_fallback_traced_with_the_checkpoint_it_skipped_passes(
     restart_trace: Callable[[], Events],
 ) -> None:
+    """... and with the retraction of what the sinks committed for the checkpoint it skipped,
+    as a real fallback logs it (each restored sink subtask, before it commits again)."""
     events = restart_trace()
     at = _restore_from(events, 3)
     events.insert(at, {"event": "checkpoint_unusable", "checkpoint_id": 4, "error": "damaged"})
+    for task in ("reduce-2#0", "reduce-2#1"):
+        restored = _index(events[at:], "task_restored", task=task) + at
+        retracted = {"event": "sink_output_retracted", "task": task, "sink": "sink-file"}
+        events.insert(restored + 1, {**retracted, "after_checkpoint": 3, "files": ["..."]})
     report = check_trace(events)
     assert report.ok, report.violation and report.violation.render()
+
+
+@pytest.fixture(scope="module")
+def fallback_trace() -> Events:
+    """A real fallback on the simulation: the counting job into part files; its newest
+    checkpoint is damaged (a state file deleted) right before user code fails, so the restart
+    restores the one before and each sink subtask retracts the part files it committed for
+    the damaged one."""
+    from tests.actors.test_failover import counting, simulate  # noqa: PLC0415
+    from tests.crafted_checkpoints import (  # noqa: PLC0415
+        completed_checkpoints,
+        delete_a_state_file,
+    )
+
+    root = Path(tempfile.mkdtemp(prefix="ckptsim-fallback-"))
+    seen = [0]
+
+    def sabotage(r: Any) -> Any:
+        seen[0] += 1
+        if seen[0] == 1_700:
+            delete_a_state_file(completed_checkpoints(root / "chk")[-1])
+            raise RuntimeError("user code fails right after the checkpoint was damaged")
+        return r
+
+    def build(env: Any) -> None:
+        counting(env, out=root / "out", before_keying=sabotage)
+        env.configure(
+            {
+                "execution.checkpointing.dir": str(root / "chk"),
+                "execution.checkpointing.num-retained": 2,
+            }
+        )
+
+    try:
+        result, sim = simulate(build=build)  # the real trace passes (else it raises)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    assert result.restarts == 1 and sim.report is not None and sim.report.ok
+    return [dict(e) for e in sim.events]
+
+
+def test_a_fallback_whose_output_retraction_events_were_removed_is_a_violation(
+    fallback_trace: Events,
+) -> None:
+    """Issue 22, item 9: the checker passed such a trace. The sinks committed part files for
+    the checkpoint the fallback skipped; without their retraction, the first sink subtask
+    that commits again after the restart is the offence."""
+    events = copy.deepcopy(fallback_trace)
+    restart = _index(events, "job_restarting")
+    (unusable,) = [e["checkpoint_id"] for e in events if e["event"] == "checkpoint_unusable"]
+    assert events[restart]["checkpoint_id"] == unusable - 1
+    retractions = [e for e in events if e["event"] == "sink_output_retracted"]
+    assert {e["task"] for e in retractions} == {"counts#0", "counts#1"}
+    assert all(e["after_checkpoint"] == unusable - 1 and e["files"] for e in retractions)
+    events = [e for e in events if e["event"] != "sink_output_retracted"]
+    report = check_trace(events)
+    assert report.violation is not None and not report.violation.incomplete
+    assert report.violation.rule == "retract-after-restore"
+    restart = _index(events, "job_restarting")
+    first = next(
+        e
+        for e in events[restart:]
+        if e["event"] in ("sink_committed", "task_finished")
+        and e.get("task", "").startswith("counts")
+    )
+    assert report.violation.event is first
+    assert f"for checkpoint(s) after checkpoint {unusable - 1} (checkpoints {unusable})" in (
+        report.violation.message
+    )
 
 
 # --- traces that lack what the checker needs ---------------------------------------------------
