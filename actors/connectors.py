@@ -5,11 +5,13 @@ a connector does what each step means for its files. With checkpointing enabled,
 sinks are transactional (two-phase commit, as Flink's ``FileSink``): records go into the
 current transaction (``write``); the task's snapshot for checkpoint *n* pre-commits it
 (``pre_commit(n)``: it becomes pending); the checkpoint's completion commits it (``commit(n)``);
-a restore commits the pending transactions of the restored snapshot (commits are idempotent)
-and discards whatever else was staged (``restore``). What a reader sees is only committed
-data: exactly once with exactly-once checkpoints and a replayable source. Without
-checkpointing they write directly. The collect sink needs no connector: the core stages its
-buffers and publishes them to the job's result on commit.
+a restore makes the committed files exactly those the restored snapshot stands for (its
+lineage: it commits its pending transactions, commits being idempotent, and takes every other
+part file out of the committed output: ``restore``, ``retract_after``), whatever other runs did
+to the folder. What a reader sees is only committed data: exactly once with exactly-once
+checkpoints and a replayable source. Without checkpointing they write directly. The collect
+sink needs no connector: the core stages its buffers and publishes them to the job's result
+on commit.
 """
 
 from __future__ import annotations

@@ -110,28 +110,22 @@ def _check_every_operator(
     plan: ExecutionPlan, checkpoint: LoadedCheckpoint, *, ignore_unclaimed: bool
 ) -> None:
     """Every operator of the job is in the checkpoint (its state files name the operators
-    their tasks ran; a checkpoint that does not: every source has its positions), but for
-    vertices that had finished: a checkpoint stripped of tasks would start them from scratch
-    and replay what they had done. ``ignore_unclaimed``: the job may have operators the
-    checkpoint does not know (they start without state)."""
-    if ignore_unclaimed:
-        return
+    their tasks ran), but for vertices that had finished: a checkpoint stripped of tasks
+    would start them from scratch and repeat what they had done. ``ignore_unclaimed``: the
+    job may have operators the checkpoint does not know (they start without state). A
+    checkpoint whose state files do not name their operators is not checked."""
     known = checkpoint.all_operator_uids
+    if ignore_unclaimed or known is None:
+        return
     running = {t.vertex for t in checkpoint.tasks}
     done = {t.vertex for t in checkpoint.finished_tasks} - running
-    missing: dict[str, str] = {}
-    for task, spec in plan.tasks.items():
-        if task.vertex in done:
-            continue
-        for op in spec.operators:
-            if known is not None:
-                absent = op.uid not in known
-            else:  # the state files do not name their operators: sources have positions
-                absent = isinstance(op.operator, SourceDescriptor) and (
-                    op.uid not in checkpoint.operator_uids
-                )
-            if absent:
-                missing[op.uid] = op.name
+    missing = {
+        op.uid: op.name
+        for task, spec in plan.tasks.items()
+        if task.vertex not in done
+        for op in spec.operators
+        if op.uid not in known
+    }
     if missing:
         shown = ", ".join(f"{name!r} ({uid})" for uid, name in sorted(missing.items())[:5])
         raise RestoreError(

@@ -70,4 +70,4 @@ class LoadedCheckpoint:
             if state.operators is None:
                 return None
             found |= state.operators
-        return frozenset(found)
+        return frozenset(found) if self.tasks else None
