@@ -30,15 +30,16 @@ RETAIN: dict[str, object] = {
 
 
 def run(
-    out: Path,
+    out: Path | None,
     root: Path,
     *,
     seed: int,
     start_from: str | None = None,
     kill_after: float | None = None,
 ) -> JobResult:
-    """One run of the counting job into ``out`` (checkpoints under ``root``), resumed from
-    ``start_from`` if given, cancelled after ``kill_after`` virtual seconds if given."""
+    """One run of the counting job into ``out`` (None: a collect sink; checkpoints under
+    ``root``), resumed from ``start_from`` if given, cancelled after ``kill_after`` virtual
+    seconds if given."""
     env = StreamExecutionEnvironment()
     counting(env, out=out)
     env.configure({**RETAIN, "execution.checkpointing.dir": str(root)})
@@ -72,6 +73,25 @@ def test_resuming_a_killed_run_again_after_another_resume_finished_loses_nothing
     third = run(out, tmp_path / "chk3", seed=3, start_from=kept[-1])
     assert third.status is JobStatus.FINISHED
     assert observe(read_part_files(out)) == failure_free()
+
+
+def test_a_collect_sink_returns_what_its_run_committed_whatever_another_branch_did(
+    tmp_path: Path,
+) -> None:
+    """The same history into a collect sink: each run returns what it committed, so run 1's
+    result up to its newest checkpoint and run 3's (resumed from it) are the failure-free
+    output together, whatever run 2 (resumed from run 1's oldest) returned."""
+    first = run(None, tmp_path / "chk1", seed=1, kill_after=0.06)
+    kept = retained(first)
+    assert first.status is JobStatus.CANCELED and len(kept) == 3
+    assert load_checkpoint(kept[-1]).checkpoint_id == max(first.completed_checkpoint_ids)
+    second = run(None, tmp_path / "chk2", seed=2, start_from=kept[0])
+    third = run(None, tmp_path / "chk3", seed=3, start_from=kept[-1])
+    assert second.status is third.status is JobStatus.FINISHED
+    assert (
+        observe([*first.collected("counts"), *second.collected("counts")])[0] != (failure_free()[0])
+    ), "run 2 branched off before run 1's end: together they repeat records"
+    assert observe([*first.collected("counts"), *third.collected("counts")]) == failure_free()
 
 
 # --- one sink subtask's files: what a restore of a lineage leaves committed -----------------------
