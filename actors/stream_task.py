@@ -487,7 +487,7 @@ def _restore(connector: Connector, states: list[Any], checkpoint_id: int, events
     committed that the checkpoint does not stand for (its lineage: ``StagedFiles``)."""
     connector.restore(states)
     retract = getattr(connector, "retract_after", None)
-    if retract is not None:
+    if retract is not None:  # traced also when there was nothing to retract (the checker
+        # asks each sink subtask that committed after the checkpoint for it)
         retracted = retract(checkpoint_id)
-        if retracted:
-            events.info("sink_output_retracted", after_checkpoint=checkpoint_id, files=retracted)
+        events.info("sink_output_retracted", after_checkpoint=checkpoint_id, files=retracted)

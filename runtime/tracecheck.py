@@ -33,8 +33,9 @@ Restarts
     aligned checkpoint);
   - after a redeployment no task acknowledges or takes a checkpoint with an earlier attempt's
     number (a stale message of a cancelled task);
-  - after a restart from checkpoint n (none: 0), every sink subtask that committed output for
-    a checkpoint after n (``sink_committed``; at its end without a final checkpoint: after
+  - after a restart from checkpoint n (none: 0), or a run restored from checkpoint n that an
+    earlier job of the trace took, every sink subtask that committed output for a checkpoint
+    after n in the trace (``sink_committed``; at its end without a final checkpoint: after
     any) retracts it (``sink_output_retracted`` with ``after_checkpoint`` n) before it commits
     again or finishes: its records are replayed, and would be committed twice.
 The end
@@ -334,11 +335,18 @@ class _Checker:
                     e,
                     self.submitted,
                 )
+            # what the earlier job's sinks committed stays committed for a job that restores
+            # one of its checkpoints (the same sinks: their output goes on)
+            commits = self.sink_commits
             self._new_job()
+            if self.next_restore is not None:
+                self.sink_commits = commits
         if self.next_restore is not None:
-            self.initial_restore, _ = self.next_restore
+            self.initial_restore, said = self.next_restore
             self.restoring = self.next_restore
             self.next_restore = None
+            if self.initial_restore is not None:
+                self._sinks_must_retract(self.initial_restore, said)
         self.submitted = e
         self.report.jobs += 1
         config = e.get("checkpointing")

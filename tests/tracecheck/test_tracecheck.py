@@ -698,3 +698,57 @@ def test_traces_of_a_stop_with_savepoint_and_its_resume_pass(tmp_path: Path) -> 
     report = check_trace(events)
     assert report.violation is not None and report.violation.event is events[restored]
     assert report.violation.rule == "restore-completed"
+
+
+def test_a_run_resumed_from_an_earlier_jobs_savepoint_retracts_what_that_job_committed_after(
+    tmp_path: Path,
+) -> None:
+    """Two jobs in one trace: the first takes a savepoint and runs on to its end, committing
+    part files for later checkpoints; the second resumes from the savepoint into the same
+    folder. Its sink subtasks must retract the first job's files after the savepoint before
+    they commit (they do, and the folder ends exact); without those events the checker names
+    the second job's first commit."""
+    from actors.trace import TraceCollector  # noqa: PLC0415
+    from ckptsim import StreamExecutionEnvironment  # noqa: PLC0415
+    from tests.actors.test_failover import (  # noqa: PLC0415
+        counting,
+        failure_free,
+        observe,
+        read_part_files,
+    )
+
+    out, trace = tmp_path / "out", TraceCollector()
+    first = StreamExecutionEnvironment()
+    counting(first, out=out)
+    first.configure({"execution.checkpointing.dir": str(tmp_path / "chk1")})
+    first.trigger_savepoint(at_ms=15)
+    ended = first.execute("first", runtime="simulation", seed=1, trace=trace)
+    (savepoint,) = ended.savepoints
+    second = StreamExecutionEnvironment()
+    counting(second, out=out)
+    second.configure(
+        {
+            "execution.checkpointing.dir": str(tmp_path / "chk2"),
+            "execution.state-recovery.path": savepoint,
+        }
+    )
+    resumed = second.execute("second", runtime="simulation", seed=2, trace=trace)
+    assert ended.succeeded and resumed.succeeded
+    assert observe(read_part_files(out)) == failure_free()
+    events = [dict(e) for e in trace.events]
+    report = check_trace(events)
+    assert report.ok and report.jobs == 2, report.violation and report.violation.render()
+    second_job = _index(events, "job_restoring")
+    restored = events[second_job]["checkpoint_id"]
+    retracted = [e for e in events[second_job:] if e["event"] == "sink_output_retracted"]
+    assert {e["task"] for e in retracted} == {"counts#0", "counts#1"}
+    assert all(e["after_checkpoint"] == restored for e in retracted)
+    assert any(e["files"] for e in retracted), "the first job committed after the savepoint"
+    events = [e for i, e in enumerate(events) if i < second_job or e not in retracted]
+    report = check_trace(events)
+    assert report.violation is not None and report.violation.rule == "retract-after-restore"
+    first_commit = next(
+        e for e in events[second_job:] if e["event"] in ("sink_committed", "task_finished")
+    )
+    assert report.violation.event is first_commit
+    assert f"after checkpoint {restored}" in report.violation.message
