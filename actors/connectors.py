@@ -5,11 +5,13 @@ a connector does what each step means for its files. With checkpointing enabled,
 sinks are transactional (two-phase commit, as Flink's ``FileSink``): records go into the
 current transaction (``write``); the task's snapshot for checkpoint *n* pre-commits it
 (``pre_commit(n)``: it becomes pending); the checkpoint's completion commits it (``commit(n)``);
-a restore commits the pending transactions of the restored snapshot (commits are idempotent)
-and discards whatever else was staged (``restore``). What a reader sees is only committed
-data: exactly once with exactly-once checkpoints and a replayable source. Without
-checkpointing they write directly. The collect sink needs no connector: the core stages its
-buffers and publishes them to the job's result on commit.
+a restore makes the committed files exactly those the restored snapshot stands for (its
+lineage: it commits its pending transactions, commits being idempotent, and takes every other
+part file out of the committed output: ``restore``, ``retract_after``), whatever other runs did
+to the folder. What a reader sees is only committed data: exactly once with exactly-once
+checkpoints and a replayable source. Without checkpointing they write directly. The collect
+sink needs no connector: the core stages its buffers and publishes them to the job's result
+on commit.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import msgspec
 from actors.stdout import discard_stdout
 from runtime.checkpoint import TaskId
 from runtime.descriptors import SinkDescriptor, SinkKind
+from runtime.task.sinks import ANY_WRITER, Lineage, restored_lineage
 
 
 class Connector(Protocol):
@@ -170,17 +173,28 @@ class FileConnector(NoTransactions):
 #: the namespace of the writer ids the deterministic runtime derives (``writer_id``)
 _WRITERS = uuid.UUID("9f1d4f5e-6c1b-4d0e-9a53-0c6b3e2f8a71")
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+#: where a restore puts part files that are not in the lineage of the checkpoint it restores
+#: but may be in another's (a checkpoint of another run: ``StagedFiles``)
+RETRACTED = ".retracted"
+
+
+def _job_tag(job_id: str) -> str:
+    """The first group of the writer ids of one job's writers (8 hex digits)."""
+    return uuid.uuid5(_WRITERS, job_id).hex[:8]
 
 
 def writer_id(job_id: str, task: TaskId, attempt: int, sink: str, *, deterministic: bool) -> str:
     """A unique id for one writer (a sink subtask's attempt), which its part files are named
-    by, as Flink's ``FileSink`` names them by a random UUID per writer. Random on threads; on
-    the deterministic runtime derived from the job id (the seed's), the task, the attempt and
-    the sink, so that a seed replays the same file names (``StagedFiles`` makes sure its
-    folder holds no file of that id yet)."""
+    by, as Flink's ``FileSink`` names them by a random UUID per writer. Its first group names
+    the job (every writer of one job shares it); the rest is random on threads, and on the
+    deterministic runtime derived from the job id (the seed's), the task, the attempt and the
+    sink, so that a seed replays the same file names (``StagedFiles`` makes sure its folder
+    holds no file of that id yet)."""
     if deterministic:
-        return str(uuid.uuid5(_WRITERS, f"{job_id}/{task}/{attempt}/{sink}"))
-    return str(uuid.uuid4())
+        rest = uuid.uuid5(_WRITERS, f"{job_id}/{task}/{attempt}/{sink}")
+    else:
+        rest = uuid.uuid4()
+    return f"{_job_tag(job_id)}{str(rest)[8:]}"
 
 
 class StagedFiles:
@@ -189,11 +203,20 @@ class StagedFiles:
     the snapshot for checkpoint *n* turns it into the pending file ``...-<writer>-<n>.pending``
     (the pre-committed transaction); the checkpoint's completion renames that to
     ``<dir>/part-<vertex>-<subtask>-<writer>-<n>.<suffix>``, the file readers see. ``<writer>``
-    is a UUID of this writer (this attempt of the subtask), so no writer ever replaces another
-    one's file, as Flink's ``<prefix>-<uuid>-<counter><suffix>``. A restore from checkpoint
-    *n* commits the restored pending files (whichever writer staged them), deletes every other
-    staged file of the subtask and retracts its part files committed after *n*. Subclasses
-    write the in-progress file and close it (``_close_writer``)."""
+    is a UUID of this writer (this attempt of the subtask; ``writer_id``), so no writer ever
+    replaces another one's file, as Flink's ``<prefix>-<uuid>-<counter><suffix>``.
+
+    A checkpoint stands for a *lineage* of the subtask's part files (``runtime.task.sinks``):
+    per writer, its files up to a checkpoint id. A restore makes the committed files exactly
+    the restored lineage's, whatever happened to the folder since: it commits the lineage's
+    pending files and brings back its files that another restore retracted; it takes every
+    other part file out of the committed output (``retract_after``) and everything else
+    staged out of ``.staging``. What an earlier attempt of this job (a writer of the same job)
+    wrote is deleted, as are in-progress files and files committed at an end without a final
+    checkpoint (no checkpoint stands for those); what other runs wrote goes to
+    ``<dir>/.retracted/``, since a checkpoint of theirs may stand for it (a reader skips that
+    folder, as it skips ``.staging``). Subclasses write the in-progress file and close it
+    (``_close_writer``)."""
 
     def __init__(
         self,
@@ -206,6 +229,7 @@ class StagedFiles:
         self.directory = directory
         self.staging = directory / ".staging"
         self.staging.mkdir(parents=True, exist_ok=True)
+        self.retracted = directory / RETRACTED
         self.stem = f"{prefix}-{task.vertex}-{task.subtask}"
         self.suffix = suffix
         #: this subtask's files, of any writer (and the names of earlier ckptsim versions:
@@ -217,16 +241,23 @@ class StagedFiles:
         self.writer_id = self._unused(writer or str(uuid.uuid4()))
         self.in_progress = self.staging / f"{self.stem}-{self.writer_id}.inprogress"
         self.pending: list[int] = []
+        #: the lineage the last restore restored (None: none known, an older checkpoint's)
+        self.lineage: Lineage | None = None
 
     def _unused(self, writer: str) -> str:
         """``writer``, or (if files of that id are here already: a second simulated run of
-        one seed) an id derived from it that no file here has."""
+        one seed) an id derived from it, of the same job, that no file here has."""
         while any(
             any(folder.glob(f"{self.stem}-{writer}[-.]*"))
-            for folder in (self.directory, self.staging)
+            for folder in (self.directory, self.staging, self.retracted)
         ):
-            writer = str(uuid.uuid5(_WRITERS, writer))
+            writer = f"{writer[:8]}{str(uuid.uuid5(_WRITERS, writer))[8:]}"
         return writer
+
+    def _same_job(self, writer: str) -> bool:
+        """``writer`` is one of this job's (an earlier attempt's): a checkpoint of another run
+        cannot stand for its files."""
+        return bool(writer) and writer[:8] == self.writer_id[:8]
 
     def _close_writer(self) -> bool:
         """Close the in-progress file; False when nothing was written since the last one."""
@@ -244,12 +275,14 @@ class StagedFiles:
         middle = f"-{writer}" if writer else ""
         return self.directory / f"{self.stem}{middle}-{checkpoint_id}.{self.suffix}"
 
-    def _files(self, folder: Path, kind: str) -> list[tuple[Path, str, str | None]]:
-        """This subtask's files of ``kind`` in ``folder``: (path, writer, transaction)."""
+    def _files(self, folder: Path, kind: str | None) -> list[tuple[Path, str, str | None]]:
+        """This subtask's files of ``kind`` (None: the pending and committed ones) in
+        ``folder``: (path, writer, transaction)."""
         found = []
+        kinds = (kind,) if kind is not None else ("pending", self.suffix)
         for path in folder.glob(f"{self.stem}[-.]*"):
             match = self._names.fullmatch(path.name)
-            if match is not None and match["kind"] == kind:
+            if match is not None and match["kind"] in kinds:
                 found.append((path, match["writer"] or "", match["txn"]))
         return found
 
@@ -272,8 +305,9 @@ class StagedFiles:
             self.pending.remove(k)
 
     def _commit(self, checkpoint_id: int | str) -> None:
-        """Commit checkpoint ``checkpoint_id``'s pending file: this writer's, or (restored)
-        the one an earlier writer staged; nothing if it was committed already."""
+        """Commit checkpoint ``checkpoint_id``'s pending file: this writer's, or (restored
+        from a checkpoint that recorded no lineage) the one an earlier writer staged; nothing
+        if it was committed already."""
         own = self._pending_path(checkpoint_id)
         if own.exists():
             os.replace(own, self.final_path(checkpoint_id))
@@ -283,40 +317,92 @@ class StagedFiles:
         for pending, writer in staged:
             os.replace(pending, self.final_path(checkpoint_id, writer))
         if not staged and not any(t == txn for _, _, t in self._files(self.directory, self.suffix)):
-            raise FileNotFoundError(
-                f"cannot commit checkpoint {checkpoint_id} of {self.stem}: its pending file "
-                f"is gone from {self.staging} (was the sink's directory changed?)"
-            )
+            raise self._gone(checkpoint_id)
+
+    def _gone(self, checkpoint_id: int | str) -> FileNotFoundError:
+        return FileNotFoundError(
+            f"cannot commit checkpoint {checkpoint_id} of {self.stem}: its pending file "
+            f"is gone from {self.staging} (was the sink's directory changed?)"
+        )
 
     def _recover(self, states: list[Any]) -> tuple[list[int], list[str]]:
-        """Commit the restored pending files (idempotent) and delete what the subtask staged
-        after that checkpoint; returns the committed ids and the discarded file names."""
+        """Commit the restored lineage's pending files (and bring back its retracted ones)
+        and take whatever else is staged out of ``.staging``; returns the restored pending
+        checkpoint ids and the names of what left ``.staging``. Committed files outside the
+        lineage go with ``retract_after``."""
         keep: set[int] = set()
         for state in states:
             keep.update(int(k) for k in (state or {}).get("pending", []))
+        recorded = [s for s in states if isinstance(s, dict) and "lineage" in s]
+        if not recorded:  # a restart from scratch, or a checkpoint without lineage
+            self.lineage = None  # retract_after knows which
+            for k in sorted(keep):
+                self._commit(k)
+            return sorted(keep), self._discard_staged(but=self.in_progress)
+        self.lineage = restored_lineage(recorded, 0)
+        back = self._files(self.staging, "pending")
+        if self.retracted.is_dir():
+            back += self._files(self.retracted, None)
+        for path, writer, txn in back:
+            if self._stands_for(writer, txn, explicit_only=True):
+                os.replace(path, self.final_path(txn, writer))
+        # the restored pending transactions are the last writer's: each is committed now
+        last = self.lineage[-1][0] if self.lineage else None
+        committed = {(w, t) for _, w, t in self._files(self.directory, self.suffix)}
         for k in sorted(keep):
-            self._commit(k)
+            if (last, str(k)) not in committed:
+                raise self._gone(k)
         return sorted(keep), self._discard_staged(but=self.in_progress)
+
+    def _stands_for(self, writer: str, txn: str | None, *, explicit_only: bool = False) -> bool:
+        """The restored lineage holds part file ``txn`` of ``writer`` (``explicit_only``: a
+        lineage entry names the writer; else one for any writer counts too)."""
+        if self.lineage is None or txn is None or txn == "end":
+            return False
+        number = int(txn)
+        return any(
+            number <= up_to and (w == writer or (w == ANY_WRITER and not explicit_only))
+            for w, up_to in self.lineage
+        )
 
     def retract_after(self, checkpoint_id: int) -> list[str]:
         """After a restore of checkpoint ``checkpoint_id`` (0: a restart with no checkpoint):
-        delete this subtask's part files, of any writer, committed for later checkpoints (or
-        at an end without a final checkpoint), whose records the replay writes again; returns
-        their names."""
+        take this subtask's part files, of any writer, that the restored lineage does not
+        hold out of the committed output (without a recorded lineage: those committed for
+        later checkpoints, or at an end without a final checkpoint); the replay writes their
+        records again. Returns their names."""
+        if self.lineage is None:
+            self.lineage = restored_lineage([], checkpoint_id)
         retracted = []
-        for part, _, txn in self._files(self.directory, self.suffix):
-            if txn == "end" or (txn is not None and int(txn) > checkpoint_id):
-                part.unlink(missing_ok=True)
-                retracted.append(part.name)
+        for part, writer, txn in self._files(self.directory, self.suffix):
+            if txn is None or self._stands_for(writer, txn):
+                continue  # the one file of a run without checkpoints is nobody's transaction
+            self._set_aside(part, writer, txn)
+            retracted.append(part.name)
         return sorted(retracted)
 
+    def _set_aside(self, path: Path, writer: str, txn: str | None) -> None:
+        """``path`` leaves the committed output or ``.staging``: deleted if no checkpoint of
+        another run can stand for it (an earlier attempt of this job wrote it, or it was
+        committed at an end), else moved to ``.retracted``."""
+        if txn in (None, "end") or self._same_job(writer) or not writer:
+            path.unlink(missing_ok=True)
+            return
+        self.retracted.mkdir(exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(path, self.retracted / path.name)
+
     def _discard_staged(self, but: Path | None = None) -> list[str]:
+        """Clear ``.staging`` of this subtask's files but ``but``: in-progress files are
+        deleted (no checkpoint stands for them), pending ones set aside (``_set_aside``)."""
         discarded = []
-        for kind in ("inprogress", "pending"):
-            for leftover, _, _ in self._files(self.staging, kind):
-                if leftover != but:
-                    leftover.unlink(missing_ok=True)
-                    discarded.append(leftover.name)
+        for leftover, _, _ in self._files(self.staging, "inprogress"):
+            if leftover != but:
+                leftover.unlink(missing_ok=True)
+                discarded.append(leftover.name)
+        for leftover, writer, txn in self._files(self.staging, "pending"):
+            self._set_aside(leftover, writer, txn)
+            discarded.append(leftover.name)
         return sorted(discarded)
 
     def _commit_rest(self) -> None:

@@ -123,7 +123,6 @@ class StreamTask(ExpectedFailures):
         #: after a number of records); 0: never
         self.report_records_every = report_records_every
         self._reported = 0
-        self.core = StreamTaskCore(spec, epoch_ms=runtime.epoch_ms)
         self.runtime = runtime
         self.storage = storage
         self.job_master = job_master
@@ -149,6 +148,13 @@ class StreamTask(ExpectedFailures):
                 )
                 if connector is not None:
                     self.connectors[op.uid] = connector
+        # a file sink's snapshots record its lineage by the ids its connector names files by
+        writers = {
+            uid: writer
+            for uid, connector in self.connectors.items()
+            if isinstance(writer := getattr(connector, "writer_id", None), str)
+        }
+        self.core = StreamTaskCore(spec, epoch_ms=runtime.epoch_ms, sink_writers=writers)
         self._default_requested = False
         #: mails for the core that carrying out its effects gave (``_apply``)
         self._answers: deque[TaskMessage] = deque()
@@ -298,7 +304,9 @@ class StreamTask(ExpectedFailures):
             case SinkCommit(sink=sink, checkpoint_ids=ids):
                 self._connector_call(sink, lambda c: [c.commit(k) for k in ids])
             case SinkRecover(sink=sink, states=states, checkpoint_id=restored):
-                self._connector_call(sink, lambda c: _restore(c, list(states), restored, self.log))
+                self._connector_call(
+                    sink, lambda c: _restore(c, list(states), restored, self.log.bind(sink=sink))
+                )
             case SinkClose(sink=sink, finished=finished):
                 connector = self.connectors.pop(sink, None)
                 if connector is not None:
@@ -475,11 +483,11 @@ class StreamTask(ExpectedFailures):
 
 def _restore(connector: Connector, states: list[Any], checkpoint_id: int, events: EventLog) -> None:
     """A sink connector restored from checkpoint ``checkpoint_id``: it commits the restored
-    transactions; one that can (``retract_after``, the file sinks) also retracts what it
-    committed after that checkpoint."""
+    transactions; one that can (``retract_after``, the file sinks) also retracts what was
+    committed that the checkpoint does not stand for (its lineage: ``StagedFiles``)."""
     connector.restore(states)
     retract = getattr(connector, "retract_after", None)
-    if retract is not None:
+    if retract is not None:  # traced also when there was nothing to retract (the checker
+        # asks each sink subtask that committed after the checkpoint for it)
         retracted = retract(checkpoint_id)
-        if retracted:
-            events.info("sink_output_retracted", after_checkpoint=checkpoint_id, files=retracted)
+        events.info("sink_output_retracted", after_checkpoint=checkpoint_id, files=retracted)

@@ -18,6 +18,7 @@ runtime of its own: ``actors.execute_environment`` runs an environment on Pykka 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -189,7 +190,8 @@ class StreamEnvironment:
         def reader(ctx: OperatorContext) -> SourceReader:
             return CollectionReader(data, ctx.subtask, ctx.parallelism)
 
-        return self.from_source(reader, name=name, parallelism=parallelism)
+        check = functools.partial(CollectionReader.check_position, data)
+        return self.from_source(reader, name=name, parallelism=parallelism, check_position=check)
 
     def from_generator(
         self,
@@ -207,7 +209,8 @@ class StreamEnvironment:
         def reader(ctx: OperatorContext) -> SourceReader:
             return GeneratorReader(fn, count, ctx.subtask, ctx.parallelism, rate)
 
-        return self.from_source(reader, name=name, parallelism=parallelism)
+        check = functools.partial(GeneratorReader.check_position, count)
+        return self.from_source(reader, name=name, parallelism=parallelism, check_position=check)
 
     def from_source(
         self,
@@ -216,14 +219,15 @@ class StreamEnvironment:
         name: str,
         parallelism: int | None = None,
         uid: str | None = None,
+        check_position: Callable[[Any, int, int], None] | None = None,
     ) -> DataStream:
         """A source of your own: ``reader(ctx)`` makes subtask ``ctx.subtask``'s ``SourceReader``
         (a batch at a time, from a position that checkpoints and restores). ``uid`` names the source
-        (its tasks are ``<uid>#<subtask>``)."""
+        (its tasks are ``<uid>#<subtask>``). ``check_position(position, subtask, parallelism)``
+        raises ``ValueError`` naming the field for a restored position the source cannot reach."""
         _check_parallelism(name, parallelism)
-        node = self.graph.add_node(
-            SourceDescriptor(reader=reader), name, parallelism=parallelism, uid=uid
-        )
+        descriptor = SourceDescriptor(reader=reader, check_position=check_position)
+        node = self.graph.add_node(descriptor, name, parallelism=parallelism, uid=uid)
         return DataStream(self, [node])
 
     # --- job -----------------------------------------------------------------------------------

@@ -25,6 +25,9 @@ class SourceDescriptor:
     kind: ClassVar[str] = "source"
     #: makes the reader of one subtask (its share of the source)
     reader: Callable[[OperatorContext], SourceReader]
+    #: checks a restored position of subtask ``s`` of ``p`` against what the source can
+    #: produce, raising ``ValueError`` naming the field (None: no more than generic checks)
+    check_position: Callable[[Any, int, int], None] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

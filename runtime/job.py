@@ -9,9 +9,9 @@ from typing import Any
 from runtime.checkpoint import TaskId
 from runtime.config import CheckpointConfig, Configuration
 from runtime.coordinator import CheckpointPlanCalculator, CoordinatorConfig
-from runtime.descriptors import KEYED
+from runtime.descriptors import KEYED, SourceDescriptor
 from runtime.failure import TaskFailure
-from runtime.graph import ChannelSpec, JobGraph, JobVertex
+from runtime.graph import ChannelSpec, JobGraph, JobVertex, StreamNode
 from runtime.partition import Partitioner
 from runtime.snapshot import LoadedCheckpoint
 from runtime.status import ExecutionState, JobStatus
@@ -43,16 +43,24 @@ def restore_plan(
             "execution.state-recovery.ignore-unclaimed-state=true (ckptsim run: -n, "
             "--allow-non-restored-state) to start without that state"
         )
+    _check_every_operator(plan, checkpoint, ignore_unclaimed=ignore_unclaimed)
+    _check_every_subtask(plan, checkpoint)
+    _check_every_position(plan, checkpoint)
     for uid, states in by_uid.items():
         if uid not in job_ops:
             continue
         op, parallelism = job_ops[uid]
-        if not op.is_keyed and len(states) > 1 and len(states) != parallelism:
+        source = isinstance(op.operator, SourceDescriptor)
+        # a source subtask that had finished holds no position: it counts as one that ran
+        ran = len(states) + (_finished_subtasks(checkpoint, uid) if source else 0)
+        if not op.is_keyed and (len(states) > 1 or source) and ran != parallelism:
             raise RestoreError(
-                f"operator {uid!r} ran {len(states)} subtasks with state in {checkpoint.path} "
+                f"operator {uid!r} ran {ran} subtasks with state in {checkpoint.path} "
                 f"and has {parallelism} now: only keyed state can be redistributed; keep its "
                 "parallelism"
             )
+        if source:
+            _check_positions(checkpoint, op, parallelism)
     # Flink's execution.state-recovery.without-channel-state.checkpoint-id: restore this
     # checkpoint's operator state only, without its in-flight data (records are lost)
     channel_state = checkpoint.checkpoint_id != plan.checkpoint.recover_without_channel_state
@@ -85,6 +93,143 @@ def restore_plan(
             finished=task in checkpoint.finished_tasks,
         )
     return restores
+
+
+def _state_file(checkpoint: LoadedCheckpoint, task: TaskId) -> str:
+    state = checkpoint.tasks.get(task)
+    return state.files[0] if state is not None and state.files else checkpoint.path
+
+
+def _finished_subtasks(checkpoint: LoadedCheckpoint, uid: str) -> int:
+    """The finished subtasks of the vertex whose tasks hold ``uid``'s state."""
+    vertices = {t.vertex for t, s in checkpoint.tasks.items() if uid in s.operator_states}
+    return sum(1 for t in checkpoint.finished_tasks if t.vertex in vertices)
+
+
+def _check_every_operator(
+    plan: ExecutionPlan, checkpoint: LoadedCheckpoint, *, ignore_unclaimed: bool
+) -> None:
+    """Every operator of the job is in the checkpoint (its state files name the operators
+    their tasks ran), but for vertices that had finished: a checkpoint stripped of tasks
+    would start them from scratch and repeat what they had done. ``ignore_unclaimed``: the
+    job may have operators the checkpoint does not know (they start without state). A
+    checkpoint whose state files do not name their operators is not checked."""
+    known = checkpoint.all_operator_uids
+    if ignore_unclaimed or known is None:
+        return
+    running = {t.vertex for t in checkpoint.tasks}
+    done = {t.vertex for t in checkpoint.finished_tasks} - running
+    missing = {
+        op.uid: op.name
+        for task, spec in plan.tasks.items()
+        if task.vertex not in done
+        for op in spec.operators
+        if op.uid not in known
+    }
+    if missing:
+        shown = ", ".join(f"{name!r} ({uid})" for uid, name in sorted(missing.items())[:5])
+        raise RestoreError(
+            f"{checkpoint.path}/_metadata: field 'tasks' holds no task that ran operator(s) "
+            f"{shown} of this job, so they would start from scratch and repeat their output: "
+            "a checkpoint holds every operator of its job. Give a checkpoint of this job; if "
+            "the job has new operators, set execution.state-recovery.ignore-unclaimed-state="
+            "true (ckptsim run: -n, --allow-non-restored-state) to start them without state"
+        )
+
+
+def _check_every_subtask(plan: ExecutionPlan, checkpoint: LoadedCheckpoint) -> None:
+    """Each vertex of the job lists its subtasks 0 to n - 1 in the checkpoint, running or
+    finished: a subtask missing from it would start from scratch."""
+    vertices = {t.vertex for t in plan.tasks}
+    subtasks: dict[str, set[int]] = {}
+    for task in [*checkpoint.tasks, *checkpoint.finished_tasks]:
+        if task.vertex in vertices:
+            subtasks.setdefault(task.vertex, set()).add(task.subtask)
+    for vertex, listed in sorted(subtasks.items()):
+        missing = sorted(set(range(max(listed) + 1)) - listed)
+        if missing:
+            shown = ", ".join(f"{vertex}#{m}" for m in missing[:5])
+            raise RestoreError(
+                f"{checkpoint.path}/_metadata: fields 'tasks'/'finished_tasks' list subtasks "
+                f"of {vertex} up to {vertex}#{max(listed)} but not {shown}, which would start "
+                "from scratch: a checkpoint holds every subtask of its job"
+            )
+
+
+def _check_every_position(plan: ExecutionPlan, checkpoint: LoadedCheckpoint) -> None:
+    """A task that ran a source of the job (its state file says so) holds its position."""
+    sources = {
+        op.uid: op.name
+        for spec in plan.tasks.values()
+        for op in spec.operators
+        if isinstance(op.operator, SourceDescriptor)
+    }
+    for task, state in sorted(
+        checkpoint.tasks.items(), key=lambda kv: (kv[0].vertex, kv[0].subtask)
+    ):
+        for uid in sorted((state.operators or frozenset()) & sources.keys()):
+            if uid not in state.operator_states and task not in checkpoint.finished_tasks:
+                raise RestoreError(
+                    f"{_state_file(checkpoint, task)}: field 'operator_states' holds no "
+                    f"position of source {sources[uid]!r} ({uid}), which task {task} ran: it "
+                    "would read its records again from the start"
+                )
+
+
+def _check_positions(checkpoint: LoadedCheckpoint, op: StreamNode, parallelism: int) -> None:
+    """Each restored position of source ``op``: whole numbers only (no NaN, no fraction),
+    and one its subtask can reach (``SourceDescriptor.check_position``)."""
+    descriptor = op.operator
+    assert isinstance(descriptor, SourceDescriptor)
+    for task, state in sorted(
+        checkpoint.tasks.items(), key=lambda kv: (kv[0].vertex, kv[0].subtask)
+    ):
+        if op.uid not in state.operator_states:
+            continue
+        where = f"{_state_file(checkpoint, task)}: field 'operator_states[{op.uid!r}]"
+        saved = state.operator_states[op.uid]
+        if not isinstance(saved, dict) or "position" not in saved:
+            raise RestoreError(
+                f"{where}' must be {{'position': ...}} (a source's position), got {_brief(saved)}"
+            )
+        position = saved["position"]
+        odd = _not_whole(position)
+        if odd is not None:
+            raise RestoreError(
+                f"{where}.position' holds {odd}: a source's position is made of whole numbers"
+            )
+        if descriptor.check_position is None:
+            continue
+        try:
+            descriptor.check_position(position, task.subtask, parallelism)
+        except (ValueError, TypeError, KeyError) as error:
+            text = str(error).removeprefix("field ")
+            raise RestoreError(
+                f"{where}.position' of {op.name!r}: {text}: the source cannot be there"
+            ) from None
+
+
+def _not_whole(value: Any) -> str | None:
+    """The first number in ``value`` that is not a whole one (a float, NaN, infinity, a
+    boolean), shown; None if there is none."""
+    if isinstance(value, bool | float):
+        return repr(value)
+    if isinstance(value, dict):
+        items: Any = value.values()
+    elif isinstance(value, list | tuple):
+        items = value
+    else:
+        return None
+    for item in items:
+        odd = _not_whole(item)
+        if odd is not None:
+            return odd
+    return None
+
+
+def _brief(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class IllegalJobTransition(RuntimeError):

@@ -1094,6 +1094,13 @@ class CollectionReader:
     def seek(self, position: Any) -> None:
         self.offset = int(position["offset"])
 
+    @staticmethod
+    def check_position(items: Sequence[Any], position: Any, subtask: int, parallelism: int) -> None:
+        """A restored position of subtask ``subtask`` of ``parallelism``: a ``ValueError``
+        naming the field unless it is one the subtask can reach."""
+        share = len(range(subtask, len(items), parallelism))
+        _check_count(position, "offset", share, f"subtask {subtask} of {parallelism} reads {share}")
+
 
 class GeneratorReader:
     """Subtask ``i`` of ``p`` emits ``fn(n)`` for ``n = i, i+p, ...`` below ``count``, at most
@@ -1141,6 +1148,44 @@ class GeneratorReader:
     def seek(self, position: Any) -> None:
         self.index = int(position["index"])
         self._emitted = int(position.get("emitted", 0))
+
+    @staticmethod
+    def check_position(count: int, position: Any, subtask: int, parallelism: int) -> None:
+        """A restored position of subtask ``subtask`` of ``parallelism``: a ``ValueError``
+        naming the field unless it is one the subtask can reach (it emits ``fn(n)`` for
+        ``n = subtask, subtask + parallelism, ...`` below ``count``)."""
+        share = len(range(subtask, count, parallelism))
+        what = f"subtask {subtask} of {parallelism} emits {share} of the {count} records"
+        emitted = _check_count(position, "emitted", share, what, required=False)
+        index = _whole(position, "index")
+        if emitted is None:
+            emitted = (index - subtask) // parallelism
+        if index != subtask + emitted * parallelism:
+            raise ValueError(
+                f"field 'index' is {index}: {what}; after {emitted} of them its next index is "
+                f"{subtask + emitted * parallelism}"
+            )
+
+
+def _whole(position: Any, field: str) -> int:
+    if not isinstance(position, dict) or field not in position:
+        raise ValueError(f"field {field!r} is missing")
+    value = position[field]
+    if type(value) is not int:
+        raise ValueError(f"field {field!r} must be a whole number, got {value!r}")
+    return value
+
+
+def _check_count(
+    position: Any, field: str, most: int, what: str, *, required: bool = True
+) -> int | None:
+    """``position[field]``, a whole number from 0 to ``most``."""
+    if not required and isinstance(position, dict) and field not in position:
+        return None
+    value = _whole(position, field)
+    if not 0 <= value <= most:
+        raise ValueError(f"field {field!r} is {value}: {what}, so it is from 0 to {most}")
+    return value
 
 
 class SourceOperator(Operator):

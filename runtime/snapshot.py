@@ -41,6 +41,10 @@ class LoadedTaskState:
     input_channels: dict[int, list[Buffer]]
     output_channels: dict[int, list[Buffer]]
     ended_input: bool = False
+    #: the state files it was read from (what errors name)
+    files: tuple[str, ...] = ()
+    #: the uids of every operator the task ran, stateless ones too (None: not recorded)
+    operators: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +56,18 @@ class LoadedCheckpoint:
     timestamp: int
     is_savepoint: bool
     job_name: str
+    #: the operators with state in it
     operator_uids: list[str]
     tasks: dict[TaskId, LoadedTaskState]
     finished_tasks: frozenset[TaskId] = frozenset()
+
+    @property
+    def all_operator_uids(self) -> frozenset[str] | None:
+        """Every operator of the job it was taken of, stateless ones too (None: its state files
+        do not say)."""
+        found: set[str] = set()
+        for state in self.tasks.values():
+            if state.operators is None:
+                return None
+            found |= state.operators
+        return frozenset(found) if self.tasks else None

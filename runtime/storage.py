@@ -235,6 +235,8 @@ class FileSystemCheckpointStorage:
             "output_channels": _encode_buffers(snapshot.output_channels),
             "ended_input": snapshot.ended_input,
         }
+        if names:  # every operator the task runs, stateless ones too (a restore checks them)
+            body["operators"] = sorted(names)
         data = json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
         path = directory / f"{_safe(snapshot.task.vertex)}-{snapshot.task.subtask}.state.json"
         try:
@@ -256,6 +258,11 @@ class FileSystemCheckpointStorage:
 
     def finalize(self, checkpoint: CompletedCheckpoint) -> str | None:
         directory = self.location(checkpoint.checkpoint_id)
+        # each vertex's parallelism: its subtasks, running or finished (a restore checks that
+        # the checkpoint lists them all)
+        subtasks: dict[str, set[int]] = {}
+        for listed in (*checkpoint.task_states, *checkpoint.finished_tasks):
+            subtasks.setdefault(listed.vertex, set()).add(listed.subtask)
         tasks = []
         for task, state in sorted(
             checkpoint.task_states.items(), key=lambda kv: (kv[0].vertex, kv[0].subtask)
@@ -278,7 +285,14 @@ class FileSystemCheckpointStorage:
                         "checksum": digest,
                     }
                 )
-            tasks.append({"vertex": task.vertex, "subtask": task.subtask, "files": files})
+            tasks.append(
+                {
+                    "vertex": task.vertex,
+                    "subtask": task.subtask,
+                    "parallelism": len(subtasks[task.vertex]),
+                    "files": files,
+                }
+            )
         body = {
             "format": "ckptsim-checkpoint",
             "version": FORMAT_VERSION,
@@ -454,9 +468,17 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
             f"{metadata_path}: field 'format'/'version' is {body.get('format')!r} version "
             f"{version}: this ckptsim reads ckptsim-checkpoint version {FORMAT_VERSION}"
         )
+    checkpoint_id = fields.integer("checkpoint_id", body, "checkpoint_id")
     tasks: dict[TaskId, LoadedTaskState] = {}
     uids: set[str] = set()
-    for i, raw_entry in enumerate(fields.items("tasks", body, "tasks", list)):
+    listed = fields.items("tasks", body, "tasks", list)
+    if not listed:
+        raise CorruptCheckpointError(
+            f"{metadata_path}: field 'tasks' lists no task: a checkpoint holds the state of "
+            "every task of its job that had not finished"
+        )
+    parallelism: dict[str, tuple[TaskId, int]] = {}
+    for i, raw_entry in enumerate(listed):
         here = f"tasks[{i}]"
         entry = fields.mapping(here, raw_entry)
         task = TaskId(
@@ -465,23 +487,39 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
         )
         if task in tasks:
             raise CorruptCheckpointError(f"{metadata_path}: field '{here}' repeats task {task}")
+        if "parallelism" in entry:
+            parallelism[here] = (task, fields.integer(f"{here}.parallelism", entry, "parallelism"))
         operator_states: dict[str, Any] = {}
         inputs: dict[int, list[Buffer]] = {}
         outputs: dict[int, list[Buffer]] = {}
         ended = False
-        for j, raw_file in enumerate(fields.items(f"{here}.files", entry, "files", list)):
+        files: list[str] = []
+        operators: set[str] | None = set()
+        listed_files = fields.items(f"{here}.files", entry, "files", list)
+        if not listed_files:
+            raise CorruptCheckpointError(
+                f"{metadata_path}: field '{here}.files' lists no file: the state of task "
+                f"{task} is in a state file"
+            )
+        for j, raw_file in enumerate(listed_files):
             at = f"{here}.files[{j}]"
             file = fields.mapping(at, raw_file)
             name = fields.text(f"{at}.file", file, "file")
             expected = fields.text(f"{at}.checksum", file, "checksum")
+            size = fields.integer(f"{at}.size", file, "size")
             file_path = location / name
-            data = _read_inside(root, location, name, f"{at}.file", task=task)
+            data = _read_inside(
+                root, location, name, f"{at}.file", task=task, size=size, size_field=f"{at}.size"
+            )
             if serde.checksum(data) != expected:
                 raise CorruptCheckpointError(
                     f"state file {file_path} of task {task} fails its checksum"
                 )
             state = _TaskStateFile(file_path, _json_document(data, file_path))
-            state.check_owner(task, int(body["checkpoint_id"]))
+            state.check_owner(task, checkpoint_id)
+            files.append(str(file_path))
+            chained = state.operators()
+            operators = None if operators is None or chained is None else operators | chained
             operator_states.update(state.operator_states())
             inputs.update(state.buffers("input_channels"))
             outputs.update(state.buffers("output_channels"))
@@ -492,6 +530,8 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
             input_channels=inputs,
             output_channels=outputs,
             ended_input=ended,
+            files=tuple(files),
+            operators=None if operators is None else frozenset(operators | set(operator_states)),
         )
     finished: set[TaskId] = set()
     for i, pair in enumerate(fields.items("finished_tasks", body, "finished_tasks", list, [])):
@@ -506,9 +546,10 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
                 f"got {_brief(pair)}"
             )
         finished.add(TaskId(pair[0], pair[1]))
+    _check_parallelism(metadata_path, parallelism, set(tasks) | finished)
     return LoadedCheckpoint(
         path=str(location),
-        checkpoint_id=fields.integer("checkpoint_id", body, "checkpoint_id"),
+        checkpoint_id=checkpoint_id,
         timestamp=fields.integer("timestamp", body, "timestamp"),
         is_savepoint=fields.boolean("is_savepoint", body, "is_savepoint"),
         job_name=fields.text("job_name", body, "job_name", ""),
@@ -516,6 +557,23 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
         tasks=tasks,
         finished_tasks=frozenset(finished),
     )
+
+
+def _check_parallelism(
+    metadata_path: Path, recorded: dict[str, tuple[TaskId, int]], listed: set[TaskId]
+) -> None:
+    """Each task's recorded parallelism is the number of subtasks of its vertex the checkpoint
+    lists, running or finished: a checkpoint holds every subtask of its job."""
+    counts: dict[str, int] = {}
+    for task in listed:
+        counts[task.vertex] = counts.get(task.vertex, 0) + 1
+    for field, (task, parallelism) in recorded.items():
+        if counts[task.vertex] != parallelism:
+            raise CorruptCheckpointError(
+                f"{metadata_path}: field '{field}.parallelism' is {parallelism}, but the "
+                f"checkpoint lists {counts[task.vertex]} subtask(s) of {task.vertex}, running "
+                "or finished: a checkpoint holds every subtask of its job"
+            )
 
 
 def _brief(value: object) -> str:
@@ -606,6 +664,16 @@ class _TaskStateFile:
                 f"{checkpoint_id}"
             )
 
+    def operators(self) -> set[str] | None:
+        """The uids of every operator the task ran, stateless ones too (None: a state file
+        of a ckptsim that did not record them)."""
+        listed = self.body.get("operators")
+        if listed is None:
+            return None
+        if not isinstance(listed, list) or not all(isinstance(u, str) for u in listed):
+            raise self.fields._wrong("operators", listed, "a list of operator uids")
+        return set(listed)
+
     def operator_states(self) -> dict[str, Any]:
         states = self.fields.items("operator_states", self.body, "operator_states", dict)
         return {uid: self._decode(s, f"operator_states[{uid!r}]") for uid, s in states.items()}
@@ -668,13 +736,29 @@ def _json_document(data: bytes, path: Path) -> Any:
         ) from None
 
 
+#: the largest ``_metadata`` file a restore reads (a checkpoint of hundreds of thousands of
+#: tasks fits): a bigger one is no checkpoint's metadata
+MAX_METADATA_BYTES = 64 * 2**20
+#: a restore reads a file in pieces of this size, never more than its recorded size
+READ_CHUNK = 2**20
+
+
 def _read_inside(
-    root: Path, location: Path, name: str, field: str | None, *, task: TaskId | None = None
+    root: Path,
+    location: Path,
+    name: str,
+    field: str | None,
+    *,
+    task: TaskId | None = None,
+    size: int | None = None,
+    size_field: str | None = None,
 ) -> bytes:
     """The bytes of the regular file ``name`` inside the checkpoint directory ``root``
     (resolved). Absolute paths, paths leading out (``..``, a symbolic link) and anything but a
     regular file are refused, naming the metadata field that gave the name (None: the
-    metadata file itself)."""
+    metadata file itself). ``size``: the size the metadata records (field ``size_field``),
+    compared before reading (without one: at most ``MAX_METADATA_BYTES``); the file is read
+    in pieces, never past that size."""
     shown = location / name
     what = f"state file {shown} of task {task}" if task is not None else str(shown)
     entry = f"{location / METADATA}: field '{field}' ({name!r})" if field else str(shown)
@@ -695,13 +779,46 @@ def _read_inside(
         raise CorruptCheckpointError(f"{what} is missing: {error}") from error
     except OSError as error:
         raise CorruptCheckpointError(f"{what} cannot be read: {error}") from error
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise CorruptCheckpointError(f"{entry} is not a regular file")
-        try:
-            return handle.read()
-        except OSError as error:
-            raise CorruptCheckpointError(f"{what} cannot be read: {error}") from error
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory, " if stat.S_ISDIR(info.st_mode) else ""
+            raise CorruptCheckpointError(f"{entry} is {kind}not a regular file")
+        limit = size if size is not None else MAX_METADATA_BYTES
+        if size is not None and info.st_size != size:
+            raise CorruptCheckpointError(
+                f"{what} is {info.st_size} bytes, but field '{size_field}' of "
+                f"{location / METADATA} records {size}: the file was changed or damaged "
+                "(it was not read)"
+            )
+        if info.st_size > limit:
+            raise CorruptCheckpointError(
+                f"{what} is {info.st_size} bytes: more than the {limit} a ckptsim checkpoint's "
+                "metadata can be (it was not read)"
+            )
+        return _read_at_most(fd, limit, what)
+    finally:
+        os.close(fd)
+
+
+def _read_at_most(fd: int, limit: int, what: str) -> bytes:
+    """The file's bytes, read in pieces of at most ``READ_CHUNK``; a file that holds more than
+    ``limit`` (it grew since it was measured) is refused without reading the rest."""
+    pieces: list[bytes] = []
+    left = limit
+    try:
+        while True:
+            piece = os.read(fd, min(READ_CHUNK, left) if left else 1)
+            if not piece:
+                return b"".join(pieces)
+            if not left:
+                raise CorruptCheckpointError(
+                    f"{what} holds more than the {limit} bytes recorded for it: it is changing"
+                )
+            pieces.append(piece)
+            left -= len(piece)
+    except OSError as error:
+        raise CorruptCheckpointError(f"{what} cannot be read: {error}") from error
 
 
 def _safe(name: str) -> str:

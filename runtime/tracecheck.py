@@ -32,7 +32,12 @@ Restarts
     the in-flight records it recovers are the ones its snapshot persisted (none after an
     aligned checkpoint);
   - after a redeployment no task acknowledges or takes a checkpoint with an earlier attempt's
-    number (a stale message of a cancelled task).
+    number (a stale message of a cancelled task);
+  - after a restart from checkpoint n (none: 0), or a run restored from checkpoint n that an
+    earlier job of the trace took, every sink subtask that committed output for a checkpoint
+    after n in the trace (``sink_committed``; at its end without a final checkpoint: after
+    any) retracts it (``sink_output_retracted`` with ``after_checkpoint`` n) before it commits
+    again or finishes: its records are replayed, and would be committed twice.
 The end
   - a job that finished (``FINISHED``) finished every task of its last deployment.
 Every completed exactly-once checkpoint is a consistent cut
@@ -277,6 +282,11 @@ class _Checker:
         #: the attempt of the current deployment, and the failure since it (job_failover)
         self.attempt: int | None = None
         self.failed_over: Event | None = None
+        #: (task, sink) -> its sink_committed events whose output is still committed (not
+        #: retracted since), by checkpoint id (None: at the end without a final checkpoint)
+        self.sink_commits: dict[tuple[str, str], dict[int | None, Event]] = {}
+        #: (task, sink) -> the restored checkpoint it must retract after, and the restart
+        self.must_retract: dict[tuple[str, str], tuple[int, Event]] = {}
 
     def fail(self, rule: str, message: str, event: Event, *context: Event | None) -> None:
         raise _Found(Violation(rule, message, event, tuple(c for c in context if c is not None)))
@@ -334,11 +344,18 @@ class _Checker:
                     e,
                     self.submitted,
                 )
+            # what the earlier job's sinks committed stays committed for a job that restores
+            # one of its checkpoints (the same sinks: their output goes on)
+            commits = self.sink_commits
             self._new_job()
+            if self.next_restore is not None:
+                self.sink_commits = commits
         if self.next_restore is not None:
-            self.initial_restore, _ = self.next_restore
+            self.initial_restore, said = self.next_restore
             self.restoring = self.next_restore
             self.next_restore = None
+            if self.initial_restore is not None:
+                self._sinks_must_retract(self.initial_restore, said)
         self.submitted = e
         self.report.jobs += 1
         config = e.get("checkpointing")
@@ -488,6 +505,7 @@ class _Checker:
             )
         self.unusable.clear()
         self._check_restored_keyed_state(e)
+        self._sinks_must_retract(0 if cid is None else cid, e)
         self.restoring = (cid, e)
         self.report.restores_checked += 1
         self.keyed_restored, self.tasks_restored = {}, set()
@@ -524,6 +542,52 @@ class _Checker:
                     e,
                     said,
                 )
+
+    # --- sinks: what a restart replays is retracted first ---------------------------------------
+
+    def _sinks_must_retract(self, cid: int, restart: Event) -> None:
+        self.must_retract = {
+            key: (cid, restart)
+            for key, commits in self.sink_commits.items()
+            if any(k is None or k > cid for k in commits)
+        }
+
+    def on_sink_committed(self, e: Event) -> None:
+        key = (str(e["task"]), str(e.get("sink")))
+        self._check_retracted(key, e, "committed output again")
+        raw = e.get("checkpoint_id")
+        self.sink_commits.setdefault(key, {})[None if raw is None else int(raw)] = e
+
+    def on_sink_output_retracted(self, e: Event) -> None:
+        task, after = str(e["task"]), int(e["after_checkpoint"])
+        sink = e.get("sink")
+        for key in [k for k in self.sink_commits if k[0] == task and sink in (None, k[1])]:
+            commits = self.sink_commits[key]
+            for k in [k for k in commits if k is None or k > after]:
+                del commits[k]
+            owed = self.must_retract.get(key)
+            if owed is not None and owed[0] == after:
+                del self.must_retract[key]
+
+    def _check_retracted(self, key: tuple[str, str], e: Event, what: str) -> None:
+        owed = self.must_retract.get(key)
+        if owed is None:
+            return
+        cid, restart = owed
+        commits = self.sink_commits.get(key, {})
+        later = sorted((k for k in commits if k is not None and k > cid), key=int)
+        shown = ", ".join(map(str, later)) or "none"
+        at_end = " and at its end" if None in commits else ""
+        self.fail(
+            "retract-after-restore",
+            f"{key[0]} ({what}) without retracting the output its sink {key[1]} committed "
+            f"for checkpoint(s) after checkpoint {cid} (checkpoints {shown}{at_end}), which "
+            f"the job restarted from (no sink_output_retracted with after_checkpoint {cid}): "
+            "the replay commits those records twice",
+            e,
+            restart,
+            *[commits[k] for k in later[:1]],
+        )
 
     def on_task_restored(self, e: Event) -> None:
         task = str(e["task"])
@@ -667,6 +731,8 @@ class _Checker:
 
     def on_task_finished(self, e: Event) -> None:
         task = str(e["task"])
+        for key in [k for k in self.must_retract if k[0] == task]:
+            self._check_retracted(key, e, "finished")
         waiting = self.waiting_final.get(task)
         if waiting is not None and waiting.get("after_checkpoint") is not None:
             after = int(waiting["after_checkpoint"])

@@ -73,6 +73,75 @@ def first_operator_state(value: object) -> Callable[[Body], None]:
     return edit
 
 
+def state_file_of(chk: Path, task: str) -> Path:
+    """The state file of ``task`` (``vertex#subtask``) as the metadata lists it."""
+    vertex, subtask = task.rsplit("#", 1)
+    body = json.loads((chk / METADATA).read_text())["metadata"]
+    for entry in body["tasks"]:
+        if (entry["vertex"], entry["subtask"]) == (vertex, int(subtask)):
+            return chk / entry["files"][0]["file"]
+    raise LookupError(f"{chk} lists no task {task}")
+
+
+def set_operator_state(chk: Path, task: str, uid: str, value: object) -> Path:
+    """Operator ``uid``'s state in ``task``'s state file becomes ``value`` (JSON, NaN allowed;
+    then reseal): returns that file."""
+    path = state_file_of(chk, task)
+    state = json.loads(path.read_text())
+    state["operator_states"][uid] = value
+    path.write_text(json.dumps(state))
+    reseal(chk)
+    return path
+
+
+def drop_operator_state(chk: Path, task: str, uid: str) -> Path:
+    """``task``'s state file no longer holds operator ``uid``'s state (then reseal)."""
+    path = state_file_of(chk, task)
+    state = json.loads(path.read_text())
+    del state["operator_states"][uid]
+    path.write_text(json.dumps(state))
+    reseal(chk)
+    return path
+
+
+def drop_tasks(chk: Path, keep: Callable[[Body], bool]) -> Path:
+    """The metadata lists only the tasks ``keep`` says yes to (then reseal)."""
+
+    def edit(body: Body) -> None:
+        body["tasks"] = [t for t in body["tasks"] if keep(t)]
+
+    return reseal(chk, edit)
+
+
+def list_no_file_for(chk: Path, task: str) -> Path:
+    """``task``'s entry in the metadata lists no state file (then reseal)."""
+    vertex, subtask = task.rsplit("#", 1)
+
+    def edit(body: Body) -> None:
+        for entry in body["tasks"]:
+            if (entry["vertex"], entry["subtask"]) == (vertex, int(subtask)):
+                entry["files"] = []
+
+    return reseal(chk, edit)
+
+
+def replace_with_a_directory(chk: Path, task: str) -> Path:
+    """``task``'s state file is a directory of that name (the metadata is left as it was)."""
+    path = state_file_of(chk, task)
+    path.unlink()
+    path.mkdir()
+    return path
+
+
+def make_sparse(chk: Path, task: str, size: int) -> Path:
+    """``task``'s state file becomes a sparse file of ``size`` bytes, holes only (made with
+    truncate: it takes no disk space); the metadata keeps the size it records."""
+    path = state_file_of(chk, task)
+    with open(path, "r+b") as handle:
+        handle.truncate(size)
+    return path
+
+
 # --- damage, as a disk or a person does it (no checksum recomputed unless said) ---------------------
 
 
@@ -132,7 +201,8 @@ def pickle_into_the_state(chk: Path) -> Path:
 DAMAGE: dict[str, tuple[Callable[[Path], Path], str]] = {
     "flipped state": (flip_a_byte_of_a_state_file, "fails its checksum"),
     "missing state": (delete_a_state_file, "is missing"),
-    "empty state": (empty_a_state_file, "fails its checksum"),
+    # its size is compared before it is read
+    "empty state": (empty_a_state_file, "is 0 bytes, but field 'tasks[3].files[0].size'"),
     "changed metadata": (change_the_metadata, "fails its checksum"),
     "truncated metadata": (truncate_the_metadata, "is not a ckptsim checkpoint file: not JSON"),
     "path out of the checkpoint": (

@@ -12,7 +12,7 @@ else is caught, so a bug of ckptsim keeps its own exception and traceback.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, assert_never
 
@@ -60,8 +60,11 @@ from runtime.windows import WindowOperator
 ChainOutput = tuple[Sequence[Any], Sequence[int | None] | None] | int | WatermarkStatus
 
 
-def make_operator(node: StreamNode, *, checkpointing: bool, task: str = "") -> Operator:
-    """The runtime operator of one declared operator, for one subtask."""
+def make_operator(
+    node: StreamNode, *, checkpointing: bool, task: str = "", writer_id: str | None = None
+) -> Operator:
+    """The runtime operator of one declared operator, for one subtask (``writer_id``: a sink's
+    writer, which names its part files)."""
     match node.operator:
         case SourceDescriptor(reader=reader):
             return SourceOperator(node.uid, node.name, reader)
@@ -102,7 +105,12 @@ def make_operator(node: StreamNode, *, checkpointing: bool, task: str = "") -> O
             )
         case SinkDescriptor():
             return SinkOperator(
-                node.uid, node.name, node.operator, checkpointing=checkpointing, writer=task
+                node.uid,
+                node.name,
+                node.operator,
+                checkpointing=checkpointing,
+                writer=task,
+                writer_id=writer_id,
             )
         case _:
             assert_never(node.operator)
@@ -136,12 +144,22 @@ class _UserCode:
 
 class OperatorChain:
     def __init__(
-        self, nodes: Sequence[StreamNode], *, checkpointing: bool = False, task: str = ""
+        self,
+        nodes: Sequence[StreamNode],
+        *,
+        checkpointing: bool = False,
+        task: str = "",
+        writer_ids: Mapping[str, str] | None = None,
     ) -> None:
+        """``writer_ids``: by sink uid, the writer id its connector names part files by."""
         if not nodes:
             raise ValueError("a chain has at least one operator")
         self.nodes = list(nodes)
-        self.operators = [make_operator(n, checkpointing=checkpointing, task=task) for n in nodes]
+        writers = writer_ids or {}
+        self.operators = [
+            make_operator(n, checkpointing=checkpointing, task=task, writer_id=writers.get(n.uid))
+            for n in nodes
+        ]
         self.labels = [n.label for n in nodes]
         self._key_labels = [f"key_by selector of {n.uid}" for n in nodes]
         self._costs = [n.cost if n.cost != (0.0, 0.0) else None for n in nodes]

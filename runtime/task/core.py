@@ -26,7 +26,7 @@ user's traceback); any other exception is a bug and propagates.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
@@ -101,7 +101,15 @@ class ProcessingTimeWakeUp:
 
 
 class StreamTaskCore:
-    def __init__(self, spec: TaskSpec, *, epoch_ms: int = 0) -> None:
+    def __init__(
+        self,
+        spec: TaskSpec,
+        *,
+        epoch_ms: int = 0,
+        sink_writers: Mapping[str, str] | None = None,
+    ) -> None:
+        """``sink_writers``: by sink uid, the writer id its connector names part files by
+        (a file sink's snapshots record its lineage by them)."""
         self.spec = spec
         #: the clocks the operators read: processing time is the job clock plus its epoch
         self.time = TaskTime(epoch_ms)
@@ -110,7 +118,10 @@ class StreamTaskCore:
         self.task = spec.task
         self.status = TaskStatus.CREATED
         self.chain = OperatorChain(
-            spec.operators, checkpointing=spec.checkpointing, task=str(spec.task)
+            spec.operators,
+            checkpointing=spec.checkpointing,
+            task=str(spec.task),
+            writer_ids=sink_writers,
         )
         self.is_source = self.chain.source is not None
         self.writer: RecordWriter | None = None

@@ -20,6 +20,13 @@ With checkpointing (two-phase commit) a sink keeps one transaction per checkpoin
   which keeps each transaction once and, on a restore from checkpoint *n*, drops what was
   committed or pre-committed for later checkpoints: it is replayed).
 
+A file sink's state also records its *lineage*, the committed output the checkpoint stands
+for: ``"lineage": [[writer, up_to], ...]``, the writers (attempts of the sink subtask, of this
+run and the runs it was resumed from) whose part files up to checkpoint ``up_to`` make up its
+output, oldest first, the last one this writer up to the checkpoint itself. A restore hands it
+to the connector, which makes the committed files exactly those (``actors.connectors``),
+whatever other runs committed into the folder since.
+
 Without checkpointing (and for the print sink) records are written directly; a collect sink
 publishes everything when the task ends.
 """
@@ -39,8 +46,33 @@ from runtime.effects import (
     SinkRecover,
     SinkWrite,
     TaskEffect,
+    Traced,
 )
 from runtime.operators import Operator
+
+#: a lineage: (writer, up to checkpoint) pairs, oldest first; a writer's part files with a
+#: checkpoint id up to its bound are committed output. The writer ``"*"`` stands for any
+#: writer (a checkpoint written before sinks recorded their lineage)
+Lineage = list[tuple[str, int]]
+ANY_WRITER = "*"
+
+
+def restored_lineage(states: Sequence[Any], checkpoint_id: int) -> Lineage:
+    """The lineage a restore of checkpoint ``checkpoint_id`` gives a file sink subtask, from
+    its restored states: the one its snapshot recorded; none after a restart with no
+    checkpoint. Any writer's files up to the checkpoint when the state recorded none (an older
+    checkpoint), or the checkpoint holds no state of this subtask's sink (the task had
+    finished before it, or the sink is new): what it committed for later checkpoints goes."""
+    found = [s for s in states if isinstance(s, dict)]
+    if not found:
+        return [] if checkpoint_id == 0 else [(ANY_WRITER, checkpoint_id)]
+    lineage: Lineage = []
+    for state in found:
+        recorded = state.get("lineage")
+        if recorded is None:
+            return [(ANY_WRITER, checkpoint_id)]
+        lineage.extend((str(writer), int(up_to)) for writer, up_to in recorded)
+    return lineage
 
 
 class SinkOperator(Operator):
@@ -52,10 +84,18 @@ class SinkOperator(Operator):
         *,
         checkpointing: bool,
         writer: str = "",
+        writer_id: str | None = None,
     ) -> None:
         super().__init__(uid, name)
         #: the subtask this sink runs in (a collect sink's transactions are named by it)
         self.writer = writer
+        #: the id of this writer (this attempt of the subtask) its part files are named by
+        #: (None: a connector that names none); with it, snapshots record the lineage
+        self.writer_id = writer_id
+        #: the committed output before this writer's: the restored lineage
+        self.lineage: Lineage = []
+        #: this writer pre-committed a transaction (it has part files of its own)
+        self._precommitted = False
         self.descriptor = descriptor
         self.collect = descriptor.sink is SinkKind.COLLECT
         self.transactional = checkpointing and descriptor.sink.transactional
@@ -94,11 +134,16 @@ class SinkOperator(Operator):
                 )
             else:
                 self.effects.append(SinkPreCommit(sink=self.uid, checkpoint_id=checkpoint_id))
+                self._precommitted = True
             self.pending[checkpoint_id] = self._staged
             self._staged, self._written = [], False
         if self.collect:
             return {"writer": self.writer, "pending": sorted(self.pending)}
-        return {"pending": sorted(self.pending)}
+        state: dict[str, Any] = {"pending": sorted(self.pending)}
+        if self.writer_id is not None:
+            own = [(self.writer_id, checkpoint_id)] if self._precommitted else []
+            state["lineage"] = [[w, k] for w, k in [*self.lineage, *own]]
+        return state
 
     # --- Committer ------------------------------------------------------------------------------
 
@@ -113,6 +158,18 @@ class SinkOperator(Operator):
                 self.effects.append(PublishCollected(name=self.name, txn=k, buffers=()))
         else:
             self.effects.append(SinkCommit(sink=self.uid, checkpoint_ids=tuple(ids)))
+            self._trace_commit(checkpoint_id, len(ids))
+
+    def _trace_commit(self, checkpoint_id: int | None, files: int) -> None:
+        """``sink_committed``: this sink subtask committed ``files`` transactions (part files)
+        for checkpoints up to ``checkpoint_id`` (None: at the end of its input, with no
+        final checkpoint), which a restore from an earlier checkpoint must retract."""
+        self.effects.append(
+            Traced(
+                event="sink_committed",
+                fields={"sink": self.uid, "checkpoint_id": checkpoint_id, "files": files},
+            )
+        )
 
     def restore_state(self, states: list[Any]) -> None:
         self.restore_sink(states, 0)
@@ -135,6 +192,7 @@ class SinkOperator(Operator):
                         )
                     self.effects.append(effect)
         else:
+            self.lineage = restored_lineage(states, checkpoint_id)
             self.effects.append(
                 SinkRecover(sink=self.uid, states=tuple(states), checkpoint_id=checkpoint_id)
             )
@@ -147,7 +205,11 @@ class SinkOperator(Operator):
         collect sink without transactions publishes what it collected (the task finished, was
         cancelled or stopped; not when it failed)."""
         if not self.collect:
+            rest = len(self.pending) + self._written
             self.effects.append(SinkClose(sink=self.uid, finished=commit))
+            if commit and self.transactional and rest:
+                self._trace_commit(None, rest)
+            self.pending, self._written = {}, False
             return
         if not self.transactional:
             if keep_collected:

@@ -110,8 +110,15 @@ def relabel(metadata: Path, **changes: object) -> None:
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        (
+        (  # a changed size is found before the file is read
             lambda p: (p / "reduce-2-1.state.json").write_text("{}"),
+            r"reduce-2-1.state.json of task reduce-2#1 is 2 bytes, but field "
+            r"'tasks\[0\].files\[0\].size' of .*_metadata records \d+",
+        ),
+        (  # the same size, other bytes
+            lambda p: (p / "reduce-2-1.state.json").write_bytes(
+                (p / "reduce-2-1.state.json").read_bytes().replace(b"[1,2]", b"[1,3]")
+            ),
             "reduce-2-1.state.json of task reduce-2#1 fails its checksum",
         ),
         (

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
+import tempfile
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -415,7 +417,22 @@ def plant_a_finished_job_with_a_task_that_never_finished(events: Events) -> int:
     return _index(events, "job_finished")
 
 
+def plant_a_fallback_whose_sinks_keep_what_they_committed_after_it(events: Events) -> int:
+    """The first restart falls back to checkpoint 3 (4 is said to be unusable), but the sinks,
+    which committed their output for checkpoint 4 before the failure, retract nothing: the
+    first commit after the restart is the offence."""
+    at = _restore_from(events, 3)
+    events.insert(at, {"event": "checkpoint_unusable", "checkpoint_id": 4, "error": "damaged"})
+    return next(i for i in range(at + 1, len(events)) if events[i]["event"] == "sink_committed")
+
+
 RESTART_PLANTS: dict[str, tuple[Callable[[Events], int], str, str]] = {
+    "a fallback whose sinks keep what they committed after it": (
+        plant_a_fallback_whose_sinks_keep_what_they_committed_after_it,
+        "retract-after-restore",
+        "(committed output again) without retracting the output its sink sink-file committed "
+        "for checkpoint(s) after checkpoint 3 (checkpoints 4)",
+    ),
     "a task that starts from scratch after a restart": (
         plant_a_task_that_starts_from_scratch_after_the_restart,
         "restore-every-task",
@@ -505,11 +522,86 @@ def test_a_disguised_duplicate_keeps_every_cut_consistent(
 def test_a_fallback_traced_with_the_checkpoint_it_skipped_passes(
     restart_trace: Callable[[], Events],
 ) -> None:
+    """... and with the retraction of what the sinks committed for the checkpoint it skipped,
+    as a real fallback logs it (each restored sink subtask, before it commits again)."""
     events = restart_trace()
     at = _restore_from(events, 3)
     events.insert(at, {"event": "checkpoint_unusable", "checkpoint_id": 4, "error": "damaged"})
+    for task in ("reduce-2#0", "reduce-2#1"):
+        restored = _index(events[at:], "task_restored", task=task) + at
+        retracted = {"event": "sink_output_retracted", "task": task, "sink": "sink-file"}
+        events.insert(restored + 1, {**retracted, "after_checkpoint": 3, "files": ["..."]})
     report = check_trace(events)
     assert report.ok, report.violation and report.violation.render()
+
+
+@pytest.fixture(scope="module")
+def fallback_trace() -> Events:
+    """A real fallback on the simulation: the counting job into part files; its newest
+    checkpoint is damaged (a state file deleted) right before user code fails, so the restart
+    restores the one before and each sink subtask retracts the part files it committed for
+    the damaged one."""
+    from tests.actors.test_failover import counting, simulate  # noqa: PLC0415
+    from tests.crafted_checkpoints import (  # noqa: PLC0415
+        completed_checkpoints,
+        delete_a_state_file,
+    )
+
+    root = Path(tempfile.mkdtemp(prefix="ckptsim-fallback-"))
+    seen = [0]
+
+    def sabotage(r: Any) -> Any:
+        seen[0] += 1
+        if seen[0] == 1_700:
+            delete_a_state_file(completed_checkpoints(root / "chk")[-1])
+            raise RuntimeError("user code fails right after the checkpoint was damaged")
+        return r
+
+    def build(env: Any) -> None:
+        counting(env, out=root / "out", before_keying=sabotage)
+        env.configure(
+            {
+                "execution.checkpointing.dir": str(root / "chk"),
+                "execution.checkpointing.num-retained": 2,
+            }
+        )
+
+    try:
+        result, sim = simulate(build=build)  # the real trace passes (else it raises)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    assert result.restarts == 1 and sim.report is not None and sim.report.ok
+    return [dict(e) for e in sim.events]
+
+
+def test_a_fallback_whose_output_retraction_events_were_removed_is_a_violation(
+    fallback_trace: Events,
+) -> None:
+    """Issue 22, item 9: the checker passed such a trace. The sinks committed part files for
+    the checkpoint the fallback skipped; without their retraction, the first sink subtask
+    that commits again after the restart is the offence."""
+    events = copy.deepcopy(fallback_trace)
+    restart = _index(events, "job_restarting")
+    (unusable,) = [e["checkpoint_id"] for e in events if e["event"] == "checkpoint_unusable"]
+    assert events[restart]["checkpoint_id"] == unusable - 1
+    retractions = [e for e in events if e["event"] == "sink_output_retracted"]
+    assert {e["task"] for e in retractions} == {"counts#0", "counts#1"}
+    assert all(e["after_checkpoint"] == unusable - 1 and e["files"] for e in retractions)
+    events = [e for e in events if e["event"] != "sink_output_retracted"]
+    report = check_trace(events)
+    assert report.violation is not None and not report.violation.incomplete
+    assert report.violation.rule == "retract-after-restore"
+    restart = _index(events, "job_restarting")
+    first = next(
+        e
+        for e in events[restart:]
+        if e["event"] in ("sink_committed", "task_finished")
+        and e.get("task", "").startswith("counts")
+    )
+    assert report.violation.event is first
+    assert f"for checkpoint(s) after checkpoint {unusable - 1} (checkpoints {unusable})" in (
+        report.violation.message
+    )
 
 
 # --- traces that lack what the checker needs ---------------------------------------------------
@@ -606,3 +698,57 @@ def test_traces_of_a_stop_with_savepoint_and_its_resume_pass(tmp_path: Path) -> 
     report = check_trace(events)
     assert report.violation is not None and report.violation.event is events[restored]
     assert report.violation.rule == "restore-completed"
+
+
+def test_a_run_resumed_from_an_earlier_jobs_savepoint_retracts_what_that_job_committed_after(
+    tmp_path: Path,
+) -> None:
+    """Two jobs in one trace: the first takes a savepoint and runs on to its end, committing
+    part files for later checkpoints; the second resumes from the savepoint into the same
+    folder. Its sink subtasks must retract the first job's files after the savepoint before
+    they commit (they do, and the folder ends exact); without those events the checker names
+    the second job's first commit."""
+    from actors.trace import TraceCollector  # noqa: PLC0415
+    from ckptsim import StreamExecutionEnvironment  # noqa: PLC0415
+    from tests.actors.test_failover import (  # noqa: PLC0415
+        counting,
+        failure_free,
+        observe,
+        read_part_files,
+    )
+
+    out, trace = tmp_path / "out", TraceCollector()
+    first = StreamExecutionEnvironment()
+    counting(first, out=out)
+    first.configure({"execution.checkpointing.dir": str(tmp_path / "chk1")})
+    first.trigger_savepoint(at_ms=15)
+    ended = first.execute("first", runtime="simulation", seed=1, trace=trace)
+    (savepoint,) = ended.savepoints
+    second = StreamExecutionEnvironment()
+    counting(second, out=out)
+    second.configure(
+        {
+            "execution.checkpointing.dir": str(tmp_path / "chk2"),
+            "execution.state-recovery.path": savepoint,
+        }
+    )
+    resumed = second.execute("second", runtime="simulation", seed=2, trace=trace)
+    assert ended.succeeded and resumed.succeeded
+    assert observe(read_part_files(out)) == failure_free()
+    events = [dict(e) for e in trace.events]
+    report = check_trace(events)
+    assert report.ok and report.jobs == 2, report.violation and report.violation.render()
+    second_job = _index(events, "job_restoring")
+    restored = events[second_job]["checkpoint_id"]
+    retracted = [e for e in events[second_job:] if e["event"] == "sink_output_retracted"]
+    assert {e["task"] for e in retracted} == {"counts#0", "counts#1"}
+    assert all(e["after_checkpoint"] == restored for e in retracted)
+    assert any(e["files"] for e in retracted), "the first job committed after the savepoint"
+    events = [e for i, e in enumerate(events) if i < second_job or e not in retracted]
+    report = check_trace(events)
+    assert report.violation is not None and report.violation.rule == "retract-after-restore"
+    first_commit = next(
+        e for e in events[second_job:] if e["event"] in ("sink_committed", "task_finished")
+    )
+    assert report.violation.event is first_commit
+    assert f"after checkpoint {restored}" in report.violation.message

@@ -13,8 +13,9 @@ from runtime.effects import (
     SinkPreCommit,
     SinkRecover,
     SinkWrite,
+    Traced,
 )
-from runtime.task.sinks import SinkOperator
+from runtime.task.sinks import ANY_WRITER, SinkOperator, restored_lineage
 from tests.runtime.task.helpers import only
 
 
@@ -28,9 +29,9 @@ def collect(*, checkpointing: bool = True) -> SinkOperator:
     )
 
 
-def files(*, checkpointing: bool = True) -> SinkOperator:
+def files(*, checkpointing: bool = True, writer_id: str | None = None) -> SinkOperator:
     descriptor = SinkDescriptor(sink=SinkKind.FILE, path="/tmp/x")
-    return SinkOperator("sink-f", "f", descriptor, checkpointing=checkpointing)
+    return SinkOperator("sink-f", "f", descriptor, checkpointing=checkpointing, writer_id=writer_id)
 
 
 def test_a_collect_sink_precommits_its_buffers_by_reference_and_commits_by_id() -> None:
@@ -77,8 +78,12 @@ def test_an_empty_transaction_is_not_pending_and_an_aborted_one_commits_with_a_l
         SinkWrite,
         SinkPreCommit,
         SinkCommit,
+        Traced,
     ]
-    assert effects[-1] == SinkCommit(sink="sink-f", checkpoint_ids=(2, 3))
+    assert effects[-2] == SinkCommit(sink="sink-f", checkpoint_ids=(2, 3))
+    assert effects[-1] == Traced(
+        event="sink_committed", fields={"sink": "sink-f", "checkpoint_id": 3, "files": 2}
+    )
     assert sink.snapshot_state(4) == {"pending": []}
 
 
@@ -135,3 +140,53 @@ def test_a_print_sink_is_never_transactional_it_flushes_on_snapshots() -> None:
     sink.process_batch([1])
     assert sink.snapshot_state(1) is None
     assert [type(e) for e in sink.take_effects()] == [SinkWrite, SinkPreCommit]
+
+
+# --- the lineage: the committed output a checkpoint stands for ------------------------------------
+
+
+def test_a_file_sink_state_records_its_lineage_from_its_first_transaction_on() -> None:
+    """Per writer, its part files up to a checkpoint: this writer's entry appears with its
+    first transaction and moves with each snapshot."""
+    sink = files(writer_id="w1")
+    assert sink.snapshot_state(1) == {"pending": [], "lineage": []}
+    sink.process_batch(["a"])
+    assert sink.snapshot_state(2) == {"pending": [2], "lineage": [["w1", 2]]}
+    sink.notify_checkpoint_complete(2)
+    assert sink.snapshot_state(3) == {"pending": [], "lineage": [["w1", 3]]}
+
+
+def test_a_restored_file_sink_extends_the_restored_lineage() -> None:
+    sink = files(writer_id="w2")
+    restored = {"pending": [5], "lineage": [["w0", 3], ["w1", 5]]}
+    sink.restore_sink([restored], 5)
+    assert sink.take_effects() == [SinkRecover(sink="sink-f", states=(restored,), checkpoint_id=5)]
+    assert sink.snapshot_state(6) == {"pending": [], "lineage": [["w0", 3], ["w1", 5]]}
+    sink.process_batch(["a"])
+    assert sink.snapshot_state(7)["lineage"] == [["w0", 3], ["w1", 5], ["w2", 7]]
+
+
+def test_the_restored_lineage_of_a_restart_from_scratch_an_older_checkpoint_or_none() -> None:
+    assert restored_lineage([], 0) == []  # a restart with no checkpoint: nothing committed
+    assert restored_lineage([{"pending": [4]}], 4) == [(ANY_WRITER, 4)]  # no lineage recorded
+    assert restored_lineage([], 4) == [(ANY_WRITER, 4)]  # no state: the task had finished
+    assert restored_lineage([{"pending": [], "lineage": [["w", 2]]}], 4) == [("w", 2)]
+
+
+def test_a_file_sink_commit_is_a_traced_fact_also_at_the_end_without_a_final_checkpoint() -> None:
+    sink = files(writer_id="w1")
+    sink.process_batch(["a"])
+    sink.snapshot_state(1)  # never completes
+    sink.process_batch(["b"])
+    sink.close(commit=True, keep_collected=True)
+    effects = sink.take_effects()
+    assert effects[-2:] == [
+        SinkClose(sink="sink-f", finished=True),
+        Traced(
+            event="sink_committed", fields={"sink": "sink-f", "checkpoint_id": None, "files": 2}
+        ),
+    ]
+    cancelled = files(writer_id="w1")
+    cancelled.process_batch(["a"])
+    cancelled.close(commit=False, keep_collected=True)
+    assert cancelled.take_effects()[-1] == SinkClose(sink="sink-f", finished=False)
