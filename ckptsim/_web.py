@@ -60,6 +60,8 @@ REFRESH_S = 0.25
 class _Operation:
     kind: str  # "savepoint" | "checkpoint"
     future: pykka.Future[Any]
+    #: a savepoint's format as asked for (Flink's formatType: CANONICAL or NATIVE)
+    savepoint_format: str = "CANONICAL"
 
 
 class LiveJob:
@@ -92,6 +94,19 @@ class LiveJob:
 
     # views
 
+    def savepoint_formats(self) -> dict[int, str]:
+        """The format of each savepoint asked for in another than the canonical one, by
+        checkpoint id (once it completed)."""
+        formats: dict[int, str] = {}
+        for operation in list(self.operations.values()):
+            if operation.savepoint_format == "CANONICAL":
+                continue
+            with contextlib.suppress(pykka.Timeout):
+                outcome: SnapshotOutcome = operation.future.get(timeout=0)
+                if outcome.checkpoint_id is not None:
+                    formats[outcome.checkpoint_id] = operation.savepoint_format
+        return formats
+
     def finish(self, result: JobResult) -> None:
         view = rest.view_of_result(
             self.job,
@@ -99,6 +114,7 @@ class LiveJob:
             result,
             parallelism=self.parallelism,
             restart_strategy=self.restart_strategy,
+            savepoint_formats=self.savepoint_formats(),
         )
         with self._lock:
             self.result = result
@@ -172,11 +188,12 @@ class LiveJob:
             failure_causes=info["failure_causes"],
             parallelism=self.parallelism,
             restart_strategy=self.restart_strategy,
+            savepoint_formats=self.savepoint_formats(),
         )
 
     # control
 
-    def _check_controllable(self) -> None:
+    def check_controllable(self) -> None:
         if self.result is not None:
             raise rest.RestError(
                 409, f"Job {self.job_id} has already reached the state {self.result.status.value}."
@@ -187,18 +204,37 @@ class LiveJob:
             )
 
     def cancel(self) -> None:
-        self._check_controllable()
+        self.check_controllable()
         with contextlib.suppress(pykka.ActorDeadError):
             self.master.tell(CancelJob())
 
-    def trigger(self, kind: str, directory: str | None) -> str:
+    @property
+    def savepoint_dir(self) -> str | None:
+        """``execution.checkpointing.savepoint-dir``: where a savepoint goes when the request
+        names no directory (None: such a request is refused, as Flink refuses it)."""
+        return self.checkpoint_config.savepoint_dir
+
+    def trigger(
+        self,
+        kind: str,
+        directory: str | None,
+        *,
+        savepoint_format: str = "CANONICAL",
+        trigger_id: str | None = None,
+    ) -> str:
         """Start a savepoint (``savepoint``, ``stop``) or checkpoint (``checkpoint``,
-        ``full_checkpoint``); returns the trigger id for its status."""
-        self._check_controllable()
-        future: pykka.Future[Any] = pykka.ThreadingFuture()
-        trigger_id = uuid.uuid4().hex
+        ``full_checkpoint``); returns the trigger id for its status. A ``trigger_id`` the
+        client chose (Flink's ``triggerId``) that is known already names the same operation:
+        nothing is triggered again."""
+        self.check_controllable()
         group = "checkpoint" if kind.endswith("checkpoint") else "savepoint"
-        self.operations[trigger_id] = _Operation(group, future)
+        if trigger_id is not None:
+            known = self.operations.get(trigger_id)
+            if known is not None and known.kind == group:
+                return trigger_id
+        future: pykka.Future[Any] = pykka.ThreadingFuture()
+        trigger_id = trigger_id or uuid.uuid4().hex
+        self.operations[trigger_id] = _Operation(group, future, savepoint_format)
         try:
             self.master.tell(SnapshotRequest(kind=kind, directory=directory, reply=future))
         except pykka.ActorDeadError:
@@ -469,6 +505,8 @@ class FlinkDashboard:
         return data, kind
 
 
+#: Flink's REST API version: every REST path is served under it as well (``/v1/jobs/overview``)
+VERSION_PREFIX = "/v1"
 #: connections the kernel queues while the server thread accepts (the stdlib's 5 drops bursts)
 LISTEN_BACKLOG = 1024
 #: how long one request may take to arrive, head and body together, however its bytes trickle
@@ -717,6 +755,8 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     reader: _Reader
     request_body = b""
+    #: the request's path began with /v1 (``_request``)
+    versioned = False
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http_request", line=format % args)
@@ -756,6 +796,7 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server_state
         self.reader.arm(state.read_timeout_s)
         self.request_body = b""
+        self.versioned = False
         self.command, self.request_version, self.requestline = "", "HTTP/1.1", ""
         try:
             try:
@@ -883,9 +924,23 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(error.status, error.body())
 
     def _request(self) -> tuple[str, dict[str, str]]:
+        """The path (without the ``/v1`` of a versioned REST path: Flink's REST server serves
+        every path under ``/v1/`` as well, and Flink's own client asks there) and the query."""
         parts = urlsplit(self.path)
         path = parts.path.rstrip("/") or "/"
+        self.versioned = path == VERSION_PREFIX or path.startswith(VERSION_PREFIX + "/")
+        if self.versioned:
+            path = path[len(VERSION_PREFIX) :] or "/"
         return path, dict(parse_qsl(parts.query))
+
+    def _shown(self, path: str) -> str:
+        """``path`` as the client asked for it (with its ``/v1``), for error messages."""
+        if not self.versioned:
+            return path
+        return VERSION_PREFIX + (path if path != "/" else "")
+
+    def _not_found(self, path: str) -> rest.RestError:
+        return rest.not_found(self._shown(path))
 
     def _body(self, message: str) -> dict[str, Any]:
         raw = self.request_body
@@ -919,7 +974,7 @@ class _Handler(BaseHTTPRequestHandler):
             "POST": self._post,
             "OPTIONS": self._options,
         }
-        handler = handlers.get(self.command, lambda path, query: self._error(rest.not_found(path)))
+        handler = handlers.get(self.command, lambda path, query: self._error(self._not_found(path)))
         try:
             path, query = self._request()
             handler(path, query)
@@ -951,6 +1006,9 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server_state
         registry = state.registry
         page_root = "/ckptsim" if state.dashboard is not None else ""
+        if self.versioned:  # the REST API only: no page, no dashboard file under /v1
+            self._rest_get(path, query)
+            return
         if path == "/ckptsim/static/plotly.min.js":
             self._send(200, plotly_js(), "application/javascript; charset=UTF-8")
             return
@@ -965,6 +1023,13 @@ class _Handler(BaseHTTPRequestHandler):
         if path in (page_root or "/", "/ckptsim", "/ckptsim/index.html"):
             self._static("index.html")
             return
+        self._rest_get(path, query)
+
+    def _rest_get(self, path: str, query: dict[str, str]) -> None:
+        """A GET of the REST API; a path it does not know is a file of Flink's dashboard (with
+        --flink-dashboard), else Flink's 404."""
+        state = self.server_state
+        registry = state.registry
         operation = _operation_path(path)
         if operation is not None:
             job_id, group, trigger_id = operation
@@ -973,13 +1038,18 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = registry.get(path, query)
         except rest.RestError as error:
-            if error.status == 404 and state.dashboard is not None:
+            if error.status != 404:
+                raise
+            if state.dashboard is not None and not self.versioned:
                 found = state.dashboard.read(path)
                 if found is not None:
                     self._send(200, *found)
                     return
-            if error.status == 404 and not path.startswith("/jobs"):
-                raise rest.RestError(404, f"Unable to load requested file {path}.") from None
+            if not path.startswith("/jobs"):
+                shown = self._shown(path)
+                raise rest.RestError(404, f"Unable to load requested file {shown}.") from None
+            if error.message == rest.not_found(path).message:
+                raise self._not_found(path) from None
             raise
         self._json(200, body)
 
@@ -993,7 +1063,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _patch(self, path: str, query: dict[str, str]) -> None:
         parts = path.split("/")
         if len(parts) != 3 or parts[1] != "jobs" or parts[2] == "overview":
-            raise rest.not_found(path)
+            raise self._not_found(path)
         mode = query.get("mode", "cancel")
         if mode not in ("cancel", "stop"):
             raise rest.bad_parameter("query", "mode", mode)
@@ -1004,34 +1074,54 @@ class _Handler(BaseHTTPRequestHandler):
     def _post(self, path: str, query: dict[str, str]) -> None:
         parts = path.split("/")
         if len(parts) != 4 or parts[1] != "jobs":
-            raise rest.not_found(path)
+            raise self._not_found(path)
         suffix = "/" + parts[3]
         kinds = dict(_JOB_CONTROL)
         if suffix not in kinds:
-            raise rest.not_found(path)
+            raise self._not_found(path)
         rest.parse_job_id(parts[2])
         kind = kinds[suffix]
-        if kind == "savepoint":
-            body = self._body("Request did not match expected format SavepointTriggerRequestBody.")
-            directory = body.get("target-directory")
+        savepoint_format = "CANONICAL"
+        if kind in ("savepoint", "stop"):
+            # Flink's SavepointTriggerRequestBody / StopWithSavepointRequestBody, as Flink's
+            # CLI sends them: {"target-directory"|"targetDirectory", "cancel-job"|"drain",
+            # "formatType", "triggerId"}
+            what = (
+                "SavepointTriggerRequestBody"
+                if kind == "savepoint"
+                else ("StopWithSavepointRequestBody")
+            )
+            key = "target-directory" if kind == "savepoint" else "targetDirectory"
+            flag = "cancel-job" if kind == "savepoint" else "drain"
+            body = self._body(f"Request did not match expected format {what}.")
+            directory = body.get(key)
+            savepoint_format = body.get("formatType") or "CANONICAL"
+            malformed = (
+                not isinstance(body.get(flag, False) or False, bool)
+                or savepoint_format not in rest.SAVEPOINT_FORMATS
+                or not isinstance(body.get("triggerId") or "", str)
+            )
+            if malformed:
+                raise rest.RestError(
+                    400, f"{rest._REST_EXCEPTION}: Request did not match expected format {what}."
+                )
             if body.get("cancel-job"):
                 raise rest.RestError(
                     400,
                     f"{rest._REST_EXCEPTION}: cancel-job is not supported by ckptsim: "
                     "use POST /jobs/:jobid/stop (stop-with-savepoint).",
                 )
-        elif kind == "stop":
-            body = self._body("Request did not match expected format StopWithSavepointRequestBody.")
-            directory = body.get("targetDirectory")
-            if not isinstance(body.get("drain", False), bool):
+            if body.get("drain"):
                 raise rest.RestError(
                     400,
-                    f"{rest._REST_EXCEPTION}: Request did not match expected format "
-                    "StopWithSavepointRequestBody.",
+                    f"{rest._REST_EXCEPTION}: drain is not supported by ckptsim: its "
+                    "stop-with-savepoint suspends the job (the sources do not advance to the end "
+                    "of event time first); stop without drain.",
                 )
         else:
             body = self._body("Request did not match expected format CheckpointTriggerRequestBody.")
             directory = None
+            key = ""
             checkpoint_type = str(body.get("checkpointType", "CONFIGURED")).upper()
             if checkpoint_type not in ("CONFIGURED", "FULL", "INCREMENTAL"):
                 raise rest.RestError(
@@ -1043,10 +1133,28 @@ class _Handler(BaseHTTPRequestHandler):
         if directory is not None and not isinstance(directory, str):
             raise rest.RestError(400, f"{rest._REST_EXCEPTION}: the target directory is a path")
         if isinstance(directory, str):
-            directory = directory.removeprefix("file://").removeprefix("file:")
+            directory = local_path(directory)
         job = self.server_state.registry.job(parts[2])  # the body first, as Flink's handlers
-        trigger_id = job.trigger(kind, directory)
+        job.check_controllable()
+        if kind in ("savepoint", "stop") and not directory and not job.savepoint_dir:
+            raise rest.RestError(
+                400,
+                f"{rest._REST_EXCEPTION}: Config key [execution.checkpointing.savepoint-dir] is "
+                f"not set. Property [{key}] must be provided.",
+            )
+        requested = body.get("triggerId") or None
+        trigger_id = job.trigger(
+            kind, directory or None, savepoint_format=savepoint_format, trigger_id=requested
+        )
         self._json(202, rest.trigger_body(trigger_id))
+
+
+def local_path(path: str) -> str:
+    """A path as Flink's clients write it (``file:///tmp/sp``, ``file:/tmp/sp``) or a plain
+    one, as a local path."""
+    if path.startswith("file://"):
+        return path[len("file://") :] or "/"
+    return path.removeprefix("file:")
 
 
 def _operation_path(path: str) -> tuple[str, str, str] | None:

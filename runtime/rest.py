@@ -78,6 +78,8 @@ SHIP_STRATEGIES = {
     Partitioner.BROADCAST: "BROADCAST",
     Partitioner.SHUFFLE: "SHUFFLE",
 }
+#: Flink's savepoint formats (``formatType`` of a savepoint or stop-with-savepoint request)
+SAVEPOINT_FORMATS = ("CANONICAL", "NATIVE")
 #: Flink's back-pressure levels: ratio <= 0.10 ok, <= 0.5 low, above high
 BACKPRESSURE_LOW, BACKPRESSURE_HIGH = 0.10, 0.5
 
@@ -140,6 +142,8 @@ class JobView:
     parallelism: int = 1
     restart_strategy: str = ""
     user_config: Mapping[str, str] = field(default_factory=dict)
+    #: checkpoint id -> the format of a savepoint taken in another than the canonical one
+    savepoint_formats: Mapping[int, str] = field(default_factory=dict)
 
     @property
     def is_terminal(self) -> bool:
@@ -208,6 +212,7 @@ def job_view(
     failure_causes: Sequence[TaskFailure | None] = (),
     parallelism: int = 1,
     restart_strategy: str = "",
+    savepoint_formats: Mapping[int, str] | None = None,
 ) -> JobView:
     """Put a job's pieces (its graph, the JobMaster's and coordinator's state) together.
     ``task_states`` and ``task_metrics`` are keyed by ``str(TaskId)``."""
@@ -252,6 +257,7 @@ def job_view(
         exceptions=exceptions_from(failures, status_history, job, ids, failure_causes),
         parallelism=parallelism,
         restart_strategy=restart_strategy,
+        savepoint_formats=dict(savepoint_formats or {}),
     )
 
 
@@ -341,6 +347,8 @@ def _flink_stats(body: Any, view: JobView) -> Any:
             out[key] = {_hex(view, k): _flink_stats(v, view) for k, v in value.items()}
         else:
             out[key] = _flink_stats(value, view)
+    if out.get("savepointFormat") and out.get("id") in view.savepoint_formats:
+        out["savepointFormat"] = view.savepoint_formats[out["id"]]
     return out
 
 
@@ -1195,6 +1203,7 @@ def view_of_result(
     *,
     parallelism: int = 1,
     restart_strategy: str = "",
+    savepoint_formats: Mapping[int, str] | None = None,
 ) -> JobView:
     """The view of a job that ended, from its ``JobResult``."""
     fallback = "FINISHED" if result.status.value == "FINISHED" else "CANCELED"
@@ -1221,4 +1230,5 @@ def view_of_result(
         failure_causes=result.failure_causes,
         parallelism=parallelism,
         restart_strategy=restart_strategy,
+        savepoint_formats=savepoint_formats,
     )
