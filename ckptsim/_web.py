@@ -40,7 +40,7 @@ import pykka
 from actors.logs import get_logger
 from actors.protocol import CancelJob, QueryJob, SnapshotOutcome, SnapshotRequest
 from runtime import rest
-from runtime.config import CheckpointConfig, Configuration
+from runtime.config import CheckpointConfig, Configuration, local_path
 from runtime.graph import JobGraph
 from runtime.job import JobResult
 from runtime.timeline import build_timeline
@@ -280,7 +280,10 @@ def load_archives(paths: Iterable[str]) -> list[ArchivedJob]:
     directory is followed only when it stays inside that directory."""
     jobs: list[ArchivedJob] = []
     for raw in paths:
-        path = Path(raw)
+        try:
+            path = Path(local_path(raw))  # a file: URI is a path as well
+        except ValueError:
+            raise FileNotFoundError(raw) from None
         if path.is_dir():
             for file in _files_inside(path):
                 if file.name == "application-summary":
@@ -1133,7 +1136,10 @@ class _Handler(BaseHTTPRequestHandler):
         if directory is not None and not isinstance(directory, str):
             raise rest.RestError(400, f"{rest._REST_EXCEPTION}: the target directory is a path")
         if isinstance(directory, str):
-            directory = local_path(directory)
+            try:
+                directory = local_path(directory)
+            except ValueError as error:
+                raise rest.RestError(400, f"{rest._REST_EXCEPTION}: {error}") from None
         job = self.server_state.registry.job(parts[2])  # the body first, as Flink's handlers
         job.check_controllable()
         if kind in ("savepoint", "stop") and not directory and not job.savepoint_dir:
@@ -1147,14 +1153,6 @@ class _Handler(BaseHTTPRequestHandler):
             kind, directory or None, savepoint_format=savepoint_format, trigger_id=requested
         )
         self._json(202, rest.trigger_body(trigger_id))
-
-
-def local_path(path: str) -> str:
-    """A path as Flink's clients write it (``file:///tmp/sp``, ``file:/tmp/sp``) or a plain
-    one, as a local path."""
-    if path.startswith("file://"):
-        return path[len("file://") :] or "/"
-    return path.removeprefix("file:")
 
 
 def _operation_path(path: str) -> tuple[str, str, str] | None:

@@ -126,3 +126,22 @@ def archive_bodies(finished: tuple[JobRegistry, rest.JobView, JobResult]) -> dic
 def server(finished: tuple[JobRegistry, rest.JobView, JobResult]) -> Iterator[WebServer]:
     with WebServer(finished[0], host="localhost", port=0) as running:
         yield running
+
+
+@pytest.fixture
+def live() -> Iterator[tuple[Any, WebServer]]:
+    """A live keyed sum on threads (``test_http.Live``), held open by its rate-limited source,
+    and a server of it; cancelled at the end if it still runs."""
+    from tests.rest.test_http import BOUND_S, Live, http, until  # noqa: PLC0415
+
+    registry = JobRegistry()
+    with WebServer(registry, host="localhost", port=0) as server:
+        job = Live(registry)
+        until(
+            lambda: http(server, "GET", f"/jobs/{job.job_id}")[1]["state"] == "RUNNING",
+            "RUNNING",
+        )
+        yield job, server
+        if job.thread.is_alive():
+            http(server, "PATCH", f"/jobs/{job.job_id}?mode=cancel")
+        job.thread.join(BOUND_S)

@@ -15,17 +15,16 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Iterator
 from http.client import HTTPConnection
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ckptsim._web import JobRegistry, WebServer
+from ckptsim._web import WebServer
 from runtime import rest
 from tests.rest.conftest import FLINK, NO_FLINK, cli_lines, flink_cli_output, flink_home
-from tests.rest.test_http import BOUND_S, Live, _operation, http, until
+from tests.rest.test_http import BOUND_S, Live, _operation, http
 
 #: the job id in the captured requests
 CAPTURED_JOBS = re.compile(r"8640186809b78ce47a954203737826a3|3037769ab9f5180b447cd63e6c60b4a8")
@@ -99,21 +98,6 @@ def test_the_requests_flinks_cli_sends_pass_the_security_rules(
 
 
 # --- the bodies Flink's CLI sends ------------------------------------------------------------
-
-
-@pytest.fixture
-def live() -> Iterator[tuple[Live, WebServer]]:
-    registry = JobRegistry()
-    with WebServer(registry, host="localhost", port=0) as server:
-        job = Live(registry)
-        until(
-            lambda: http(server, "GET", f"/jobs/{job.job_id}")[1]["state"] == "RUNNING",
-            "RUNNING",
-        )
-        yield job, server
-        if job.thread.is_alive():
-            http(server, "PATCH", f"/jobs/{job.job_id}?mode=cancel")
-        job.thread.join(BOUND_S)
 
 
 def _flink_error(name: str) -> str:
