@@ -5,9 +5,12 @@ Flink's HistoryServer and ``ckptsim serve`` read."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
+import platform
 import sys
+import threading
 from pathlib import Path
 
 from actors.logs import get_logger
@@ -17,6 +20,48 @@ from runtime.graph import JobGraph
 from runtime.job import JobResult
 
 log = get_logger(__name__)
+
+
+def describe_process() -> rest.ProcessView:
+    """This process as Flink shows a JobManager's and TaskManager's JVM: the interpreter, its
+    command line and module search path, the machine's processors and memory, the process's
+    resident memory, threads and garbage collections."""
+    page = _sysconf("SC_PAGE_SIZE")
+    resident = 0
+    with (
+        contextlib.suppress(OSError, ValueError, IndexError),
+        open("/proc/self/statm", encoding="ascii") as statm,
+    ):
+        resident = int(statm.read().split()[1]) * page
+    peak = 0
+    with contextlib.suppress(ImportError):  # not on Windows
+        import resource  # noqa: PLC0415
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        peak *= 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB elsewhere
+    return rest.ProcessView(
+        version=f"{platform.python_implementation()} {platform.python_version()}",
+        arch=platform.machine(),
+        options=tuple(sys.orig_argv),
+        classpath=tuple(p for p in sys.path if p),
+        cpu_cores=os.cpu_count() or 1,
+        physical_memory=_sysconf("SC_PHYS_PAGES") * page,
+        free_memory=_sysconf("SC_AVPHYS_PAGES") * page,
+        memory_used=resident or peak,
+        memory_max=peak,
+        threads=threading.active_count(),
+        gc=tuple(
+            (f"generation {n}", int(g.get("collections", 0)), int(g.get("collected", 0)))
+            for n, g in enumerate(gc.get_stats())
+        ),
+    )
+
+
+def _sysconf(name: str) -> int:
+    try:
+        return max(int(os.sysconf(name)), 0)
+    except (AttributeError, OSError, ValueError):  # not on this platform
+        return 0
 
 
 def write_archive(view: rest.JobView, target: str | Path) -> Path:
@@ -91,6 +136,8 @@ def archive_job(
         result,
         parallelism=int(conf["parallelism.default"]),
         restart_strategy=restart_strategy,
+        configuration=rest.configuration_items(conf),
+        process=describe_process(),
     )
     try:
         path = write_archive_dir(view, directory)

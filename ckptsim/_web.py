@@ -24,8 +24,10 @@ import mimetypes
 import os
 import re
 import socket
+import sys
 import threading
 import time
+import traceback
 import uuid
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,6 +39,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pykka
 
+from actors.archive import describe_process
 from actors.logs import get_logger
 from actors.protocol import CancelJob, QueryJob, SnapshotOutcome, SnapshotRequest
 from runtime import rest
@@ -80,6 +83,7 @@ class LiveJob:
         self.job = job
         self.job_id = job_id
         self.checkpoint_config = CheckpointConfig.from_configuration(conf)
+        self.configuration = rest.configuration_items(conf)
         self.parallelism = int(conf["parallelism.default"])
         self.restart_strategy = restart_strategy
         self.master = master
@@ -115,6 +119,8 @@ class LiveJob:
             parallelism=self.parallelism,
             restart_strategy=self.restart_strategy,
             savepoint_formats=self.savepoint_formats(),
+            configuration=self.configuration,
+            process=describe_process(),
         )
         with self._lock:
             self.result = result
@@ -150,6 +156,8 @@ class LiveJob:
             details={},
             parallelism=self.parallelism,
             restart_strategy=self.restart_strategy,
+            configuration=self.configuration,
+            process=describe_process(),
         )
 
     def _gather(self) -> rest.JobView | None:
@@ -189,6 +197,8 @@ class LiveJob:
             parallelism=self.parallelism,
             restart_strategy=self.restart_strategy,
             savepoint_formats=self.savepoint_formats(),
+            configuration=self.configuration,
+            process=describe_process(),
         )
 
     # control
@@ -272,6 +282,40 @@ class ArchivedJob:
 
     def body(self, path: str) -> rest.Body | None:
         return self.bodies.get(path)
+
+    def application_bodies(self) -> dict[str, rest.Body]:
+        """The application's paths of an archive written without them (one application per
+        job, as Flink's ``SingleJobApplication``)."""
+        app = f"/applications/{self.job_id}"
+        job = self.bodies.get(f"/jobs/{self.job_id}")
+        timestamps = job.get("timestamps", {}) if isinstance(job, dict) else {}
+        return {
+            app: {
+                "id": self.job_id,
+                "name": f"SingleJobApplication({self.overview.get('name', '')})",
+                "status": rest.application_status(self.overview.get("state", "")),
+                "start-time": self.overview.get("start-time", -1),
+                "end-time": self.overview.get("end-time", -1),
+                "duration": self.overview.get("duration", -1),
+                "timestamps": {
+                    s: timestamps.get(s, 0)
+                    for s in (
+                        "CREATED",
+                        "FAILING",
+                        "FAILED",
+                        "RUNNING",
+                        "CANCELED",
+                        "CANCELING",
+                        "FINISHED",
+                    )
+                },
+                "jobs": [self.overview],
+            },
+            f"{app}/exceptions": {"exceptionHistory": {"entries": []}},
+            f"{app}/jobmanager/config": self.bodies.get(
+                f"/jobs/{self.job_id}/jobmanager/config", []
+            ),
+        }
 
 
 def load_archives(paths: Iterable[str]) -> list[ArchivedJob]:
@@ -396,6 +440,9 @@ class JobRegistry:
             statuses = [{"id": v.job_id, "status": v.status} for v in views.values()]
             statuses += [{"id": a["jid"], "status": a["state"]} for a in archived_jobs]
             return {"jobs": statuses}
+        cluster = self._cluster_body(path, query, list(views.values()))
+        if cluster is not None:
+            return cluster
         archived = self._archived_body(path)
         if archived is not None:
             return archived
@@ -403,6 +450,67 @@ class JobRegistry:
         if routed is not None:
             return routed[1]
         raise rest.not_found(path)
+
+    def _cluster_body(
+        self, path: str, query: Mapping[str, str], views: Sequence[rest.JobView]
+    ) -> rest.Body | None:
+        """The task managers (one per job run in this process, as Flink's MiniCluster), the job
+        manager (this process), and the applications (one per job); None: not such a path."""
+        parts = path.split("/")[1:]
+        if parts[0] == "taskmanagers":
+            if len(parts) == 1:
+                return rest.taskmanagers_body(views)
+            index, view = self._taskmanager(parts[1], views)
+            what = "/".join(parts[2:])
+            bodies: dict[str, Callable[[], rest.Body]] = {
+                "": lambda: rest.taskmanager_body(view, index),
+                "metrics": lambda: rest.metrics_body(rest.process_metrics(view.process), query),
+                "logs": rest.logs_body,
+                "thread-dump": lambda: rest.thread_dump_body(thread_dump()),
+            }
+            if what in bodies:
+                return bodies[what]()
+            return None
+        if parts[0] == "jobmanager" and len(parts) == 2:
+            latest = views[-1] if views else None
+            process = latest.process if latest is not None else describe_process()
+            jobmanager: dict[str, Callable[[], rest.Body]] = {
+                "config": lambda: rest.configuration_body(
+                    latest.configuration if latest is not None else ()
+                ),
+                "environment": lambda: rest.environment_body(process),
+                "metrics": lambda: rest.metrics_body(
+                    rest.jobmanager_metrics(views, describe_process()), query
+                ),
+                "logs": rest.logs_body,
+                "thread-dump": lambda: rest.thread_dump_body(thread_dump()),
+            }
+            return jobmanager[parts[1]]() if parts[1] in jobmanager else None
+        if parts[0] == "applications" and len(parts) >= 2 and parts[1] != "overview":
+            app = f"/applications/{parts[1]}"
+            live = {v.job_id: v for v in views}.get(parts[1])
+            if live is not None:
+                return dict(rest.application_archive(live)).get(path)
+            job = self.archived.get(parts[1])
+            if job is None:
+                raise rest.RestError(404, f"{rest._NOT_FOUND}: Application {parts[1]} not found")
+            body = job.body(path) or job.application_bodies().get(path)
+            if body is None and not path.startswith(app + "/"):
+                return None
+            return body
+        return None
+
+    @staticmethod
+    def _taskmanager(
+        taskmanager_id: str, views: Sequence[rest.JobView]
+    ) -> tuple[int, rest.JobView]:
+        for index, view in enumerate(views):
+            if view.taskmanager_id == taskmanager_id:
+                return index, view
+        raise rest.RestError(
+            404,
+            f"{rest._REST_EXCEPTION}: Could not find TaskExecutor {taskmanager_id}.",
+        )
 
     def _archived_body(self, path: str) -> rest.Body | None:
         parts = path.split("/")
@@ -1033,6 +1141,23 @@ class _Handler(BaseHTTPRequestHandler):
         --flink-dashboard), else Flink's 404."""
         state = self.server_state
         registry = state.registry
+        parts = path.split("/")[1:]
+        if parts[-1] in ("log", "stdout") and (
+            (parts[:1] == ["jobmanager"] and len(parts) == 2)
+            or (parts[:1] == ["taskmanagers"] and len(parts) == 3)
+        ):  # ckptsim logs to its own streams: no log file to show
+            if parts[0] == "taskmanagers":
+                registry._taskmanager(parts[1], [j.view() for j in registry.live.values()])
+            self._send(200, b"", "text/plain; charset=UTF-8")
+            return
+        if parts[-1] == "log-url" and parts[0] == "jobs" and len(parts) in (4, 5):
+            job = registry.job(parts[1])  # a job run in this process (no pattern: not archived)
+            where = "job-manager/logs" if len(parts) == 4 else f"task-manager/{parts[3]}/logs"
+            if len(parts) == 5 and parts[3] != job.view().taskmanager_id:
+                raise self._not_found(path)
+            host = self.headers.get("Host") or f"{state.host}:{state.port}"
+            self._json(200, {"url": f"http://{host}/#/{where}"})
+            return
         operation = _operation_path(path)
         if operation is not None:
             job_id, group, trigger_id = operation
@@ -1164,6 +1289,23 @@ def _operation_path(path: str) -> tuple[str, str, str] | None:
         group = "savepoint" if parts[3] == "savepoints" else "checkpoint"
         return parts[2], group, parts[4]
     return None
+
+
+def thread_dump() -> list[tuple[str, str]]:
+    """Every thread of this process with its stack, as Flink's thread dump lists a JVM's."""
+    frames = sys._current_frames()
+    out = []
+    for thread in threading.enumerate():
+        frame = frames.get(thread.ident or -1)
+        state = "RUNNABLE" if thread.is_alive() else "TERMINATED"
+        head = f'"{thread.name}" Id={thread.ident} {state}{" (daemon)" if thread.daemon else ""}\n'
+        stack = (
+            "".join(f"\tat {line.strip()}\n" for line in traceback.format_stack(frame)[::-1])
+            if frame
+            else ""
+        )
+        out.append((thread.name, head + stack + "\n"))
+    return out
 
 
 def serve_until_interrupted(server: WebServer, wait: Callable[[], None] | None = None) -> None:
