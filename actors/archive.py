@@ -64,9 +64,11 @@ def _sysconf(name: str) -> int:
         return 0
 
 
-def write_archive(view: rest.JobView, target: str | Path) -> Path:
-    """Write a job's archive to ``target`` (a file; ``-`` is standard output)."""
-    text = json.dumps(rest.archive_document(view), separators=(",", ":"))
+def write_archive(view: rest.JobView, target: str | Path, *, application: bool = True) -> Path:
+    """Write a job's archive to ``target`` (a file; ``-`` is standard output); with
+    ``application`` it holds the paths of the job's application as well (a plain archive:
+    Flink's HistoryServer and ``ckptsim serve`` show the job under its application)."""
+    text = json.dumps(rest.archive_document(view, application=application), separators=(",", ":"))
     if str(target) == "-":
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
@@ -100,21 +102,9 @@ def write_archive_dir(view: rest.JobView, directory: str | Path) -> Path:
     root = Path(str(directory).removeprefix("file://").removeprefix("file:"))
     app = root / CLUSTER_ID / "applications" / view.job_id
     (app / "jobs").mkdir(parents=True, exist_ok=True)
-    path = write_archive(view, app / "jobs" / view.job_id)
-    overview = rest.jobs_overview_body([view])
-    summary = {
-        "archive": [
-            {
-                "path": "/applications/overview",
-                "json": json.dumps(rest.applications_overview_body(overview["jobs"])),
-            },
-            {
-                "path": f"/applications/{view.job_id}",
-                "json": json.dumps(rest.application_body(view)),
-            },
-        ]
-    }
-    write_atomically(app / "application-summary", json.dumps(summary))
+    path = write_archive(view, app / "jobs" / view.job_id, application=False)
+    summary = rest.archive_file(rest.application_archive(view))
+    write_atomically(app / "application-summary", json.dumps(summary, separators=(",", ":")))
     return path
 
 

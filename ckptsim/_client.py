@@ -35,6 +35,11 @@ class UsageError(Exception):
     """Bad input on the command line (exit status 2)."""
 
 
+def _stats_directory(path: str) -> bool:
+    """``--stats DIR``: a directory that exists, or a path ending in a separator."""
+    return path.endswith(("/", os.sep)) or Path(path).is_dir()
+
+
 def _writable(path: str) -> bool:
     target = Path(path)
     if target.exists():
@@ -77,7 +82,9 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
         "--stats",
         metavar="FILE",
         help="write the job's archive, Flink's format (the HistoryServer's; ckptsim serve "
-        "reads it): every REST body of the job; '-' writes it to standard output",
+        "reads it): every REST body of the job; '-' writes it to standard output; a directory "
+        "(one that exists, or a path ending in /) gets Flink 2.3's layout of "
+        "jobmanager.archive.fs.dir, an application per job, for Flink's HistoryServer",
     )
     run.add_argument(
         "--web",
@@ -122,7 +129,15 @@ class RunOutputs:
                 args.timeline = local_path(args.timeline)
         except ValueError as error:
             raise UsageError(str(error)) from None
-        if args.stats and args.stats != "-" and not _writable(args.stats):
+        if args.stats and args.stats != "-" and _stats_directory(args.stats):
+            try:
+                Path(args.stats).mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                why = _why(error)
+                raise UsageError(f"cannot write the stats directory {args.stats}: {why}") from None
+            if not os.access(args.stats, os.W_OK):
+                raise UsageError(f"cannot write the stats directory {args.stats}")
+        elif args.stats and args.stats != "-" and not _writable(args.stats):
             raise UsageError(f"cannot write the stats file {args.stats}")
         if args.timeline:
             from ckptsim._timeline_plot import FORMATS  # noqa: PLC0415
@@ -164,12 +179,16 @@ class RunOutputs:
         views = self.registry.finished_views()
         if not views:
             return []
-        from actors.archive import write_archive  # noqa: PLC0415
+        from actors.archive import write_archive, write_archive_dir  # noqa: PLC0415
 
         problems = []
         if self.args.stats:
             try:
-                write_archive(views[-1], self.args.stats)
+                if self.args.stats != "-" and _stats_directory(self.args.stats):
+                    for view in views:  # an application per job, as Flink 2.3 archives them
+                        write_archive_dir(view, self.args.stats)
+                else:
+                    write_archive(views[-1], self.args.stats)
             except OSError as error:
                 problems.append(f"cannot write the stats file {self.args.stats}: {_why(error)}")
         if self.args.timeline:

@@ -1681,28 +1681,14 @@ def route_job(
 
 
 def subtask_metrics_body(view: JobView, vertex: VertexView, names: str) -> list[JsonDict]:
-    """``GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics?get=...``: the few metrics
-    Flink's dashboard asks for (per second rates over the run so far), aggregated over the
-    subtasks."""
+    """``GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics?get=...``: metrics aggregated
+    over the subtasks (rates per second over the run so far); without ``get``, none."""
     values: dict[str, list[float]] = {}
     for s in vertex.subtasks:
-        _start, _, duration = _subtask_times(view, s)
-        seconds = duration / 1000 if duration > 0 else 0.0
-        bp, idle, busy = backpressure_ratio(view, s)
-        records = float(s.metrics.get("records_in", 0)) if vertex.inputs else 0.0
-        per_second = {
-            "backPressuredTimeMsPerSecond": bp * 1000,
-            "idleTimeMsPerSecond": idle * 1000,
-            "busyTimeMsPerSecond": busy * 1000,
-            "numRecordsInPerSecond": records / seconds if seconds else 0.0,
-            "numRecordsOutPerSecond": float(s.metrics.get("records_out", 0)) / seconds
-            if seconds
-            else 0.0,
-        }
-        for name, value in per_second.items():
+        for name, value in _subtask_rates(view, vertex, s).items():
             values.setdefault(name, []).append(value)
     out = []
-    for name in [n for n in names.split(",") if n]:
+    for name in dict.fromkeys(n for n in names.split(",") if n):
         if name not in values:
             continue
         vs = values[name]
@@ -1720,11 +1706,42 @@ def subtask_metrics_body(view: JobView, vertex: VertexView, names: str) -> list[
     return out
 
 
-def archive(view: JobView) -> list[tuple[str, Body]]:
+#: the metrics of a subtask (``_subtask_rates``), by name
+SUBTASK_METRICS = (
+    "numRecordsIn",
+    "numRecordsOut",
+    "numBytesIn",
+    "numBytesOut",
+    "numRecordsInPerSecond",
+    "numRecordsOutPerSecond",
+    "numBytesOutPerSecond",
+    "backPressuredTimeMsPerSecond",
+    "idleTimeMsPerSecond",
+    "busyTimeMsPerSecond",
+    "accumulateBackPressuredTimeMs",
+    "accumulateIdleTimeMs",
+    "accumulateBusyTimeMs",
+)
+
+
+def archived_metrics(view: JobView, vertex: VertexView) -> list[tuple[str, str, Body]]:
+    """A vertex's metric paths for an archive, each with every metric it has (Flink's
+    HistoryServer serves a file whatever the query, and the dashboard picks the metrics it
+    asked for by id): (path suffix, the query that gives the same body live, body)."""
+    names = ",".join(vertex_metrics(view, vertex))
+    aggregated = ",".join(SUBTASK_METRICS)
+    return [
+        ("/metrics", names, metrics_body(vertex_metrics(view, vertex), {"get": names})),
+        ("/subtasks/metrics", aggregated, subtask_metrics_body(view, vertex, aggregated)),
+    ]
+
+
+def archive(view: JobView, *, application: bool = True) -> list[tuple[str, Body]]:
     """Every path of the job with its body: what Flink 2.3's JobManager archives for its
     HistoryServer, and every other path its dashboard asks for a finished job (a vertex's
-    back-pressure, accumulators and subtasks, its watermarks; the application's paths, which
-    Flink writes into the application's summary beside the job's archive)."""
+    back-pressure, accumulators and subtasks, its watermarks); with ``application`` the
+    application's paths too (Flink writes those into the application's summary beside the
+    job's archive: ``application_archive``)."""
     base = f"/jobs/{view.job_id}"
     entries: list[tuple[str, Body]] = [
         ("/jobs/overview", jobs_overview_body([view])),
@@ -1758,6 +1775,7 @@ def archive(view: JobView) -> list[tuple[str, Body]]:
             (f"{v}/subtasks/accumulators", subtasks_accumulators_body(vertex)),
             (f"{v}/watermarks", []),
         ]
+        entries += [(v + suffix, body) for suffix, _, body in archived_metrics(view, vertex)]
         for s in vertex.subtasks:
             attempt = f"{v}/subtasks/{s.index}/attempts/{s.attempt}"
             entries += [
@@ -1765,7 +1783,8 @@ def archive(view: JobView) -> list[tuple[str, Body]]:
                 (attempt, subtask_body(view, vertex, s)),
                 (f"{attempt}/accumulators", attempt_accumulators_body(view, vertex, s)),
             ]
-    entries += application_archive(view)
+    if application:
+        entries += application_archive(view)
     return entries
 
 
@@ -1776,8 +1795,8 @@ def application_archive(view: JobView) -> list[tuple[str, Body]]:
     return [
         ("/applications/overview", applications_overview_body([job_overview_entry(view)])),
         (app, application_body(view)),
-        (f"{app}/exceptions", application_exceptions_body(view)),
         (f"{app}/jobmanager/config", configuration_body(view.configuration)),
+        (f"{app}/exceptions", application_exceptions_body(view)),
     ]
 
 
@@ -1787,12 +1806,18 @@ def application_exceptions_body(view: JobView) -> JsonDict:
     return {"exceptionHistory": {"entries": []}}
 
 
-def archive_document(view: JobView) -> JsonDict:
+def archive_document(view: JobView, *, application: bool = True) -> JsonDict:
     """Flink's job-archive file: ``{"archive": [{"path": ..., "json": "<body>"}, ...]}``."""
+    return archive_file(archive(view, application=application))
+
+
+def archive_file(entries: Sequence[tuple[str, Body]]) -> JsonDict:
+    """Bodies by path as Flink's archive files hold them (a job's archive, an application's
+    summary)."""
     return {
         "archive": [
             {"path": path, "json": json.dumps(body, separators=(",", ":"))}
-            for path, body in archive(view)
+            for path, body in entries
         ]
     }
 

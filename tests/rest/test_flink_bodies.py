@@ -362,6 +362,8 @@ ALSO_ARCHIVED = {
     "/vertices/*/subtasks/accumulators",
     "/vertices/*/subtasks/*",
     "/vertices/*/watermarks",
+    "/vertices/*/metrics",
+    "/vertices/*/subtasks/metrics",
     "/applications/overview",
     "/applications/*",
     "/applications/*/exceptions",
