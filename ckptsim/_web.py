@@ -457,6 +457,8 @@ class JobRegistry:
         """The task managers (one per job run in this process, as Flink's MiniCluster), the job
         manager (this process), and the applications (one per job); None: not such a path."""
         parts = path.split("/")[1:]
+        if parts[-1] == "profiler" and parts[0] in ("jobmanager", "taskmanagers"):
+            raise rest.RestError(404, rest.FILE_NOT_FOUND)  # ckptsim has no profiler
         if parts[0] == "taskmanagers":
             if len(parts) == 1:
                 return rest.taskmanagers_body(views)
@@ -593,14 +595,22 @@ class FlinkDashboard:
 
     @classmethod
     def find(cls) -> FlinkDashboard:
+        """The dashboard of PyFlink (``apache-flink``) in this interpreter, or else of the
+        Flink installation ``FLINK_HOME`` names (a Flink distribution, or PyFlink's folder in
+        another environment)."""
+        home = os.environ.get("FLINK_HOME")
         try:
             import pyflink  # noqa: PLC0415
+
+            lib = Path(str(pyflink.__file__)).parent / "lib"
         except ImportError:
-            raise FileNotFoundError(
-                "--flink-dashboard needs Flink's web dashboard, which comes with PyFlink: "
-                "pip install apache-flink (or pip install 'ckptsim[flink-dashboard]')"
-            ) from None
-        lib = Path(pyflink.__file__).parent / "lib"
+            if not home:
+                raise FileNotFoundError(
+                    "--flink-dashboard needs Flink's web dashboard, which comes with PyFlink: "
+                    "pip install apache-flink (or pip install 'ckptsim[flink-dashboard]'), or "
+                    "FLINK_HOME=<a Flink installation>"
+                ) from None
+            lib = Path(home) / "lib"
         jars = sorted(lib.glob("flink-dist*.jar"))
         if not jars:
             raise FileNotFoundError(f"no flink-dist jar in {lib}: reinstall apache-flink")
@@ -1151,7 +1161,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b"", "text/plain; charset=UTF-8")
             return
         if parts[-1] == "log-url" and parts[0] == "jobs" and len(parts) in (4, 5):
-            job = registry.job(parts[1])  # a job run in this process (no pattern: not archived)
+            if parts[1] in registry.archived:  # no log of an archived job (Flink's
+                raise rest.RestError(404, rest.FILE_NOT_FOUND)  # HistoryServer without patterns)
+            job = registry.job(parts[1])
             where = "job-manager/logs" if len(parts) == 4 else f"task-manager/{parts[3]}/logs"
             if len(parts) == 5 and parts[3] != job.view().taskmanager_id:
                 raise self._not_found(path)
@@ -1166,7 +1178,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = registry.get(path, query)
         except rest.RestError as error:
-            if error.status != 404:
+            if error.status != 404 or error.message == rest.FILE_NOT_FOUND:
                 raise
             if state.dashboard is not None and not self.versioned:
                 found = state.dashboard.read(path)

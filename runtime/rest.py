@@ -1454,6 +1454,9 @@ class RestError(Exception):
 
 
 _REST_EXCEPTION = "org.apache.flink.runtime.rest.handler.RestHandlerException"
+#: what Flink's file handlers answer for a file they do not have (its dashboard shows no error
+#: for it: a page whose feature is off, e.g. the profiler)
+FILE_NOT_FOUND = "File not found."
 _NOT_FOUND = "org.apache.flink.runtime.rest.NotFoundException"
 _HEX32 = re.compile(r"^[0-9a-f]{32}$")
 
