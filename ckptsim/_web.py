@@ -1160,6 +1160,13 @@ class _Handler(BaseHTTPRequestHandler):
                 registry._taskmanager(parts[1], [j.view() for j in registry.live.values()])
             self._send(200, b"", "text/plain; charset=UTF-8")
             return
+        if parts[0] == "jobs" and len(parts) == 3 and parts[2] == "yarn-cancel":
+            raise rest.RestError(
+                403,
+                f"{_FORBIDDEN}: ckptsim does not cancel a job on a GET (any web page could make "
+                "a browser send one): cancel with ckptsim cancel JOBID, flink cancel -m "
+                "HOST:PORT JOBID, or PATCH /jobs/JOBID?mode=cancel as JSON.",
+            )
         if parts[-1] == "log-url" and parts[0] == "jobs" and len(parts) in (4, 5):
             if parts[1] in registry.archived:  # no log of an archived job (Flink's
                 raise rest.RestError(404, rest.FILE_NOT_FOUND)  # HistoryServer without patterns)

@@ -492,7 +492,9 @@ def config_body(*, history: bool = False, refresh_interval: int = 3000) -> JsonD
         "flink-revision": CKPTSIM_REVISION,
         "features": {
             "web-submit": False,
-            "web-cancel": not history,
+            # Flink's dashboard cancels with GET /jobs/:jobid/yarn-cancel, which ckptsim does
+            # not act on (docs/rest-security.md): its Cancel button stays hidden
+            "web-cancel": False,
             "web-rescale": False,
             "web-history": history,
         },

@@ -214,3 +214,16 @@ def test_execution_result(finished: Finished, live: tuple[Any, WebServer]) -> No
     assert http(server, "GET", f"/jobs/{job.job_id}/execution-result")[1] == {
         "status": {"id": "IN_PROGRESS"}
     }
+
+
+def test_the_dashboards_cancel_button_is_hidden_and_its_get_does_not_cancel(
+    live: tuple[Any, WebServer],
+) -> None:
+    """Flink's dashboard cancels with ``GET /jobs/:jobid/yarn-cancel``, a GET that acts, which
+    any page could make a browser send (docs/rest-security.md): ckptsim tells the dashboard
+    it may not cancel (its button is hidden) and refuses the GET."""
+    job, server = live
+    assert http(server, "GET", "/config")[1]["features"]["web-cancel"] is False
+    status, body = http(server, "GET", f"/jobs/{job.job_id}/yarn-cancel")
+    assert status == 403 and "ckptsim cancel" in body["errors"][0]
+    assert http(server, "GET", f"/jobs/{job.job_id}")[1]["state"] == "RUNNING"
