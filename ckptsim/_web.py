@@ -489,17 +489,13 @@ class JobRegistry:
             }
             return jobmanager[parts[1]]() if parts[1] in jobmanager else None
         if parts[0] == "applications" and len(parts) >= 2 and parts[1] != "overview":
-            app = f"/applications/{parts[1]}"
             live = {v.job_id: v for v in views}.get(parts[1])
             if live is not None:
                 return dict(rest.application_archive(live)).get(path)
             job = self.archived.get(parts[1])
             if job is None:
                 raise rest.RestError(404, f"{rest._NOT_FOUND}: Application {parts[1]} not found")
-            body = job.body(path) or job.application_bodies().get(path)
-            if body is None and not path.startswith(app + "/"):
-                return None
-            return body
+            return job.body(path) or job.application_bodies().get(path)
         return None
 
     @staticmethod
