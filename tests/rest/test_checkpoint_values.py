@@ -99,3 +99,27 @@ def test_an_exception_names_the_execution_and_carries_the_users_traceback() -> N
     assert "raise ZeroDivisionError" in trace
     assert trace.rstrip().endswith("ZeroDivisionError: record 1500 divided by nothing")
     assert entry["failureLabels"] == {"operator": "map 'Explode' (map-2)"}
+
+
+def test_a_finished_source_still_counts_as_flink_counts_it() -> None:
+    """FLIP-147: once a source finished, the checkpoints still count its subtask (Flink's
+    coordinator reports a finished task acknowledged at the trigger, with no state)."""
+    registry = JobRegistry()
+    env = StreamExecutionEnvironment()
+    env.set_parallelism(1)
+    env.enable_checkpointing(20)
+    env.configure({"web.checkpoints.history": 100, "ckptsim.buffer.records": 50})
+    short = env.from_generator(lambda i: i, 50, rate=1_000, name="short")
+    long = env.from_generator(lambda i: i, 3_000, rate=1_000, name="long")
+    short.union(long).map(lambda x: x, name="M").collect("out")
+    result = env.execute("union", runtime="simulation", seed=3, observer=registry)
+    assert result.succeeded
+    (view,) = registry.finished_views()
+    base = f"/jobs/{view.job_id}/checkpoints"
+    history = _get(registry, base)["history"]
+    assert {(h["num_subtasks"], h["num_acknowledged_subtasks"]) for h in history} == {(3, 3)}
+    latest = history[0]
+    source = next(v for v in view.vertices if v.name == "Source: short")
+    (row,) = _get(registry, f"{base}/details/{latest['id']}/subtasks/{source.id}")["subtasks"]
+    assert (row["className"], row["state_size"]) == ("completed", 0)
+    assert row["ack_timestamp"] == latest["trigger_timestamp"]
