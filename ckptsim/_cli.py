@@ -64,7 +64,7 @@ def _settings(pairs: list[str]) -> dict[str, str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from runtime.config import ConfigError, Configuration
+    from runtime.config import ConfigError, Configuration, local_path
 
     try:
         timeout = _timeout(args.timeout)
@@ -73,6 +73,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             settings["parallelism.default"] = str(args.parallelism)
         start_from = args.from_savepoint or args.from_checkpoint
         if start_from:
+            start_from = local_path(start_from)  # a file: URI, as ckptsim savepoint prints it
             settings["execution.state-recovery.path"] = start_from
         if args.allow_non_restored_state:
             settings["execution.state-recovery.ignore-unclaimed-state"] = "true"
@@ -398,9 +399,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     start = run.add_mutually_exclusive_group()
     start.add_argument(
+        "-s",
+        "--fromSavepoint",
         "--from-savepoint",
+        dest="from_savepoint",
         metavar="PATH",
-        help="start from this savepoint (sets execution.state-recovery.path)",
+        help="start from this savepoint, a path or a file: URI as ckptsim savepoint prints it "
+        "(Flink's -s; sets execution.state-recovery.path)",
     )
     start.add_argument(
         "--from-checkpoint",
@@ -409,11 +414,13 @@ def build_parser() -> argparse.ArgumentParser:
         "'Retained checkpoint: ...' (sets execution.state-recovery.path)",
     )
     run.add_argument(
-        "--allow-non-restored-state",
         "-n",
+        "--allowNonRestoredState",
+        "--allow-non-restored-state",
+        dest="allow_non_restored_state",
         action="store_true",
         help="start even when the savepoint holds state of an operator the job no longer has "
-        "(sets execution.state-recovery.ignore-unclaimed-state)",
+        "(Flink's -n; sets execution.state-recovery.ignore-unclaimed-state)",
     )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress line and no summary")
     run.set_defaults(func=cmd_run)
@@ -443,6 +450,14 @@ def build_parser() -> argparse.ArgumentParser:
     for command in sub.choices.values():  # `ckptsim run --log-level info SCRIPT` too
         _logging_options(command, default=False)
     return parser
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parser of each command."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
 
 
 def _logging_options(parser: argparse.ArgumentParser, *, default: bool) -> None:
@@ -477,7 +492,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         at = words.index("--")
         words, script_args = words[:at], words[at + 1 :]
     try:
-        args = parser.parse_args(words)
+        args, unknown = parser.parse_known_args(words)
+        if unknown:  # the command's own usage, not the top-level one
+            command = _subparsers(parser).get(getattr(args, "command", None) or "", parser)
+            command.error(f"unrecognized arguments: {' '.join(unknown)}")
         args.script_args = script_args
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code not in (0, None) else EXIT_OK
@@ -487,10 +505,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     trace = None
     if getattr(args, "trace", None):
         from actors.trace import TraceWriter
+        from runtime.config import local_path
 
         try:  # every protocol event; the per-buffer ones too with --log-level debug
-            trace = TraceWriter(args.trace, level="debug" if args.log_level == "debug" else "info")
-        except OSError as error:
+            path = local_path(args.trace)  # a file: URI is a path as well
+            trace = TraceWriter(path, level="debug" if args.log_level == "debug" else "info")
+        except (OSError, ValueError) as error:
             print(f"ckptsim: cannot write the trace file: {error}", file=sys.stderr)
             return EXIT_USAGE
         args.trace_writer = trace

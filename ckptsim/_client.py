@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime.config import local_path
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DEFAULT_ADDRESS = "localhost:8081"
 #: how long the client waits for a savepoint (Flink's client: client.timeout, 60 s)
@@ -31,6 +33,11 @@ CLIENT_TIMEOUT_S = 60.0
 
 class UsageError(Exception):
     """Bad input on the command line (exit status 2)."""
+
+
+def _stats_directory(path: str) -> bool:
+    """``--stats DIR``: a directory that exists, or a path ending in a separator."""
+    return path.endswith(("/", os.sep)) or Path(path).is_dir()
 
 
 def _writable(path: str) -> bool:
@@ -75,7 +82,9 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
         "--stats",
         metavar="FILE",
         help="write the job's archive, Flink's format (the HistoryServer's; ckptsim serve "
-        "reads it): every REST body of the job; '-' writes it to standard output",
+        "reads it): every REST body of the job; '-' writes it to standard output; a directory "
+        "(one that exists, or a path ending in /) gets Flink 2.3's layout of "
+        "jobmanager.archive.fs.dir, an application per job, for Flink's HistoryServer",
     )
     run.add_argument(
         "--web",
@@ -113,7 +122,22 @@ class RunOutputs:
         from runtime.config import Configuration  # noqa: PLC0415
 
         outputs = cls(args)
-        if args.stats and args.stats != "-" and not _writable(args.stats):
+        try:  # a file: URI is a path as well
+            if args.stats and args.stats != "-":
+                args.stats = local_path(args.stats)
+            if args.timeline:
+                args.timeline = local_path(args.timeline)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        if args.stats and args.stats != "-" and _stats_directory(args.stats):
+            try:
+                Path(args.stats).mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                why = _why(error)
+                raise UsageError(f"cannot write the stats directory {args.stats}: {why}") from None
+            if not os.access(args.stats, os.W_OK):
+                raise UsageError(f"cannot write the stats directory {args.stats}")
+        elif args.stats and args.stats != "-" and not _writable(args.stats):
             raise UsageError(f"cannot write the stats file {args.stats}")
         if args.timeline:
             from ckptsim._timeline_plot import FORMATS  # noqa: PLC0415
@@ -155,12 +179,16 @@ class RunOutputs:
         views = self.registry.finished_views()
         if not views:
             return []
-        from actors.archive import write_archive  # noqa: PLC0415
+        from actors.archive import write_archive, write_archive_dir  # noqa: PLC0415
 
         problems = []
         if self.args.stats:
             try:
-                write_archive(views[-1], self.args.stats)
+                if self.args.stats != "-" and _stats_directory(self.args.stats):
+                    for view in views:  # an application per job, as Flink 2.3 archives them
+                        write_archive_dir(view, self.args.stats)
+                else:
+                    write_archive(views[-1], self.args.stats)
             except OSError as error:
                 problems.append(f"cannot write the stats file {self.args.stats}: {_why(error)}")
         if self.args.timeline:
@@ -339,6 +367,8 @@ MAX_ANSWER_BYTES = 64 * 1024 * 1024
 _JOB_ID = re.compile(r"[0-9a-fA-F]{32}")
 _TRIGGER_ID = re.compile(r"[0-9A-Za-z_-]{1,128}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+#: the Java exception class that begins Flink's error messages
+_JAVA_CLASS = re.compile(r"^(?:(?:[a-z_]\w*\.)+[A-Z]\w*(?:Exception|Error): )+")
 
 
 class ClientError(Exception):
@@ -473,7 +503,8 @@ def request(
                 f"{url}: answered {status} {response.reason} ({kind}) without the REST API's "
                 "error body: not ckptsim's REST API"
             )
-        detail = "; ".join(e.splitlines()[0] for e in errors if e.strip()) or response.reason
+        detail = "; ".join(_JAVA_CLASS.sub("", e.splitlines()[0]) for e in errors if e.strip())
+        detail = detail or response.reason
         raise ClientError(f"{method} {path}: {status} {detail}", exit_code=EXIT_FAILED)
     if answer is not_json:
         raise ClientError(
@@ -521,14 +552,34 @@ def _printable(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _fail(command: str, error: ClientError) -> int:
-    print(f"ckptsim {command}: {_printable(str(error), 1000)}", file=sys.stderr)
+def _fail(command: str, error: ClientError, what: str = "") -> int:
+    """One line on stderr: Flink's sentence for what failed (``what``) where the REST API
+    answered that it could not, then why."""
+    text = str(error)
+    if what and error.exit_code == EXIT_FAILED:
+        text = f"{what.removesuffix('.')}: {text}"
+    print(f"ckptsim {command}: {_printable(text, 1000)}", file=sys.stderr)
     return error.exit_code
 
 
+#: Flink's CLI: the lines of ``flink list`` (CliFrontend), 62 characters each
+_SECTIONS = {
+    "running": "------------------ Running/Restarting Jobs -------------------",
+    "scheduled": "----------------------- Scheduled Jobs -----------------------",
+    "terminated": "---------------------- Terminated Jobs -----------------------",
+}
+_RULE = "-" * 62
+_TERMINAL = frozenset({"FINISHED", "CANCELED", "FAILED"})
+
+
 def cmd_list(args: argparse.Namespace) -> int:
-    """Flink's ``flink list``: running jobs, then (with -a) every job."""
+    """Flink's ``flink list``: running and scheduled (created) jobs; ``-r`` running only,
+    ``-s`` scheduled only, ``-a`` every job, the terminated ones too."""
     path = "/jobs/overview"
+    show_all = args.all
+    show_running = args.running or show_all or not args.scheduled
+    show_scheduled = args.scheduled or show_all or not args.running
+    print("Waiting for response...", flush=True)
     try:
         answer = _fields(request(args.jobmanager, "GET", path), args.jobmanager, path, jobs=list)
         jobs = [
@@ -536,34 +587,50 @@ def cmd_list(args: argparse.Namespace) -> int:
             for j in answer["jobs"]
         ]
     except ClientError as error:
-        return _fail("list", error)
-    terminal = {"FINISHED", "CANCELED", "FAILED"}
-    running = [j for j in jobs if j["state"] not in terminal]
-    ended = [j for j in jobs if j["state"] in terminal]
-    if not running and not (args.all and ended):
-        print("No running jobs.")
-    groups = [("Running/Restarting Jobs", running)]
-    if args.all:
-        groups.append(("Terminated Jobs", ended))
-    for title, group in groups:
-        if not group:
+        return _fail("list", error, "Failed to retrieve job list.")
+    groups: dict[str, list[dict[str, Any]]] = {"running": [], "scheduled": [], "terminated": []}
+    for j in jobs:
+        state = j["state"]
+        group = (
+            "scheduled"
+            if state == "CREATED"
+            else "terminated"
+            if state in _TERMINAL
+            else ("running")
+        )
+        groups[group].append(j)
+    shown = [
+        ("running", show_running, "No running jobs."),
+        ("scheduled", show_scheduled, "No scheduled jobs."),
+        ("terminated", show_all, None),
+    ]
+    for group, show, none in shown:
+        if not show:
             continue
-        print(f"{'-' * 18} {title} {'-' * 18}")
-        for j in sorted(group, key=lambda j: j["start-time"]):
+        if not groups[group]:
+            if none is not None:
+                print(none)
+            continue
+        print(_SECTIONS[group])
+        for j in sorted(groups[group], key=lambda j: j["start-time"]):
             when = _format_time(j["start-time"]) if 0 <= j["start-time"] < 2**53 else "?"
-            what = _printable(f"{j['jid']} : {j['name']} ({j['state']})")
-            print(f"{when} : {what}")
-        print("-" * (38 + len(title)))
+            print(_printable(f"{when} : {j['jid']} : {j['name']} ({j['state']})", 4096))
+        print(_RULE)
     return EXIT_OK
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
+    """Flink's ``flink cancel``."""
     try:
         job_id = _job_id(args.job_id)
-        request(args.jobmanager, "PATCH", f"/jobs/{job_id}?mode=cancel", accepted=202)
     except ClientError as error:
         return _fail("cancel", error)
-    print(f"Cancelled job {args.job_id}.")
+    print(f"Cancelling job {job_id}.", flush=True)
+    try:
+        request(args.jobmanager, "PATCH", f"/jobs/{job_id}?mode=cancel", accepted=202)
+    except ClientError as error:
+        return _fail("cancel", error, f"Could not cancel job {job_id}.")
+    print(f"Cancelled job {job_id}.")
     return EXIT_OK
 
 
@@ -602,47 +669,91 @@ def _await_savepoint(address: str, job_id: str, trigger_id: str) -> dict[str, An
         time.sleep(0.2)
 
 
-def _savepoint_result(command: str, operation: dict[str, Any]) -> int:
+def _savepoint_result(command: str, operation: dict[str, Any], what: str) -> int:
     if "failure-cause" in operation:
         trace = operation["failure-cause"].get("stack-trace")
         cause = _printable("".join(str(trace).splitlines()[:1]) if trace else "")
-        print(f"ckptsim {command}: the savepoint failed: {cause}", file=sys.stderr)
+        what = what.removesuffix(".")
+        print(f"ckptsim {command}: {what}: the savepoint failed: {cause}", file=sys.stderr)
         return EXIT_FAILED
     print(f"Savepoint completed. Path: {_printable(str(operation.get('location')), 4096)}")
+    if command == "savepoint":
+        print("You can resume your program from this savepoint with the run command.")
     return EXIT_OK
 
 
+def _directory(path: str | None) -> str | None:
+    """A savepoint directory as given (a path or a ``file:`` URI; the REST API reads both)."""
+    if path is None:
+        return None
+    try:
+        local_path(path)
+    except ValueError as error:
+        raise ClientError(f"{error}") from None
+    return path
+
+
 def cmd_savepoint(args: argparse.Namespace) -> int:
+    """Flink's ``flink savepoint JOB [DIR]`` (``-type canonical|native``)."""
     try:
         job_id = _job_id(args.job_id)
-        print(f"Triggering savepoint for job {job_id}.")
-        body: dict[str, Any] = {"cancel-job": False}
-        if args.directory:
-            body["target-directory"] = args.directory
-        path = f"/jobs/{job_id}/savepoints"
-        answer = request(args.jobmanager, "POST", path, body, accepted=202)
-        trigger = _trigger_id(answer, args.jobmanager, path)
-        print("Waiting for response...")
-        operation = _await_savepoint(args.jobmanager, job_id, trigger)
+        directory = _directory(args.directory)
     except ClientError as error:
         return _fail("savepoint", error)
-    return _savepoint_result("savepoint", operation)
+    what = f"Failed to trigger a savepoint for the job {job_id}."
+    print(f"Triggering savepoint for job {job_id}.", flush=True)
+    try:
+        body: dict[str, Any] = {
+            "target-directory": directory,
+            "cancel-job": False,
+            "formatType": args.type,
+        }
+        path = f"/jobs/{job_id}/savepoints"
+        print("Waiting for response...", flush=True)
+        answer = request(args.jobmanager, "POST", path, body, accepted=202)
+        trigger = _trigger_id(answer, args.jobmanager, path)
+        operation = _await_savepoint(args.jobmanager, job_id, trigger)
+    except ClientError as error:
+        return _fail("savepoint", error, what)
+    return _savepoint_result("savepoint", operation, what)
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
+    """Flink's ``flink stop JOB`` (``-p DIR``, ``--drain``, ``-type canonical|native``)."""
     try:
         job_id = _job_id(args.job_id)
-        print(f"Suspending job {job_id}.")
-        body: dict[str, Any] = {"drain": False}
-        if args.savepoint_path:
-            body["targetDirectory"] = args.savepoint_path
+        directory = _directory(args.savepoint_path)
+    except ClientError as error:
+        return _fail("stop", error)
+    what = f'Could not stop with a savepoint job "{job_id}".'
+    verb = "Draining" if args.drain else "Suspending"
+    print(f'{verb} job "{job_id}" with a {args.type} savepoint.', flush=True)
+    print(f"Triggering stop-with-savepoint for job {job_id}.", flush=True)
+    try:
+        body: dict[str, Any] = {
+            "targetDirectory": directory,
+            "drain": bool(args.drain),
+            "formatType": args.type,
+        }
         path = f"/jobs/{job_id}/stop"
+        print("Waiting for response...", flush=True)
         answer = request(args.jobmanager, "POST", path, body, accepted=202)
         trigger = _trigger_id(answer, args.jobmanager, path)
         operation = _await_savepoint(args.jobmanager, job_id, trigger)
     except ClientError as error:
-        return _fail("stop", error)
-    return _savepoint_result("stop", operation)
+        return _fail("stop", error, what)
+    return _savepoint_result("stop", operation, what)
+
+
+def _savepoint_type(text: str) -> str:
+    """``-type``: Flink's savepoint format, in any case."""
+    value = text.strip().upper()
+    if value not in ("CANONICAL", "NATIVE"):
+        raise argparse.ArgumentTypeError(
+            f"Could not parse value {text!r} for the savepoint format. Expected one of: "
+            "[canonical, native]"
+        )
+    return value
 
 
 def add_commands(sub: Any) -> None:
@@ -679,17 +790,53 @@ def add_commands(sub: Any) -> None:
         )
         return parser
 
-    listing = client("list", "list the jobs of a REST API (ckptsim run --web)")
-    listing.add_argument("-a", "--all", action="store_true", help="terminated jobs too")
+    listing = client("list", "list the jobs of a REST API (ckptsim run --web), as flink list")
+    listing.add_argument(
+        "-a", "--all", action="store_true", help="show all jobs, the terminated ones too"
+    )
+    listing.add_argument("-r", "--running", action="store_true", help="only running jobs")
+    listing.add_argument(
+        "-s", "--scheduled", action="store_true", help="only scheduled (created) jobs"
+    )
     listing.set_defaults(func=cmd_list)
-    cancel = client("cancel", "cancel a running job")
+    cancel = client("cancel", "cancel a running job, as flink cancel")
     cancel.add_argument("job_id", metavar="JOBID")
     cancel.set_defaults(func=cmd_cancel)
-    savepoint = client("savepoint", "take a savepoint of a running job")
+    savepoint = client("savepoint", "take a savepoint of a running job, as flink savepoint")
     savepoint.add_argument("job_id", metavar="JOBID")
-    savepoint.add_argument("directory", nargs="?", metavar="DIR")
-    savepoint.set_defaults(func=cmd_savepoint)
-    stop = client("stop", "stop a running job with a savepoint")
+    savepoint.add_argument(
+        "directory",
+        nargs="?",
+        metavar="DIR",
+        help="target directory, a path or a file: URI (default: the job's "
+        "execution.checkpointing.savepoint-dir; without one the savepoint is refused)",
+    )
+    stop = client("stop", "stop a running job with a savepoint, as flink stop")
     stop.add_argument("job_id", metavar="JOBID")
-    stop.add_argument("--savepointPath", "-p", dest="savepoint_path", metavar="DIR")
+    stop.add_argument(
+        "--savepointPath",
+        "-p",
+        dest="savepoint_path",
+        metavar="DIR",
+        help="target directory, a path or a file: URI (default: the job's "
+        "execution.checkpointing.savepoint-dir)",
+    )
+    stop.add_argument(
+        "--drain",
+        "-d",
+        action="store_true",
+        help="advance to the end of event time before the savepoint (MAX_WATERMARK); a Flink "
+        "REST API does it, ckptsim's refuses it",
+    )
+    for parser in (savepoint, stop):
+        parser.add_argument(
+            "-type",
+            "--type",
+            dest="type",
+            type=_savepoint_type,
+            default="CANONICAL",
+            metavar="canonical|native",
+            help="the savepoint's binary format (default canonical)",
+        )
+    savepoint.set_defaults(func=cmd_savepoint)
     stop.set_defaults(func=cmd_stop)

@@ -24,8 +24,10 @@ import mimetypes
 import os
 import re
 import socket
+import sys
 import threading
 import time
+import traceback
 import uuid
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,10 +39,11 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pykka
 
+from actors.archive import describe_process
 from actors.logs import get_logger
 from actors.protocol import CancelJob, QueryJob, SnapshotOutcome, SnapshotRequest
 from runtime import rest
-from runtime.config import CheckpointConfig, Configuration
+from runtime.config import CheckpointConfig, Configuration, local_path
 from runtime.graph import JobGraph
 from runtime.job import JobResult
 from runtime.timeline import build_timeline
@@ -60,6 +63,8 @@ REFRESH_S = 0.25
 class _Operation:
     kind: str  # "savepoint" | "checkpoint"
     future: pykka.Future[Any]
+    #: a savepoint's format as asked for (Flink's formatType: CANONICAL or NATIVE)
+    savepoint_format: str = "CANONICAL"
 
 
 class LiveJob:
@@ -78,6 +83,7 @@ class LiveJob:
         self.job = job
         self.job_id = job_id
         self.checkpoint_config = CheckpointConfig.from_configuration(conf)
+        self.configuration = rest.configuration_items(conf)
         self.parallelism = int(conf["parallelism.default"])
         self.restart_strategy = restart_strategy
         self.master = master
@@ -92,6 +98,19 @@ class LiveJob:
 
     # views
 
+    def savepoint_formats(self) -> dict[int, str]:
+        """The format of each savepoint asked for in another than the canonical one, by
+        checkpoint id (once it completed)."""
+        formats: dict[int, str] = {}
+        for operation in list(self.operations.values()):
+            if operation.savepoint_format == "CANONICAL":
+                continue
+            with contextlib.suppress(pykka.Timeout):
+                outcome: SnapshotOutcome = operation.future.get(timeout=0)
+                if outcome.checkpoint_id is not None:
+                    formats[outcome.checkpoint_id] = operation.savepoint_format
+        return formats
+
     def finish(self, result: JobResult) -> None:
         view = rest.view_of_result(
             self.job,
@@ -99,6 +118,9 @@ class LiveJob:
             result,
             parallelism=self.parallelism,
             restart_strategy=self.restart_strategy,
+            savepoint_formats=self.savepoint_formats(),
+            configuration=self.configuration,
+            process=describe_process(),
         )
         with self._lock:
             self.result = result
@@ -134,6 +156,8 @@ class LiveJob:
             details={},
             parallelism=self.parallelism,
             restart_strategy=self.restart_strategy,
+            configuration=self.configuration,
+            process=describe_process(),
         )
 
     def _gather(self) -> rest.JobView | None:
@@ -172,11 +196,14 @@ class LiveJob:
             failure_causes=info["failure_causes"],
             parallelism=self.parallelism,
             restart_strategy=self.restart_strategy,
+            savepoint_formats=self.savepoint_formats(),
+            configuration=self.configuration,
+            process=describe_process(),
         )
 
     # control
 
-    def _check_controllable(self) -> None:
+    def check_controllable(self) -> None:
         if self.result is not None:
             raise rest.RestError(
                 409, f"Job {self.job_id} has already reached the state {self.result.status.value}."
@@ -187,18 +214,37 @@ class LiveJob:
             )
 
     def cancel(self) -> None:
-        self._check_controllable()
+        self.check_controllable()
         with contextlib.suppress(pykka.ActorDeadError):
             self.master.tell(CancelJob())
 
-    def trigger(self, kind: str, directory: str | None) -> str:
+    @property
+    def savepoint_dir(self) -> str | None:
+        """``execution.checkpointing.savepoint-dir``: where a savepoint goes when the request
+        names no directory (None: such a request is refused, as Flink refuses it)."""
+        return self.checkpoint_config.savepoint_dir
+
+    def trigger(
+        self,
+        kind: str,
+        directory: str | None,
+        *,
+        savepoint_format: str = "CANONICAL",
+        trigger_id: str | None = None,
+    ) -> str:
         """Start a savepoint (``savepoint``, ``stop``) or checkpoint (``checkpoint``,
-        ``full_checkpoint``); returns the trigger id for its status."""
-        self._check_controllable()
-        future: pykka.Future[Any] = pykka.ThreadingFuture()
-        trigger_id = uuid.uuid4().hex
+        ``full_checkpoint``); returns the trigger id for its status. A ``trigger_id`` the
+        client chose (Flink's ``triggerId``) that is known already names the same operation:
+        nothing is triggered again."""
+        self.check_controllable()
         group = "checkpoint" if kind.endswith("checkpoint") else "savepoint"
-        self.operations[trigger_id] = _Operation(group, future)
+        if trigger_id is not None:
+            known = self.operations.get(trigger_id)
+            if known is not None and known.kind == group:
+                return trigger_id
+        future: pykka.Future[Any] = pykka.ThreadingFuture()
+        trigger_id = trigger_id or uuid.uuid4().hex
+        self.operations[trigger_id] = _Operation(group, future, savepoint_format)
         try:
             self.master.tell(SnapshotRequest(kind=kind, directory=directory, reply=future))
         except pykka.ActorDeadError:
@@ -237,6 +283,40 @@ class ArchivedJob:
     def body(self, path: str) -> rest.Body | None:
         return self.bodies.get(path)
 
+    def application_bodies(self) -> dict[str, rest.Body]:
+        """The application's paths of an archive written without them (one application per
+        job, as Flink's ``SingleJobApplication``)."""
+        app = f"/applications/{self.job_id}"
+        job = self.bodies.get(f"/jobs/{self.job_id}")
+        timestamps = job.get("timestamps", {}) if isinstance(job, dict) else {}
+        return {
+            app: {
+                "id": self.job_id,
+                "name": f"SingleJobApplication({self.overview.get('name', '')})",
+                "status": rest.application_status(self.overview.get("state", "")),
+                "start-time": self.overview.get("start-time", -1),
+                "end-time": self.overview.get("end-time", -1),
+                "duration": self.overview.get("duration", -1),
+                "timestamps": {
+                    s: timestamps.get(s, 0)
+                    for s in (
+                        "CREATED",
+                        "FAILING",
+                        "FAILED",
+                        "RUNNING",
+                        "CANCELED",
+                        "CANCELING",
+                        "FINISHED",
+                    )
+                },
+                "jobs": [self.overview],
+            },
+            f"{app}/exceptions": {"exceptionHistory": {"entries": []}},
+            f"{app}/jobmanager/config": self.bodies.get(
+                f"/jobs/{self.job_id}/jobmanager/config", []
+            ),
+        }
+
 
 def load_archives(paths: Iterable[str]) -> list[ArchivedJob]:
     """Jobs from archive files, or from every archive file under a directory (Flink 2.3's
@@ -244,7 +324,10 @@ def load_archives(paths: Iterable[str]) -> list[ArchivedJob]:
     directory is followed only when it stays inside that directory."""
     jobs: list[ArchivedJob] = []
     for raw in paths:
-        path = Path(raw)
+        try:
+            path = Path(local_path(raw))  # a file: URI is a path as well
+        except ValueError:
+            raise FileNotFoundError(raw) from None
         if path.is_dir():
             for file in _files_inside(path):
                 if file.name == "application-summary":
@@ -357,6 +440,9 @@ class JobRegistry:
             statuses = [{"id": v.job_id, "status": v.status} for v in views.values()]
             statuses += [{"id": a["jid"], "status": a["state"]} for a in archived_jobs]
             return {"jobs": statuses}
+        cluster = self._cluster_body(path, query, list(views.values()))
+        if cluster is not None:
+            return cluster
         archived = self._archived_body(path)
         if archived is not None:
             return archived
@@ -364,6 +450,65 @@ class JobRegistry:
         if routed is not None:
             return routed[1]
         raise rest.not_found(path)
+
+    def _cluster_body(
+        self, path: str, query: Mapping[str, str], views: Sequence[rest.JobView]
+    ) -> rest.Body | None:
+        """The task managers (one per job run in this process, as Flink's MiniCluster), the job
+        manager (this process), and the applications (one per job); None: not such a path."""
+        parts = path.split("/")[1:]
+        if parts[-1] == "profiler" and parts[0] in ("jobmanager", "taskmanagers"):
+            raise rest.RestError(404, rest.FILE_NOT_FOUND)  # ckptsim has no profiler
+        if parts[0] == "taskmanagers":
+            if len(parts) == 1:
+                return rest.taskmanagers_body(views)
+            index, view = self._taskmanager(parts[1], views)
+            what = "/".join(parts[2:])
+            bodies: dict[str, Callable[[], rest.Body]] = {
+                "": lambda: rest.taskmanager_body(view, index),
+                "metrics": lambda: rest.metrics_body(rest.process_metrics(view.process), query),
+                "logs": rest.logs_body,
+                "thread-dump": lambda: rest.thread_dump_body(thread_dump()),
+            }
+            if what in bodies:
+                return bodies[what]()
+            return None
+        if parts[0] == "jobmanager" and len(parts) == 2:
+            latest = views[-1] if views else None
+            process = latest.process if latest is not None else describe_process()
+            jobmanager: dict[str, Callable[[], rest.Body]] = {
+                "config": lambda: rest.configuration_body(
+                    latest.configuration if latest is not None else ()
+                ),
+                "environment": lambda: rest.environment_body(process),
+                "metrics": lambda: rest.metrics_body(
+                    rest.jobmanager_metrics(views, describe_process()), query
+                ),
+                "logs": rest.logs_body,
+                "thread-dump": lambda: rest.thread_dump_body(thread_dump()),
+            }
+            return jobmanager[parts[1]]() if parts[1] in jobmanager else None
+        if parts[0] == "applications" and len(parts) >= 2 and parts[1] != "overview":
+            live = {v.job_id: v for v in views}.get(parts[1])
+            if live is not None:
+                return dict(rest.application_archive(live)).get(path)
+            job = self.archived.get(parts[1])
+            if job is None:
+                raise rest.RestError(404, f"{rest._NOT_FOUND}: Application {parts[1]} not found")
+            return job.body(path) or job.application_bodies().get(path)
+        return None
+
+    @staticmethod
+    def _taskmanager(
+        taskmanager_id: str, views: Sequence[rest.JobView]
+    ) -> tuple[int, rest.JobView]:
+        for index, view in enumerate(views):
+            if view.taskmanager_id == taskmanager_id:
+                return index, view
+        raise rest.RestError(
+            404,
+            f"{rest._REST_EXCEPTION}: Could not find TaskExecutor {taskmanager_id}.",
+        )
 
     def _archived_body(self, path: str) -> rest.Body | None:
         parts = path.split("/")
@@ -446,14 +591,22 @@ class FlinkDashboard:
 
     @classmethod
     def find(cls) -> FlinkDashboard:
+        """The dashboard of PyFlink (``apache-flink``) in this interpreter, or else of the
+        Flink installation ``FLINK_HOME`` names (a Flink distribution, or PyFlink's folder in
+        another environment)."""
+        home = os.environ.get("FLINK_HOME")
         try:
             import pyflink  # noqa: PLC0415
+
+            lib = Path(str(pyflink.__file__)).parent / "lib"
         except ImportError:
-            raise FileNotFoundError(
-                "--flink-dashboard needs Flink's web dashboard, which comes with PyFlink: "
-                "pip install apache-flink (or pip install 'ckptsim[flink-dashboard]')"
-            ) from None
-        lib = Path(pyflink.__file__).parent / "lib"
+            if not home:
+                raise FileNotFoundError(
+                    "--flink-dashboard needs Flink's web dashboard, which comes with PyFlink: "
+                    "pip install apache-flink (or pip install 'ckptsim[flink-dashboard]'), or "
+                    "FLINK_HOME=<a Flink installation>"
+                ) from None
+            lib = Path(home) / "lib"
         jars = sorted(lib.glob("flink-dist*.jar"))
         if not jars:
             raise FileNotFoundError(f"no flink-dist jar in {lib}: reinstall apache-flink")
@@ -469,6 +622,8 @@ class FlinkDashboard:
         return data, kind
 
 
+#: Flink's REST API version: every REST path is served under it as well (``/v1/jobs/overview``)
+VERSION_PREFIX = "/v1"
 #: connections the kernel queues while the server thread accepts (the stdlib's 5 drops bursts)
 LISTEN_BACKLOG = 1024
 #: how long one request may take to arrive, head and body together, however its bytes trickle
@@ -717,6 +872,8 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     reader: _Reader
     request_body = b""
+    #: the request's path began with /v1 (``_request``)
+    versioned = False
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http_request", line=format % args)
@@ -756,6 +913,7 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server_state
         self.reader.arm(state.read_timeout_s)
         self.request_body = b""
+        self.versioned = False
         self.command, self.request_version, self.requestline = "", "HTTP/1.1", ""
         try:
             try:
@@ -883,9 +1041,23 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(error.status, error.body())
 
     def _request(self) -> tuple[str, dict[str, str]]:
+        """The path (without the ``/v1`` of a versioned REST path: Flink's REST server serves
+        every path under ``/v1/`` as well, and Flink's own client asks there) and the query."""
         parts = urlsplit(self.path)
         path = parts.path.rstrip("/") or "/"
+        self.versioned = path == VERSION_PREFIX or path.startswith(VERSION_PREFIX + "/")
+        if self.versioned:
+            path = path[len(VERSION_PREFIX) :] or "/"
         return path, dict(parse_qsl(parts.query))
+
+    def _shown(self, path: str) -> str:
+        """``path`` as the client asked for it (with its ``/v1``), for error messages."""
+        if not self.versioned:
+            return path
+        return VERSION_PREFIX + (path if path != "/" else "")
+
+    def _not_found(self, path: str) -> rest.RestError:
+        return rest.not_found(self._shown(path))
 
     def _body(self, message: str) -> dict[str, Any]:
         raw = self.request_body
@@ -919,7 +1091,7 @@ class _Handler(BaseHTTPRequestHandler):
             "POST": self._post,
             "OPTIONS": self._options,
         }
-        handler = handlers.get(self.command, lambda path, query: self._error(rest.not_found(path)))
+        handler = handlers.get(self.command, lambda path, query: self._error(self._not_found(path)))
         try:
             path, query = self._request()
             handler(path, query)
@@ -951,6 +1123,9 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server_state
         registry = state.registry
         page_root = "/ckptsim" if state.dashboard is not None else ""
+        if self.versioned:  # the REST API only: no page, no dashboard file under /v1
+            self._rest_get(path, query)
+            return
         if path == "/ckptsim/static/plotly.min.js":
             self._send(200, plotly_js(), "application/javascript; charset=UTF-8")
             return
@@ -965,6 +1140,39 @@ class _Handler(BaseHTTPRequestHandler):
         if path in (page_root or "/", "/ckptsim", "/ckptsim/index.html"):
             self._static("index.html")
             return
+        self._rest_get(path, query)
+
+    def _rest_get(self, path: str, query: dict[str, str]) -> None:
+        """A GET of the REST API; a path it does not know is a file of Flink's dashboard (with
+        --flink-dashboard), else Flink's 404."""
+        state = self.server_state
+        registry = state.registry
+        parts = path.split("/")[1:]
+        if parts[-1] in ("log", "stdout") and (
+            (parts[:1] == ["jobmanager"] and len(parts) == 2)
+            or (parts[:1] == ["taskmanagers"] and len(parts) == 3)
+        ):  # ckptsim logs to its own streams: no log file to show
+            if parts[0] == "taskmanagers":
+                registry._taskmanager(parts[1], [j.view() for j in registry.live.values()])
+            self._send(200, b"", "text/plain; charset=UTF-8")
+            return
+        if parts[0] == "jobs" and len(parts) == 3 and parts[2] == "yarn-cancel":
+            raise rest.RestError(
+                403,
+                f"{_FORBIDDEN}: ckptsim does not cancel a job on a GET (any web page could make "
+                "a browser send one): cancel with ckptsim cancel JOBID, flink cancel -m "
+                "HOST:PORT JOBID, or PATCH /jobs/JOBID?mode=cancel as JSON.",
+            )
+        if parts[-1] == "log-url" and parts[0] == "jobs" and len(parts) in (4, 5):
+            if parts[1] in registry.archived:  # no log of an archived job (Flink's
+                raise rest.RestError(404, rest.FILE_NOT_FOUND)  # HistoryServer without patterns)
+            job = registry.job(parts[1])
+            where = "job-manager/logs" if len(parts) == 4 else f"task-manager/{parts[3]}/logs"
+            if len(parts) == 5 and parts[3] != job.view().taskmanager_id:
+                raise self._not_found(path)
+            host = self.headers.get("Host") or f"{state.host}:{state.port}"
+            self._json(200, {"url": f"http://{host}/#/{where}"})
+            return
         operation = _operation_path(path)
         if operation is not None:
             job_id, group, trigger_id = operation
@@ -973,13 +1181,18 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = registry.get(path, query)
         except rest.RestError as error:
-            if error.status == 404 and state.dashboard is not None:
+            if error.status != 404 or error.message == rest.FILE_NOT_FOUND:
+                raise
+            if state.dashboard is not None and not self.versioned:
                 found = state.dashboard.read(path)
                 if found is not None:
                     self._send(200, *found)
                     return
-            if error.status == 404 and not path.startswith("/jobs"):
-                raise rest.RestError(404, f"Unable to load requested file {path}.") from None
+            if not path.startswith("/jobs"):
+                shown = self._shown(path)
+                raise rest.RestError(404, f"Unable to load requested file {shown}.") from None
+            if error.message == rest.not_found(path).message:
+                raise self._not_found(path) from None
             raise
         self._json(200, body)
 
@@ -993,7 +1206,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _patch(self, path: str, query: dict[str, str]) -> None:
         parts = path.split("/")
         if len(parts) != 3 or parts[1] != "jobs" or parts[2] == "overview":
-            raise rest.not_found(path)
+            raise self._not_found(path)
         mode = query.get("mode", "cancel")
         if mode not in ("cancel", "stop"):
             raise rest.bad_parameter("query", "mode", mode)
@@ -1004,34 +1217,54 @@ class _Handler(BaseHTTPRequestHandler):
     def _post(self, path: str, query: dict[str, str]) -> None:
         parts = path.split("/")
         if len(parts) != 4 or parts[1] != "jobs":
-            raise rest.not_found(path)
+            raise self._not_found(path)
         suffix = "/" + parts[3]
         kinds = dict(_JOB_CONTROL)
         if suffix not in kinds:
-            raise rest.not_found(path)
+            raise self._not_found(path)
         rest.parse_job_id(parts[2])
         kind = kinds[suffix]
-        if kind == "savepoint":
-            body = self._body("Request did not match expected format SavepointTriggerRequestBody.")
-            directory = body.get("target-directory")
+        savepoint_format = "CANONICAL"
+        if kind in ("savepoint", "stop"):
+            # Flink's SavepointTriggerRequestBody / StopWithSavepointRequestBody, as Flink's
+            # CLI sends them: {"target-directory"|"targetDirectory", "cancel-job"|"drain",
+            # "formatType", "triggerId"}
+            what = (
+                "SavepointTriggerRequestBody"
+                if kind == "savepoint"
+                else ("StopWithSavepointRequestBody")
+            )
+            key = "target-directory" if kind == "savepoint" else "targetDirectory"
+            flag = "cancel-job" if kind == "savepoint" else "drain"
+            body = self._body(f"Request did not match expected format {what}.")
+            directory = body.get(key)
+            savepoint_format = body.get("formatType") or "CANONICAL"
+            malformed = (
+                not isinstance(body.get(flag, False) or False, bool)
+                or savepoint_format not in rest.SAVEPOINT_FORMATS
+                or not isinstance(body.get("triggerId") or "", str)
+            )
+            if malformed:
+                raise rest.RestError(
+                    400, f"{rest._REST_EXCEPTION}: Request did not match expected format {what}."
+                )
             if body.get("cancel-job"):
                 raise rest.RestError(
                     400,
                     f"{rest._REST_EXCEPTION}: cancel-job is not supported by ckptsim: "
                     "use POST /jobs/:jobid/stop (stop-with-savepoint).",
                 )
-        elif kind == "stop":
-            body = self._body("Request did not match expected format StopWithSavepointRequestBody.")
-            directory = body.get("targetDirectory")
-            if not isinstance(body.get("drain", False), bool):
+            if body.get("drain"):
                 raise rest.RestError(
                     400,
-                    f"{rest._REST_EXCEPTION}: Request did not match expected format "
-                    "StopWithSavepointRequestBody.",
+                    f"{rest._REST_EXCEPTION}: drain is not supported by ckptsim: its "
+                    "stop-with-savepoint suspends the job (the sources do not advance to the end "
+                    "of event time first); stop without drain.",
                 )
         else:
             body = self._body("Request did not match expected format CheckpointTriggerRequestBody.")
             directory = None
+            key = ""
             checkpoint_type = str(body.get("checkpointType", "CONFIGURED")).upper()
             if checkpoint_type not in ("CONFIGURED", "FULL", "INCREMENTAL"):
                 raise rest.RestError(
@@ -1043,9 +1276,22 @@ class _Handler(BaseHTTPRequestHandler):
         if directory is not None and not isinstance(directory, str):
             raise rest.RestError(400, f"{rest._REST_EXCEPTION}: the target directory is a path")
         if isinstance(directory, str):
-            directory = directory.removeprefix("file://").removeprefix("file:")
+            try:
+                directory = local_path(directory)
+            except ValueError as error:
+                raise rest.RestError(400, f"{rest._REST_EXCEPTION}: {error}") from None
         job = self.server_state.registry.job(parts[2])  # the body first, as Flink's handlers
-        trigger_id = job.trigger(kind, directory)
+        job.check_controllable()
+        if kind in ("savepoint", "stop") and not directory and not job.savepoint_dir:
+            raise rest.RestError(
+                400,
+                f"{rest._REST_EXCEPTION}: Config key [execution.checkpointing.savepoint-dir] is "
+                f"not set. Property [{key}] must be provided.",
+            )
+        requested = body.get("triggerId") or None
+        trigger_id = job.trigger(
+            kind, directory or None, savepoint_format=savepoint_format, trigger_id=requested
+        )
         self._json(202, rest.trigger_body(trigger_id))
 
 
@@ -1058,6 +1304,23 @@ def _operation_path(path: str) -> tuple[str, str, str] | None:
         group = "savepoint" if parts[3] == "savepoints" else "checkpoint"
         return parts[2], group, parts[4]
     return None
+
+
+def thread_dump() -> list[tuple[str, str]]:
+    """Every thread of this process with its stack, as Flink's thread dump lists a JVM's."""
+    frames = sys._current_frames()
+    out = []
+    for thread in threading.enumerate():
+        frame = frames.get(thread.ident or -1)
+        state = "RUNNABLE" if thread.is_alive() else "TERMINATED"
+        head = f'"{thread.name}" Id={thread.ident} {state}{" (daemon)" if thread.daemon else ""}\n'
+        stack = (
+            "".join(f"\tat {line.strip()}\n" for line in traceback.format_stack(frame)[::-1])
+            if frame
+            else ""
+        )
+        out.append((thread.name, head + stack + "\n"))
+    return out
 
 
 __all__ = [

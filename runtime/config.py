@@ -241,6 +241,37 @@ def parse_string(value: object) -> str:
     raise ValueError("expected a non-empty string")
 
 
+def local_path(path: str) -> str:
+    """A path as Flink writes it (``file:///tmp/ck``, ``file:/tmp/ck``) or a plain one, as a
+    local path; ``ValueError`` for another file system's URI (ckptsim reads and writes local
+    files only)."""
+    text = path.strip()
+    if text.startswith("file://"):
+        rest = text[len("file://") :]
+        if rest and not rest.startswith("/"):  # file://host/path: only this machine's
+            host, _, tail = rest.partition("/")
+            if host not in ("localhost", "127.0.0.1"):
+                raise ValueError(f"{path!r}: a file: URI of another host ({host})")
+            rest = "/" + tail
+        return rest or "/"
+    if text.startswith("file:"):
+        return text[len("file:") :]
+    scheme = text.split(":", 1)[0]
+    if ":" in text and "/" not in scheme and len(scheme) > 1 and scheme.isidentifier():
+        raise ValueError(
+            f"{path!r}: ckptsim reads and writes local files only: give a path or a file: URI"
+        )
+    return text
+
+
+def parse_path(value: object) -> str:
+    """A directory or file: a non-empty local path, or a ``file:`` URI of one."""
+    fspath = getattr(value, "__fspath__", None)  # a pathlib.Path
+    if callable(fspath):
+        value = fspath()
+    return local_path(parse_string(value))
+
+
 def _enum_parser(choices: tuple[str, ...]) -> Callable[[object], str]:
     def parse(value: object) -> str:
         if isinstance(value, enum.Enum):
@@ -306,6 +337,7 @@ def _opt(
         "bool": parse_bool,
         "memory": parse_memory,
         "string": parse_string,
+        "path": parse_path,
         "map": parse_map,
         "float": parse_float,
         "restart": parse_restart_type,
@@ -407,14 +439,14 @@ OPTIONS: tuple[ConfigOption, ...] = (
     ),
     _opt(
         _CP + "dir",
-        "string",
+        "path",
         None,
         "Checkpoint directory (default: a temporary directory).",
         deprecated=("state.checkpoints.dir",),
     ),
     _opt(
         _CP + "savepoint-dir",
-        "string",
+        "path",
         None,
         "Default savepoint directory.",
         deprecated=("state.savepoints.dir",),
@@ -516,7 +548,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
     ),
     _opt(
         "jobmanager.archive.fs.dir",
-        "string",
+        "path",
         None,
         "Directory a job's archive is written to when it ends (Flink's layout; ckptsim serve "
         "and Flink's HistoryServer read it).",
@@ -685,7 +717,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
     ),
     _opt(
         "execution.state-recovery.path",
-        "string",
+        "path",
         None,
         "Start the job from this checkpoint or savepoint (`ckptsim run --from-savepoint`).",
         deprecated=("execution.savepoint.path",),

@@ -42,6 +42,10 @@ class StreamNode:
     chain_head: bool = False
     #: declared processing cost: (ms per buffer, ms per record)
     cost: tuple[float, float] = (0.0, 0.0)
+    #: the operator's name in Flink's chain names, where Flink's job graph names it otherwise
+    #: (a PyFlink program's operators as PyFlink fuses them); "": an operator ckptsim adds that
+    #: Flink's graph has not. None: derived from ``name`` (``runtime.rest.flink_operator_name``)
+    flink_name: str | None = None
 
     @property
     def kind(self) -> str:

@@ -15,16 +15,24 @@ Flink's HistoryServer and ``ckptsim serve`` read.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import re
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime.config import CheckpointConfig
+from runtime.config import (
+    OPTIONS,
+    CheckpointConfig,
+    Configuration,
+    format_duration,
+    format_memory,
+)
 from runtime.failure import TaskFailure
-from runtime.graph import JobGraph, JobVertex
+from runtime.graph import JobGraph, JobVertex, StreamNode
 from runtime.job import JobResult
 from runtime.partition import Partitioner
 
@@ -80,6 +88,10 @@ SHIP_STRATEGIES = {
     Partitioner.RESCALE: "RESCALE",
     Partitioner.CUSTOM: "CUSTOM",
 }
+#: a task's endpoint as Flink's MiniCluster shows it (its task manager runs in the process)
+ENDPOINT = "localhost:-1"
+#: Flink's savepoint formats (``formatType`` of a savepoint or stop-with-savepoint request)
+SAVEPOINT_FORMATS = ("CANONICAL", "NATIVE")
 #: Flink's back-pressure levels: ratio <= 0.10 ok, <= 0.5 low, above high
 BACKPRESSURE_LOW, BACKPRESSURE_HIGH = 0.10, 0.5
 
@@ -123,6 +135,29 @@ class ExceptionView:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessView:
+    """The process a job runs in, as Flink shows its JobManager's and TaskManager's JVM (the
+    actors side gathers it: ``actors.archive.describe_process``)."""
+
+    #: the interpreter, e.g. ``CPython 3.11.7``
+    version: str = "CPython"
+    arch: str = ""
+    #: the command line (Flink: the JVM's options)
+    options: tuple[str, ...] = ()
+    #: the module search path (Flink: the classpath)
+    classpath: tuple[str, ...] = ()
+    cpu_cores: int = 0
+    physical_memory: int = 0
+    free_memory: int = 0
+    #: the process's resident memory now, and at most so far (bytes)
+    memory_used: int = 0
+    memory_max: int = 0
+    threads: int = 0
+    #: (name, collections, collected) of each garbage collector generation
+    gc: tuple[tuple[str, int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class JobView:
     """A job as the REST API shows it, at ``now`` (job clock ms; ``epoch_ms`` is its 0)."""
 
@@ -142,6 +177,25 @@ class JobView:
     parallelism: int = 1
     restart_strategy: str = ""
     user_config: Mapping[str, str] = field(default_factory=dict)
+    #: checkpoint id -> the format of a savepoint taken in another than the canonical one
+    savepoint_formats: Mapping[int, str] = field(default_factory=dict)
+    #: the job's configuration as Flink lists it (``/jobmanager/config``): (key, value) pairs
+    configuration: tuple[tuple[str, str], ...] = ()
+    process: ProcessView = field(default_factory=ProcessView)
+
+    @property
+    def taskmanager_id(self) -> str:
+        """The resource id of the job's task manager (ckptsim runs each job as Flink's
+        MiniCluster does: one task manager, a slot per parallel subtask of a slot sharing
+        group), a UUID as the MiniCluster's."""
+        digest = hashlib.md5(f"taskmanager:{self.job_id}".encode(), usedforsecurity=False)
+        return str(uuid.UUID(hex=digest.hexdigest()))
+
+    @property
+    def slots(self) -> int:
+        """Slots as Flink's slot sharing counts them: every vertex shares the default group, so
+        the job needs as many slots as its largest parallelism."""
+        return max((v.parallelism for v in self.vertices), default=0)
 
     @property
     def is_terminal(self) -> bool:
@@ -178,6 +232,26 @@ class JobView:
         return None
 
 
+def flink_operator_name(node: StreamNode) -> str:
+    """An operator's name in Flink's chain names: a source's is ``Source: NAME``, a sink's
+    ``Sink: NAME`` (as Flink prefixes them), another's its name; ``node.flink_name`` where it
+    is given ("" for an operator Flink's graph has not)."""
+    if node.flink_name is not None:
+        return node.flink_name
+    if node.is_source and not node.name.startswith("Source: "):
+        return f"Source: {node.name}"
+    if node.is_sink and not node.name.startswith("Sink: ") and not node.name.endswith(": Writer"):
+        return f"Sink: {node.name}"
+    return node.name
+
+
+def flink_operator_names(vertex: JobVertex) -> tuple[str, ...]:
+    """The names of a vertex's operators in Flink's job graph; the vertex's name is them
+    joined with `` -> `` (Flink's chain name)."""
+    names = tuple(n for n in (flink_operator_name(op) for op in vertex.operators) if n)
+    return names or (vertex.name,)
+
+
 def vertex_ids(job: JobGraph) -> dict[str, str]:
     """Flink's ``JobVertexID``s: 32 hex digits from a hash of each vertex's operator uids and
     its inputs' ids (as Flink hashes the stream graph), so the same script gets the same ids
@@ -210,6 +284,9 @@ def job_view(
     failure_causes: Sequence[TaskFailure | None] = (),
     parallelism: int = 1,
     restart_strategy: str = "",
+    savepoint_formats: Mapping[int, str] | None = None,
+    configuration: Sequence[tuple[str, str]] = (),
+    process: ProcessView | None = None,
 ) -> JobView:
     """Put a job's pieces (its graph, the JobMaster's and coordinator's state) together.
     ``task_states`` and ``task_metrics`` are keyed by ``str(TaskId)``."""
@@ -225,14 +302,15 @@ def job_view(
             )
             for i in range(vertex.parallelism)
         )
+        operators = flink_operator_names(vertex)
         vertices.append(
             VertexView(
                 id=ids[vertex.vertex_id],
                 key=vertex.vertex_id,
-                name=vertex.name,
+                name=" -> ".join(operators),
                 parallelism=vertex.parallelism,
                 max_parallelism=job.max_parallelism,
-                operators=tuple(op.name for op in vertex.operators),
+                operators=operators,
                 inputs=tuple(
                     (ids[e.source.vertex_id], SHIP_STRATEGIES[e.partitioner])
                     for e in job.inputs(vertex)
@@ -254,7 +332,33 @@ def job_view(
         exceptions=exceptions_from(failures, status_history, job, ids, failure_causes),
         parallelism=parallelism,
         restart_strategy=restart_strategy,
+        savepoint_formats=dict(savepoint_formats or {}),
+        configuration=tuple(configuration),
+        process=process or ProcessView(),
     )
+
+
+def configuration_items(conf: Configuration) -> tuple[tuple[str, str], ...]:
+    """The settings a job was given, as Flink's ``/jobmanager/config`` lists them: the key and
+    the value as text (a duration as ``200 ms``, a size as ``32 kb``)."""
+    kinds = {option.key: option.kind for option in OPTIONS}
+    items = []
+    for key, value in conf.explicit().items():
+        kind = kinds.get(key)
+        if kind == "duration" and isinstance(value, int):
+            text = format_duration(value)
+        elif kind == "memory" and isinstance(value, int) and value >= 0:
+            text = format_memory(value)
+        elif isinstance(value, bool):
+            text = str(value).lower()
+        elif isinstance(value, enum.Enum):
+            text = str(value.value)
+        elif isinstance(value, dict):
+            text = ",".join(f"{k}:{v}" for k, v in value.items())
+        else:
+            text = str(value)
+        items.append((key, text))
+    return tuple(sorted(items))
 
 
 _TASK_FAILURE = re.compile(
@@ -294,8 +398,8 @@ def exceptions_from(
                 vertex = job.vertex(match.group("vertex"))
             except KeyError:
                 vertex = None
-            if vertex is not None:
-                task_name = _task_name(vertex, int(match.group("subtask")))
+            if vertex is not None:  # each failure restarted every task: attempt n failed
+                task_name = _task_name(vertex, int(match.group("subtask")), attempt=n)
         if cause is not None:
             out.append(
                 ExceptionView(
@@ -307,20 +411,37 @@ def exceptions_from(
                 )
             )
             continue
-        name = _EXCEPTION_NAME.match(body)
         out.append(
             ExceptionView(
-                timestamp=when,
-                exception=name.group("name") if name else "ckptsim.JobFailure",
-                stacktrace=body,
-                task=task_name,
+                timestamp=when, exception=_exception_name(body), stacktrace=body, task=task_name
             )
         )
     return tuple(out)
 
 
-def _task_name(vertex: JobVertex, subtask: int) -> str:
-    return f"{vertex.name} ({subtask + 1}/{vertex.parallelism})"
+#: what a failure that is not the user's own exception is named (Flink's class where Flink has
+#: the failure, ckptsim's own name otherwise)
+_FAILURE_NAMES = (
+    (
+        "Exceeded checkpoint tolerable failure threshold",
+        "org.apache.flink.util.FlinkRuntimeException",
+    ),
+    ("injected fault", "ckptsim.InjectedFault"),
+)
+
+
+def _exception_name(text: str) -> str:
+    for start, name in _FAILURE_NAMES:
+        if text.startswith(start):
+            return name
+    match = _EXCEPTION_NAME.match(text)
+    return match.group("name") if match else "ckptsim.JobFailure"
+
+
+def _task_name(vertex: JobVertex, subtask: int, *, attempt: int) -> str:
+    """Flink's name of a subtask's execution: ``CHAIN (i/n) - execution #attempt``."""
+    name = " -> ".join(flink_operator_names(vertex))
+    return f"{name} ({subtask + 1}/{vertex.parallelism}) - execution #{attempt}"
 
 
 # --- timestamps and ids in checkpoint statistics --------------------------------------------------
@@ -343,6 +464,8 @@ def _flink_stats(body: Any, view: JobView) -> Any:
             out[key] = {_hex(view, k): _flink_stats(v, view) for k, v in value.items()}
         else:
             out[key] = _flink_stats(value, view)
+    if out.get("savepointFormat") and out.get("id") in view.savepoint_formats:
+        out["savepointFormat"] = view.savepoint_formats[out["id"]]
     return out
 
 
@@ -371,7 +494,9 @@ def config_body(*, history: bool = False, refresh_interval: int = 3000) -> JsonD
         "flink-revision": CKPTSIM_REVISION,
         "features": {
             "web-submit": False,
-            "web-cancel": not history,
+            # Flink's dashboard cancels with GET /jobs/:jobid/yarn-cancel, which ckptsim does
+            # not act on (docs/rest-security.md): its Cancel button stays hidden
+            "web-cancel": False,
             "web-rescale": False,
             "web-history": history,
         },
@@ -387,13 +512,14 @@ def _task_counts(view: JobView) -> dict[str, int]:
 
 
 def overview_body(views: Sequence[JobView], *, archived: Sequence[JsonDict] = ()) -> JsonDict:
-    """``GET /overview``: one task manager with a slot per subtask of the running jobs."""
+    """``GET /overview``: a task manager per job run in this process (Flink's MiniCluster),
+    each with the slots the job's slot sharing needs; a job that ended frees its slots and
+    its task manager stays (as a session cluster's)."""
     states = [v.status for v in views] + [j.get("state", "") for j in archived]
-    slots = sum(v.parallelism for view in views if not view.is_terminal for v in view.vertices)
     return {
-        "taskmanagers": 1 if any(not v.is_terminal for v in views) else 0,
-        "slots-total": slots,
-        "slots-available": 0,
+        "taskmanagers": len(views),
+        "slots-total": sum(v.slots for v in views),
+        "slots-available": sum(v.slots for v in views if v.is_terminal),
         "jobs-running": sum(1 for s in states if s not in TERMINAL_JOB_STATUSES),
         "jobs-finished": states.count("FINISHED"),
         "jobs-cancelled": states.count("CANCELED"),
@@ -449,7 +575,7 @@ def applications_overview_body(jobs: Sequence[JsonDict]) -> JsonDict:
                 "start-time": j["start-time"],
                 "end-time": j["end-time"],
                 "duration": j["duration"],
-                "status": _application_status(j["state"]),
+                "status": application_status(j["state"]),
                 "jobs": {j["state"]: 1},
             }
             for j in jobs
@@ -464,7 +590,7 @@ def application_body(view: JobView) -> JsonDict:
     return {
         "id": view.job_id,
         "name": f"SingleJobApplication({view.name})",
-        "status": _application_status(view.status),
+        "status": application_status(view.status),
         "start-time": view.start_time,
         "end-time": view.end_time,
         "duration": view.duration,
@@ -484,7 +610,7 @@ def application_body(view: JobView) -> JsonDict:
     }
 
 
-def _application_status(state: str) -> str:
+def application_status(state: str) -> str:
     return state if state in ("FINISHED", "FAILED", "CANCELED", "RUNNING") else "RUNNING"
 
 
@@ -716,36 +842,49 @@ def _status_duration(view: JobView, s: SubtaskView) -> dict[str, int]:
     }
 
 
+def subtask_body(view: JobView, vertex: VertexView, s: SubtaskView) -> JsonDict:
+    """``GET /jobs/:jobid/vertices/:vertexid/subtasks/:subtaskindex`` (its current attempt;
+    also ``.../attempts/:attempt`` for that attempt)."""
+    start, end, duration = _subtask_times(view, s)
+    return {
+        "subtask": s.index,
+        "status": s.state,
+        "attempt": s.attempt,
+        "endpoint": ENDPOINT,
+        "start-time": start,
+        "end-time": end,
+        "duration": duration,
+        "metrics": _io(view, vertex, s),
+        "taskmanager-id": view.taskmanager_id,
+        "status-duration": _status_duration(view, s),
+        "start_time": start,
+    }
+
+
+_METRIC_KEYS = (
+    "write-records",
+    "accumulated-backpressured-time",
+    "accumulated-idle-time",
+    "write-bytes",
+    "read-bytes",
+    "read-records",
+    "accumulated-busy-time",
+)
+_DURATIONS = ("CREATED", "RUNNING", "INITIALIZING", "SCHEDULED", "DEPLOYING")
+
+
+def _aggregated(rows: Sequence[JsonDict]) -> JsonDict:
+    return {
+        "metrics": {k: _aggregate([r["metrics"][k] for r in rows]) for k in _METRIC_KEYS},
+        "status-duration": {
+            k: _aggregate([r["status-duration"][k] for r in rows]) for k in _DURATIONS
+        },
+    }
+
+
 def vertex_details_body(view: JobView, vertex: VertexView) -> JsonDict:
     """``GET /jobs/:jobid/vertices/:vertexid``."""
-    subtasks: list[JsonDict] = []
-    for s in vertex.subtasks:
-        start, end, duration = _subtask_times(view, s)
-        subtasks.append(
-            {
-                "subtask": s.index,
-                "status": s.state,
-                "attempt": s.attempt,
-                "endpoint": "localhost:-1",
-                "start-time": start,
-                "end-time": end,
-                "duration": duration,
-                "metrics": _io(view, vertex, s),
-                "taskmanager-id": "ckptsim",
-                "status-duration": _status_duration(view, s),
-                "start_time": start,
-            }
-        )
-    metric_keys = [
-        "write-records",
-        "accumulated-backpressured-time",
-        "accumulated-idle-time",
-        "write-bytes",
-        "read-bytes",
-        "read-records",
-        "accumulated-busy-time",
-    ]
-    durations = ["CREATED", "RUNNING", "INITIALIZING", "SCHEDULED", "DEPLOYING"]
+    subtasks = [subtask_body(view, vertex, s) for s in vertex.subtasks]
     return {
         "id": vertex.id,
         "name": vertex.name,
@@ -753,13 +892,397 @@ def vertex_details_body(view: JobView, vertex: VertexView) -> JsonDict:
         "maxParallelism": vertex.max_parallelism,
         "now": view.epoch(view.now),
         "subtasks": subtasks,
-        "aggregated": {
-            "metrics": {k: _aggregate([r["metrics"][k] for r in subtasks]) for k in metric_keys},
-            "status-duration": {
-                k: _aggregate([r["status-duration"][k] for r in subtasks]) for k in durations
-            },
+        "aggregated": _aggregated(subtasks),
+    }
+
+
+def subtask_times_body(view: JobView, vertex: VertexView) -> JsonDict:
+    """``GET /jobs/:jobid/vertices/:vertexid/subtasktimes``: when each subtask entered each
+    execution state (0: not (yet)). ckptsim deploys a task and runs it at once: it is
+    SCHEDULED, DEPLOYING, INITIALIZING and RUNNING from the moment it started."""
+    created = view.epoch(view.status_history[0][1]) if view.status_history else 0
+    subtasks = []
+    for s in vertex.subtasks:
+        start, end, duration = _subtask_times(view, s)
+        timestamps = dict.fromkeys(EXECUTION_STATES, 0)
+        timestamps["CREATED"] = created
+        if start >= 0:
+            for state in ("SCHEDULED", "DEPLOYING", "INITIALIZING", "RUNNING"):
+                timestamps[state] = start
+        if end >= 0 and s.state in timestamps:
+            timestamps[s.state] = end
+        subtasks.append(
+            {
+                "subtask": s.index,
+                "endpoint": ENDPOINT,
+                "duration": duration,
+                "timestamps": timestamps,
+            }
+        )
+    return {
+        "id": vertex.id,
+        "name": vertex.name,
+        "now": view.epoch(view.now),
+        "subtasks": subtasks,
+    }
+
+
+def vertex_taskmanagers_body(view: JobView, vertex: VertexView) -> JsonDict:
+    """``GET /jobs/:jobid/vertices/:vertexid/taskmanagers``: the vertex's subtasks by task
+    manager (one: the job's)."""
+    rows = [subtask_body(view, vertex, s) for s in vertex.subtasks]
+    start, end, duration = _vertex_times(view, vertex)
+    return {
+        "id": vertex.id,
+        "name": vertex.name,
+        "now": view.epoch(view.now),
+        "taskmanagers": [
+            {
+                "endpoint": ENDPOINT,
+                "status": _vertex_state(vertex),
+                "start-time": start,
+                "end-time": end,
+                "duration": duration,
+                "metrics": _sum_io([r["metrics"] for r in rows]),
+                "status-counts": _state_counts([s.state for s in vertex.subtasks]),
+                "taskmanager-id": view.taskmanager_id,
+                "aggregated": _aggregated(rows),
+            }
+        ],
+    }
+
+
+def job_accumulators_body(view: JobView) -> JsonDict:
+    """``GET /jobs/:jobid/accumulators`` (ckptsim has no accumulators)."""
+    return {
+        "job-accumulators": [],
+        "user-task-accumulators": [],
+        "serialized-user-task-accumulators": {},
+    }
+
+
+def vertex_accumulators_body(vertex: VertexView) -> JsonDict:
+    """``GET /jobs/:jobid/vertices/:vertexid/accumulators``."""
+    return {"id": vertex.id, "user-accumulators": []}
+
+
+def subtasks_accumulators_body(vertex: VertexView) -> JsonDict:
+    """``GET /jobs/:jobid/vertices/:vertexid/subtasks/accumulators``."""
+    return {
+        "id": vertex.id,
+        "parallelism": vertex.parallelism,
+        "subtasks": [
+            {
+                "subtask": s.index,
+                "attempt": s.attempt,
+                "endpoint": ENDPOINT,
+                "user-accumulators": [],
+            }
+            for s in vertex.subtasks
+        ],
+    }
+
+
+def attempt_accumulators_body(view: JobView, vertex: VertexView, s: SubtaskView) -> JsonDict:
+    """``GET .../subtasks/:subtaskindex/attempts/:attempt/accumulators``; ``id`` is Flink's
+    execution attempt id (execution graph, vertex, subtask, attempt)."""
+    graph = hashlib.md5(f"executiongraph:{view.job_id}".encode(), usedforsecurity=False)
+    return {
+        "subtask": s.index,
+        "attempt": s.attempt,
+        "id": f"{graph.hexdigest()}_{vertex.id}_{s.index}_{s.attempt}",
+        "user-accumulators": [],
+    }
+
+
+def _subtask_rates(view: JobView, vertex: VertexView, s: SubtaskView) -> dict[str, float]:
+    """A subtask's metrics as Flink names them (rates per second over its run so far)."""
+    _start, _, duration = _subtask_times(view, s)
+    seconds = duration / 1000 if duration > 0 else 0.0
+    bp, idle, busy = backpressure_ratio(view, s)
+    io = _io(view, vertex, s)
+    records_in, records_out = float(io["read-records"]), float(io["write-records"])
+    return {
+        "numRecordsIn": records_in,
+        "numRecordsOut": records_out,
+        "numBytesIn": float(io["read-bytes"]),
+        "numBytesOut": float(io["write-bytes"]),
+        "numRecordsInPerSecond": records_in / seconds if seconds else 0.0,
+        "numRecordsOutPerSecond": records_out / seconds if seconds else 0.0,
+        "numBytesOutPerSecond": float(io["write-bytes"]) / seconds if seconds else 0.0,
+        "backPressuredTimeMsPerSecond": bp * 1000,
+        "idleTimeMsPerSecond": idle * 1000,
+        "busyTimeMsPerSecond": busy * 1000,
+        "accumulateBackPressuredTimeMs": float(io["accumulated-backpressured-time"]),
+        "accumulateIdleTimeMs": float(io["accumulated-idle-time"]),
+        "accumulateBusyTimeMs": float(io["accumulated-busy-time"]),
+    }
+
+
+def _metric_text(value: float) -> str:
+    """A metric's value as Flink's metric fetcher gives it: text, whole numbers without
+    decimals."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def vertex_metrics(view: JobView, vertex: VertexView) -> dict[str, str]:
+    """Every metric of a vertex's subtasks, ``<subtask>.<name>`` -> value
+    (``GET /jobs/:jobid/vertices/:vertexid/metrics``)."""
+    out: dict[str, str] = {}
+    for s in vertex.subtasks:
+        for name, value in _subtask_rates(view, vertex, s).items():
+            out[f"{s.index}.{name}"] = _metric_text(value)
+    return out
+
+
+def metrics_body(available: Mapping[str, str], query: Mapping[str, str]) -> list[JsonDict]:
+    """A metrics endpoint as Flink's: without ``get`` the ids of its metrics, with
+    ``get=a,b`` the values of those it has (as text)."""
+    names = query.get("get")
+    if names is None:
+        return [{"id": name} for name in available]
+    return [
+        {"id": name, "value": available[name]}
+        for name in dict.fromkeys(n for n in names.split(",") if n)
+        if name in available
+    ]
+
+
+def flamegraph_body(view: JobView) -> JsonDict:
+    """``GET /jobs/:jobid/vertices/:vertexid/flamegraph``: none (Flink's answer while
+    ``rest.flamegraph.enabled`` is off)."""
+    return {"endTimestamp": -2}
+
+
+def execution_result_body(view: JobView) -> JsonDict:
+    """``GET /jobs/:jobid/execution-result``."""
+    if not view.is_terminal:
+        return {"status": {"id": "IN_PROGRESS"}}
+    status = {"FINISHED": "SUCCEEDED", "CANCELED": "CANCELED", "FAILED": "FAILED"}[view.status]
+    result: JsonDict = {
+        "id": view.job_id,
+        "application-status": status,
+        "accumulator-results": {},
+        "net-runtime": view.duration,
+    }
+    if view.status == "FAILED" and view.exceptions:
+        last = view.exceptions[-1]
+        result["failure-cause"] = {
+            "class": last.exception,
+            "stack-trace": last.stacktrace,
+            "serialized-throwable": "",
+        }
+    return {"status": {"id": "COMPLETED"}, "job-execution-result": result}
+
+
+def rescales_error(view: JobView, what: str) -> JsonDict:
+    """The bodies Flink answers (404) for ``/jobs/:jobid/rescales/...`` of a job without the
+    adaptive scheduler (and archives: the dashboard shows its Rescales tab only with it, so
+    ckptsim's archives leave them out)."""
+    if what == "config":
+        return {"errors": [f"AdaptiveScheduler is not enabled for this job ({view.job_id})."]}
+    return {
+        "errors": [
+            f"The job `{view.job_id}` has not enabled the `Adaptive` scheduler, or it has been "
+            "enabled but the value of configuration option "
+            "`web.adaptive-scheduler.rescale-history.size` has not been set to greater than `0`."
+        ]
+    }
+
+
+# --- the task manager and the job manager (this process) -----------------------------------------
+
+
+def _resources(cpu: float, memory: int) -> JsonDict:
+    return {
+        "cpuCores": cpu,
+        "taskHeapMemory": memory,
+        "taskOffHeapMemory": 0,
+        "managedMemory": 0,
+        "networkMemory": 0,
+        "extendedResources": {},
+    }
+
+
+def _memory_configuration(process: ProcessView) -> JsonDict:
+    """Flink's memory model of a task manager; ckptsim's one pool is the process's memory."""
+    return {
+        "frameworkHeap": 0,
+        "taskHeap": process.physical_memory,
+        "frameworkOffHeap": 0,
+        "taskOffHeap": 0,
+        "networkMemory": 0,
+        "managedMemory": 0,
+        "jvmMetaspace": 0,
+        "jvmOverhead": 0,
+        "totalFlinkMemory": process.physical_memory,
+        "totalProcessMemory": process.physical_memory,
+    }
+
+
+def taskmanager_entry(view: JobView, index: int = 0) -> JsonDict:
+    """A task manager in ``GET /taskmanagers``: the job's (``index``: its place in the list)."""
+    process = view.process
+    slots = view.slots
+    free = slots if view.is_terminal else 0
+    running = 0 if view.is_terminal else sum(len(v.subtasks) for v in view.vertices)
+    return {
+        "id": view.taskmanager_id,
+        "path": f"ckptsim://localhost/taskmanager_{index}",
+        "dataPort": -1,
+        "jmxPort": -1,
+        "timeSinceLastHeartbeat": view.epoch(view.now),
+        "slotsNumber": slots,
+        "freeSlots": free,
+        "assignedTasks": running,
+        "totalResource": _resources(float(process.cpu_cores), process.physical_memory),
+        "freeResource": _resources(
+            float(process.cpu_cores) if free else 0.0, process.physical_memory if free else 0
+        ),
+        "hardware": {
+            "cpuCores": process.cpu_cores,
+            "physicalMemory": process.physical_memory,
+            "freeMemory": process.free_memory,
+            "managedMemory": 0,
+        },
+        "memoryConfiguration": _memory_configuration(process),
+    }
+
+
+def taskmanagers_body(views: Sequence[JobView]) -> JsonDict:
+    """``GET /taskmanagers``: a task manager per job run in this process."""
+    return {"taskmanagers": [taskmanager_entry(v, i) for i, v in enumerate(views)]}
+
+
+def taskmanager_body(view: JobView, index: int = 0) -> JsonDict:
+    """``GET /taskmanagers/:taskmanagerid``."""
+    process = view.process
+    share = process.cpu_cores / view.slots if view.slots else 0.0
+    allocated = (
+        []
+        if view.is_terminal
+        else [
+            {
+                "jobId": view.job_id,
+                "resource": _resources(share, 0),
+                "assignedTasks": sum(1 for v in view.vertices if len(v.subtasks) > slot),
+            }
+            for slot in range(view.slots)
+        ]
+    )
+    return {
+        **taskmanager_entry(view, index),
+        "allocatedSlots": allocated,
+        "metrics": {
+            "heapUsed": process.memory_used,
+            "heapCommitted": process.memory_used,
+            "heapMax": process.physical_memory,
+            "nonHeapUsed": 0,
+            "nonHeapCommitted": 0,
+            "nonHeapMax": -1,
+            "directCount": 0,
+            "directUsed": 0,
+            "directMax": 0,
+            "mappedCount": 0,
+            "mappedUsed": 0,
+            "mappedMax": 0,
+            "nettyShuffleMemorySegmentsAvailable": 0,
+            "nettyShuffleMemorySegmentsUsed": 0,
+            "nettyShuffleMemorySegmentsTotal": 0,
+            "nettyShuffleMemoryAvailable": 0,
+            "nettyShuffleMemoryUsed": 0,
+            "nettyShuffleMemoryTotal": 0,
+            "garbageCollectors": _garbage_collectors(process),
         },
     }
+
+
+def _garbage_collectors(process: ProcessView) -> list[JsonDict]:
+    gcs: list[JsonDict] = [
+        {"name": name, "count": count, "time": 0} for name, count, _ in process.gc
+    ]
+    total: JsonDict = {"name": "All", "count": sum(count for _, count, _ in process.gc), "time": 0}
+    return [total, *gcs]
+
+
+def process_metrics(process: ProcessView, *, jobmanager: bool = False) -> dict[str, str]:
+    """The ``Status.*`` metrics of this process (a task manager's, or with ``jobmanager`` the
+    job manager's), name -> value, as the dashboard's Task Manager and Job Manager pages ask
+    for them (the JVM's heap is the process's resident memory)."""
+    values: dict[str, float] = {
+        "Status.JVM.Memory.Heap.Used": process.memory_used,
+        "Status.JVM.Memory.Heap.Committed": process.memory_used,
+        "Status.JVM.Memory.Heap.Max": process.physical_memory,
+        "Status.JVM.Memory.NonHeap.Used": 0,
+        "Status.JVM.Memory.NonHeap.Committed": 0,
+        "Status.JVM.Memory.NonHeap.Max": -1,
+        "Status.JVM.Memory.Metaspace.Used": 0,
+        "Status.JVM.Memory.Metaspace.Committed": 0,
+        "Status.JVM.Memory.Metaspace.Max": -1,
+        "Status.JVM.Memory.Direct.Count": 0,
+        "Status.JVM.Memory.Direct.MemoryUsed": 0,
+        "Status.JVM.Memory.Direct.TotalCapacity": 0,
+        "Status.JVM.Memory.Mapped.Count": 0,
+        "Status.JVM.Memory.Mapped.MemoryUsed": 0,
+        "Status.JVM.Memory.Mapped.TotalCapacity": 0,
+        "Status.JVM.Threads.Count": process.threads,
+        "Status.JVM.CPU.Load": 0.0,
+        "Status.JVM.CPU.Time": 0,
+    }
+    for collector in _garbage_collectors(process):
+        prefix = f"Status.JVM.GarbageCollector.{collector['name']}"
+        values[f"{prefix}.Count"] = collector["count"]
+        values[f"{prefix}.Time"] = 0
+        values[f"{prefix}.TimeMsPerSecond"] = 0
+    if not jobmanager:
+        for name in ("Shuffle.Netty.UsedMemory", "Shuffle.Netty.TotalMemory"):
+            values[f"Status.{name}"] = 0
+        values["Status.Flink.Memory.Managed.Used"] = 0
+        values["Status.Flink.Memory.Managed.Total"] = 0
+    return {name: _metric_text(value) for name, value in values.items()}
+
+
+def jobmanager_metrics(views: Sequence[JobView], process: ProcessView) -> dict[str, str]:
+    """``GET /jobmanager/metrics``: this process's, and the cluster's counts."""
+    values = process_metrics(process, jobmanager=True)
+    values["numRegisteredTaskManagers"] = str(len(views))
+    values["numRunningJobs"] = str(sum(1 for v in views if not v.is_terminal))
+    values["taskSlotsTotal"] = str(sum(v.slots for v in views))
+    values["taskSlotsAvailable"] = str(sum(v.slots for v in views if v.is_terminal))
+    return values
+
+
+def configuration_body(configuration: Sequence[tuple[str, str]]) -> list[JsonDict]:
+    """``GET /jobmanager/config`` and ``/jobs/:jobid/jobmanager/config``."""
+    return [{"key": key, "value": value} for key, value in configuration]
+
+
+def environment_body(process: ProcessView) -> JsonDict:
+    """``GET /jobmanager/environment``: the interpreter (Flink: the JVM), its command line and
+    module search path (Flink: the JVM's options and the classpath)."""
+    return {
+        "jvm": {
+            "version": process.version,
+            "arch": process.arch,
+            "options": list(process.options),
+        },
+        "classpath": list(process.classpath),
+    }
+
+
+def thread_dump_body(threads: Sequence[tuple[str, str]]) -> JsonDict:
+    """``GET /jobmanager/thread-dump``, ``/taskmanagers/:id/thread-dump``: (name, stack)."""
+    return {
+        "threadInfos": [
+            {"threadName": name, "stringifiedThreadInfo": stack} for name, stack in threads
+        ]
+    }
+
+
+def logs_body() -> JsonDict:
+    """``GET /jobmanager/logs``, ``/taskmanagers/:id/logs``: ckptsim logs to its own streams
+    (structlog), not to log files."""
+    return {"logs": []}
 
 
 def backpressure_ratio(view: JobView, s: SubtaskView) -> tuple[float, float, float]:
@@ -818,8 +1341,8 @@ def exceptions_body(view: JobView, *, max_exceptions: int | None = None) -> Json
             "timestamp": view.epoch(e.timestamp),
             "failureLabels": dict(e.labels),
             "taskName": e.task,
-            "endpoint": "localhost:-1" if e.task else None,
-            "taskManagerId": "ckptsim" if e.task else None,
+            "endpoint": ENDPOINT if e.task else None,
+            "taskManagerId": view.taskmanager_id if e.task else None,
             "concurrentExceptions": [],
         }
         for e in reversed(view.exceptions)
@@ -935,6 +1458,9 @@ class RestError(Exception):
 
 
 _REST_EXCEPTION = "org.apache.flink.runtime.rest.handler.RestHandlerException"
+#: what Flink's file handlers answer for a file they do not have (its dashboard shows no error
+#: for it: a page whose feature is off, e.g. the profiler)
+FILE_NOT_FOUND = "File not found."
 _NOT_FOUND = "org.apache.flink.runtime.rest.NotFoundException"
 _HEX32 = re.compile(r"^[0-9a-f]{32}$")
 
@@ -1003,6 +1529,39 @@ def _vertex_of(view: JobView, params: Mapping[str, str]) -> VertexView:
     return vertex
 
 
+def _subtask_of(view: JobView, params: Mapping[str, str]) -> SubtaskView:
+    raw = params["subtaskindex"]
+    if not raw.isdigit():
+        raise bad_parameter("path", "subtaskindex", raw)
+    vertex = _vertex_of(view, params)
+    if int(raw) >= len(vertex.subtasks):
+        raise RestError(404, f"{_REST_EXCEPTION}: Invalid subtask index for vertex {vertex.id}")
+    return vertex.subtasks[int(raw)]
+
+
+def _attempt_of(view: JobView, params: Mapping[str, str]) -> SubtaskView:
+    """The subtask's attempt ``params["attempt"]``: its current one (ckptsim keeps no
+    earlier attempts' details)."""
+    raw = params["attempt"]
+    if not raw.isdigit():
+        raise bad_parameter("path", "attempt", raw)
+    subtask = _subtask_of(view, params)
+    if int(raw) != subtask.attempt:
+        raise RestError(
+            404,
+            f"{_REST_EXCEPTION}: Attempt {raw} of subtask {subtask.index} of vertex "
+            f"{params['vertexid']} is not the current one ({subtask.attempt}).",
+        )
+    return subtask
+
+
+def _rescales(view: JobView, params: Mapping[str, str], _q: Mapping[str, str]) -> Body:
+    what = params["rescales"]
+    (message,) = rescales_error(view, what)["errors"]
+    prefix = f"{_REST_EXCEPTION}: " if what == "config" else ""
+    raise RestError(404, prefix + message)
+
+
 def _details(view: JobView, params: Mapping[str, str], _q: Mapping[str, str]) -> Body:
     cid = parse_checkpoint_id(params["checkpointid"])
     body = checkpoint_details_body(view, cid)
@@ -1059,6 +1618,49 @@ JOB_ROUTES: tuple[tuple[re.Pattern[str], Handler], ...] = tuple(
             "/vertices/(?P<vertexid>[^/]+)/subtasks/metrics",
             lambda v, p, q: subtask_metrics_body(v, _vertex_of(v, p), q.get("get", "")),
         ),
+        ("/accumulators", lambda v, p, q: job_accumulators_body(v)),
+        ("/jobmanager/config", lambda v, p, q: configuration_body(v.configuration)),
+        ("/jobmanager/environment", lambda v, p, q: environment_body(v.process)),
+        ("/execution-result", lambda v, p, q: execution_result_body(v)),
+        ("/rescales/(?P<rescales>config|overview|summary|history|details/[^/]+)", _rescales),
+        (
+            "/vertices/(?P<vertexid>[^/]+)/accumulators",
+            lambda v, p, q: vertex_accumulators_body(_vertex_of(v, p)),
+        ),
+        (
+            "/vertices/(?P<vertexid>[^/]+)/subtasks/accumulators",
+            lambda v, p, q: subtasks_accumulators_body(_vertex_of(v, p)),
+        ),
+        (
+            "/vertices/(?P<vertexid>[^/]+)/subtasktimes",
+            lambda v, p, q: subtask_times_body(v, _vertex_of(v, p)),
+        ),
+        (
+            "/vertices/(?P<vertexid>[^/]+)/taskmanagers",
+            lambda v, p, q: vertex_taskmanagers_body(v, _vertex_of(v, p)),
+        ),
+        (
+            "/vertices/(?P<vertexid>[^/]+)/metrics",
+            lambda v, p, q: metrics_body(vertex_metrics(v, _vertex_of(v, p)), q),
+        ),
+        (
+            "/vertices/(?P<vertexid>[^/]+)/flamegraph",
+            lambda v, p, q: (_vertex_of(v, p), flamegraph_body(v))[1],
+        ),
+        (
+            "/vertices/(?P<vertexid>[^/]+)/subtasks/(?P<subtaskindex>[^/]+)",
+            lambda v, p, q: subtask_body(v, _vertex_of(v, p), _subtask_of(v, p)),
+        ),
+        (
+            "/vertices/(?P<vertexid>[^/]+)/subtasks/(?P<subtaskindex>[^/]+)"
+            "/attempts/(?P<attempt>[^/]+)",
+            lambda v, p, q: subtask_body(v, _vertex_of(v, p), _attempt_of(v, p)),
+        ),
+        (
+            "/vertices/(?P<vertexid>[^/]+)/subtasks/(?P<subtaskindex>[^/]+)"
+            "/attempts/(?P<attempt>[^/]+)/accumulators",
+            lambda v, p, q: attempt_accumulators_body(v, _vertex_of(v, p), _attempt_of(v, p)),
+        ),
     )
 )
 
@@ -1086,28 +1688,14 @@ def route_job(
 
 
 def subtask_metrics_body(view: JobView, vertex: VertexView, names: str) -> list[JsonDict]:
-    """``GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics?get=...``: the few metrics
-    Flink's dashboard asks for (per second rates over the run so far), aggregated over the
-    subtasks."""
+    """``GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics?get=...``: metrics aggregated
+    over the subtasks (rates per second over the run so far); without ``get``, none."""
     values: dict[str, list[float]] = {}
     for s in vertex.subtasks:
-        _start, _, duration = _subtask_times(view, s)
-        seconds = duration / 1000 if duration > 0 else 0.0
-        bp, idle, busy = backpressure_ratio(view, s)
-        records = float(s.metrics.get("records_in", 0)) if vertex.inputs else 0.0
-        per_second = {
-            "backPressuredTimeMsPerSecond": bp * 1000,
-            "idleTimeMsPerSecond": idle * 1000,
-            "busyTimeMsPerSecond": busy * 1000,
-            "numRecordsInPerSecond": records / seconds if seconds else 0.0,
-            "numRecordsOutPerSecond": float(s.metrics.get("records_out", 0)) / seconds
-            if seconds
-            else 0.0,
-        }
-        for name, value in per_second.items():
+        for name, value in _subtask_rates(view, vertex, s).items():
             values.setdefault(name, []).append(value)
     out = []
-    for name in [n for n in names.split(",") if n]:
+    for name in dict.fromkeys(n for n in names.split(",") if n):
         if name not in values:
             continue
         vs = values[name]
@@ -1125,9 +1713,42 @@ def subtask_metrics_body(view: JobView, vertex: VertexView, names: str) -> list[
     return out
 
 
-def archive(view: JobView) -> list[tuple[str, Body]]:
-    """Every path of the job with its body: what Flink's JobManager archives for its
-    HistoryServer (and a little more: back-pressure)."""
+#: the metrics of a subtask (``_subtask_rates``), by name
+SUBTASK_METRICS = (
+    "numRecordsIn",
+    "numRecordsOut",
+    "numBytesIn",
+    "numBytesOut",
+    "numRecordsInPerSecond",
+    "numRecordsOutPerSecond",
+    "numBytesOutPerSecond",
+    "backPressuredTimeMsPerSecond",
+    "idleTimeMsPerSecond",
+    "busyTimeMsPerSecond",
+    "accumulateBackPressuredTimeMs",
+    "accumulateIdleTimeMs",
+    "accumulateBusyTimeMs",
+)
+
+
+def archived_metrics(view: JobView, vertex: VertexView) -> list[tuple[str, str, Body]]:
+    """A vertex's metric paths for an archive, each with every metric it has (Flink's
+    HistoryServer serves a file whatever the query, and the dashboard picks the metrics it
+    asked for by id): (path suffix, the query that gives the same body live, body)."""
+    names = ",".join(vertex_metrics(view, vertex))
+    aggregated = ",".join(SUBTASK_METRICS)
+    return [
+        ("/metrics", names, metrics_body(vertex_metrics(view, vertex), {"get": names})),
+        ("/subtasks/metrics", aggregated, subtask_metrics_body(view, vertex, aggregated)),
+    ]
+
+
+def archive(view: JobView, *, application: bool = True) -> list[tuple[str, Body]]:
+    """Every path of the job with its body: what Flink 2.3's JobManager archives for its
+    HistoryServer, and every other path its dashboard asks for a finished job (a vertex's
+    back-pressure, accumulators and subtasks, its watermarks); with ``application`` the
+    application's paths too (Flink writes those into the application's summary beside the
+    job's archive: ``application_archive``)."""
     base = f"/jobs/{view.job_id}"
     entries: list[tuple[str, Body]] = [
         ("/jobs/overview", jobs_overview_body([view])),
@@ -1135,6 +1756,9 @@ def archive(view: JobView) -> list[tuple[str, Body]]:
         (f"{base}/plan", job_plan_body(view)),
         (f"{base}/config", job_config_body(view)),
         (f"{base}/exceptions", exceptions_body(view)),
+        (f"{base}/accumulators", job_accumulators_body(view)),
+        (f"{base}/jobmanager/config", configuration_body(view.configuration)),
+        (f"{base}/jobmanager/environment", environment_body(view.process)),
         (f"{base}/checkpoints", checkpoints_body(view)),
         (f"{base}/checkpoints/config", checkpoint_config_body(view)),
     ]
@@ -1148,19 +1772,59 @@ def archive(view: JobView) -> list[tuple[str, Body]]:
             if sub is not None:
                 entries.append((f"{base}/checkpoints/details/{cid}/subtasks/{vertex.id}", sub))
     for vertex in view.vertices:
-        entries.append((f"{base}/vertices/{vertex.id}", vertex_details_body(view, vertex)))
-        entries.append(
-            (f"{base}/vertices/{vertex.id}/backpressure", backpressure_body(view, vertex))
-        )
+        v = f"{base}/vertices/{vertex.id}"
+        entries += [
+            (v, vertex_details_body(view, vertex)),
+            (f"{v}/subtasktimes", subtask_times_body(view, vertex)),
+            (f"{v}/taskmanagers", vertex_taskmanagers_body(view, vertex)),
+            (f"{v}/backpressure", backpressure_body(view, vertex)),
+            (f"{v}/accumulators", vertex_accumulators_body(vertex)),
+            (f"{v}/subtasks/accumulators", subtasks_accumulators_body(vertex)),
+            (f"{v}/watermarks", []),
+        ]
+        entries += [(v + suffix, body) for suffix, _, body in archived_metrics(view, vertex)]
+        for s in vertex.subtasks:
+            attempt = f"{v}/subtasks/{s.index}/attempts/{s.attempt}"
+            entries += [
+                (f"{v}/subtasks/{s.index}", subtask_body(view, vertex, s)),
+                (attempt, subtask_body(view, vertex, s)),
+                (f"{attempt}/accumulators", attempt_accumulators_body(view, vertex, s)),
+            ]
+    if application:
+        entries += application_archive(view)
     return entries
 
 
-def archive_document(view: JobView) -> JsonDict:
+def application_archive(view: JobView) -> list[tuple[str, Body]]:
+    """The application's paths of a job (Flink 2.3's ``application-summary``): one
+    application per job, as Flink's ``SingleJobApplication``."""
+    app = f"/applications/{view.job_id}"
+    return [
+        ("/applications/overview", applications_overview_body([job_overview_entry(view)])),
+        (app, application_body(view)),
+        (f"{app}/jobmanager/config", configuration_body(view.configuration)),
+        (f"{app}/exceptions", application_exceptions_body(view)),
+    ]
+
+
+def application_exceptions_body(view: JobView) -> JsonDict:
+    """``GET /applications/:applicationid/exceptions``: the application's own failures (a
+    job's failures are the job's: ``/jobs/:jobid/exceptions``)."""
+    return {"exceptionHistory": {"entries": []}}
+
+
+def archive_document(view: JobView, *, application: bool = True) -> JsonDict:
     """Flink's job-archive file: ``{"archive": [{"path": ..., "json": "<body>"}, ...]}``."""
+    return archive_file(archive(view, application=application))
+
+
+def archive_file(entries: Sequence[tuple[str, Body]]) -> JsonDict:
+    """Bodies by path as Flink's archive files hold them (a job's archive, an application's
+    summary)."""
     return {
         "archive": [
             {"path": path, "json": json.dumps(body, separators=(",", ":"))}
-            for path, body in archive(view)
+            for path, body in entries
         ]
     }
 
@@ -1197,6 +1861,9 @@ def view_of_result(
     *,
     parallelism: int = 1,
     restart_strategy: str = "",
+    savepoint_formats: Mapping[int, str] | None = None,
+    configuration: Sequence[tuple[str, str]] = (),
+    process: ProcessView | None = None,
 ) -> JobView:
     """The view of a job that ended, from its ``JobResult``."""
     fallback = "FINISHED" if result.status.value == "FINISHED" else "CANCELED"
@@ -1223,4 +1890,7 @@ def view_of_result(
         failure_causes=result.failure_causes,
         parallelism=parallelism,
         restart_strategy=restart_strategy,
+        savepoint_formats=savepoint_formats,
+        configuration=configuration,
+        process=process,
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -328,6 +328,9 @@ class CheckpointStatsTracker:
         self.failed = 0
         self._history: deque[CheckpointStats] = deque(maxlen=max(history_size, 0))
         self._by_id: dict[int, CheckpointStats] = {}
+        #: Flink's CheckpointStatsCache: completed and failed checkpoints that left the history
+        #: keep their details, the most recent ``history_size`` of them
+        self._evicted: OrderedDict[int, CheckpointStats] = OrderedDict()
         self._summary = {
             k: StatsSummary()
             for k in (
@@ -354,19 +357,36 @@ class CheckpointStatsTracker:
         num_subtasks: Mapping[str, int],
         *,
         unaligned: bool = False,
+        finished: Iterable[TaskId] = (),
     ) -> None:
+        """A checkpoint was triggered, waiting for ``num_subtasks`` subtasks of each vertex;
+        the ``finished`` ones (FLIP-147) count as acknowledged at once, with no state, as
+        Flink's coordinator reports them: each vertex counts its whole parallelism."""
+        counts = dict(num_subtasks)
+        done = list(finished)
+        for task in done:
+            counts[task.vertex] = counts.get(task.vertex, 0) + 1
         stats = CheckpointStats(
             checkpoint_id=checkpoint_id,
             trigger_timestamp=trigger_timestamp,
             snapshot_type=snapshot_type,
-            num_subtasks=dict(num_subtasks),
+            num_subtasks=counts,
             triggered_unaligned=unaligned,
         )
+        for task in done:
+            stats.subtasks.setdefault(task.vertex, {})[task.subtask] = SubtaskStats(
+                index=task.subtask,
+                ack_timestamp=trigger_timestamp,
+                state_size=0,
+                checkpointed_size=0,
+                metrics=CheckpointMetrics(),
+            )
         self._by_id[checkpoint_id] = stats
         if self._history.maxlen and len(self._history) == self._history.maxlen:
             evicted = self._history.pop()
             if evicted.status is not CheckpointStatsStatus.IN_PROGRESS:
                 self._by_id.pop(evicted.checkpoint_id, None)
+                self._cache(evicted)
         if self._history.maxlen:
             self._history.appendleft(stats)
         self.in_progress += 1
@@ -397,6 +417,7 @@ class CheckpointStatsTracker:
             return
         stats.status = CheckpointStatsStatus.COMPLETED
         stats.external_path = external_path
+        self._left_history(stats)
         self.in_progress -= 1
         self.completed += 1
         for key, summary in self._summary.items():
@@ -416,6 +437,7 @@ class CheckpointStatsTracker:
         stats.failure_timestamp = failure_timestamp
         stats.failure_message = message
         stats.failure_reason = reason
+        self._left_history(stats)
         self.in_progress -= 1
         self.failed += 1
         self.latest_failed = _newer(self.latest_failed, stats)
@@ -444,6 +466,21 @@ class CheckpointStatsTracker:
             "external_path": external_path,
         }
 
+    def _cache(self, stats: CheckpointStats) -> None:
+        if self.history_size <= 0:
+            return
+        self._evicted[stats.checkpoint_id] = stats
+        self._evicted.move_to_end(stats.checkpoint_id)
+        while len(self._evicted) > self.history_size:
+            self._evicted.popitem(last=False)
+
+    def _left_history(self, stats: CheckpointStats) -> None:
+        """A checkpoint that ended after it left the history (it was still in progress then):
+        into the cache, no longer tracked by id."""
+        if all(s is not stats for s in self._history):
+            self._by_id.pop(stats.checkpoint_id, None)
+            self._cache(stats)
+
     # --- views ---------------------------------------------------------------------------------
 
     def get(self, checkpoint_id: int) -> CheckpointStats | None:
@@ -452,6 +489,19 @@ class CheckpointStatsTracker:
     @property
     def history(self) -> list[CheckpointStats]:
         return list(self._history)
+
+    @property
+    def with_details(self) -> list[CheckpointStats]:
+        """The checkpoints whose details the REST API serves: the history, the latest
+        completed, savepoint and failed (Flink's ``CheckpointStatsHistory`` finds them by id
+        too), and the recently evicted ones (Flink's ``CheckpointStatsCache``)."""
+        found: dict[int, CheckpointStats] = {s.checkpoint_id: s for s in self._history}
+        for stats in (self.latest_completed, self.latest_savepoint, self.latest_failed):
+            if stats is not None:
+                found.setdefault(stats.checkpoint_id, stats)
+        for checkpoint_id, stats in reversed(self._evicted.items()):
+            found.setdefault(checkpoint_id, stats)
+        return list(found.values())
 
     def to_json(self) -> JsonDict:
         """``GET /jobs/:jobid/checkpoints``."""
@@ -478,8 +528,9 @@ class CheckpointStatsTracker:
         }
 
     def details_json(self, checkpoint_id: int) -> JsonDict | None:
-        """``GET /jobs/:jobid/checkpoints/details/:checkpointid`` (None: not in the history)."""
-        for stats in self._history:
+        """``GET /jobs/:jobid/checkpoints/details/:checkpointid`` (None: neither in the
+        history, nor a latest one, nor recently evicted: ``with_details``)."""
+        for stats in self.with_details:
             if stats.checkpoint_id == checkpoint_id:
                 return stats.to_json(with_tasks=True)
         return None

@@ -256,7 +256,7 @@ class CheckpointCoordinator:
         checkpoint details)."""
         stats = self.stats
         out: dict[int, dict[str, Any]] = {}
-        for entry in stats.history:
+        for entry in stats.with_details:
             details = stats.details_json(entry.checkpoint_id)
             if details is not None:
                 details["subtasks"] = {v: entry.subtasks_json(v) for v in entry.num_subtasks}
@@ -574,6 +574,7 @@ class CheckpointCoordinator:
             request.props.snapshot_type,
             subtasks,
             unaligned=options.is_unaligned,
+            finished=plan.finished_tasks,
         )
         self.pending[checkpoint_id] = pending
         self._emit(

@@ -59,7 +59,6 @@ from runtime.messages import (
     CoordinatorStarted,
     DeploymentFailed,
     ExecutionStateChanged,
-    FailUnacknowledgedCheckpoints,
     JobRequestId,
     JobStatusChanged,
     ListRetainedCheckpoints,
@@ -353,9 +352,8 @@ class Scheduler:
         self._tell_coordinator(ExecutionStateChanged(task=task, state=state, attempt=self.attempt))
         current = self.status.status
         if state is ExecutionState.FAILED and current is JobStatus.RUNNING:
-            self._tell_coordinator(
-                FailUnacknowledgedCheckpoints(task=task, attempt=self.attempt, cause=update.message)
-            )
+            # the pending checkpoints end with the fail-over (Flink 2.3's coordinator has no
+            # failUnacknowledgedPendingCheckpointsFor any more)
             self._on_failure(f"task {task} failed: {update.message}", update.failure)
         elif current is JobStatus.RUNNING and self.task_states.all_in(ExecutionState.FINISHED):
             self._transition(JobStatus.FINISHED)
@@ -438,8 +436,9 @@ class Scheduler:
             restart=len(self.failures),
             delay_ms=self._restart_delay,
         )
+        # as Flink's CheckpointCoordinatorDeActivator on RESTARTING: the coordinator suspends
         self._tell_coordinator(
-            AbortPendingCheckpoints(reason=CheckpointFailureReason.JOB_FAILOVER_REGION)
+            AbortPendingCheckpoints(reason=CheckpointFailureReason.CHECKPOINT_COORDINATOR_SUSPEND)
         )
         self._transition(JobStatus.RESTARTING)
         self._cancel_tasks()

@@ -167,7 +167,7 @@ def test_the_result_and_the_rest_exceptions_carry_the_users_traceback_and_operat
     assert entry["exceptionName"] == "ValueError"
     assert entry["stacktrace"] == cause.traceback
     assert entry["failureLabels"] == {"operator": "map 'Check' (map-2)"}
-    assert entry["taskName"].endswith("(1/1)")
+    assert entry["taskName"].endswith("(1/1) - execution #0")  # Flink's name (issue #25)
 
 
 def test_a_successful_job_has_no_root_cause() -> None:

@@ -5,7 +5,11 @@ expires with part of its subtasks acknowledged), as the captures have them."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +28,45 @@ FLINK = Path(__file__).parent / "flink"
 def flink_body(name: str) -> Any:
     """A body a Flink 2.3.0 returned (``tests/rest/flink``)."""
     return json.loads((FLINK / name).read_text(encoding="utf-8"))
+
+
+def flink_cli_output(name: str, stream: str = "out") -> str:
+    """What Flink 2.3.0's CLI wrote for one command (``tests/rest/flink/tools/cli``), without
+    the ``rc=N`` line the capture added."""
+    text = (FLINK / "tools" / "cli" / f"{name}.{stream}").read_text(encoding="utf-8")
+    return re.sub(r"rc=\d+\n\Z", "", text)
+
+
+def cli_lines(text: str, *names: str) -> list[str]:
+    """The lines of a CLI's output with what differs from run to run replaced: job ids, start
+    times, savepoint paths, and the job ``names``."""
+    text = re.sub(r"\b[0-9a-f]{32}\b", "<job-id>", text)
+    text = re.sub(r"\d\d\.\d\d\.\d{4} \d\d:\d\d:\d\d", "<time>", text)
+    text = re.sub(r"Path: \S+", "Path: <path>", text)
+    for name in names:
+        text = text.replace(f" : {name} (", " : <name> (")
+    return text.splitlines()
+
+
+def flink_home() -> Path | None:
+    """An installation of Apache Flink: ``FLINK_HOME``, or the one PyFlink (``apache-flink``)
+    ships, if this interpreter has it; None when there is none (or no ``java`` to run it)."""
+    candidates = [Path(os.environ["FLINK_HOME"])] if os.environ.get("FLINK_HOME") else []
+    spec = importlib.util.find_spec("pyflink")
+    if spec is not None and spec.origin is not None:
+        candidates.append(Path(spec.origin).parent)
+    if shutil.which("java") is None:
+        return None
+    for home in candidates:
+        if (home / "bin" / "flink").is_file() and any((home / "lib").glob("flink-dist*.jar")):
+            return home
+    return None
+
+
+NO_FLINK = (
+    "Apache Flink is not installed (pip install apache-flink, or FLINK_HOME=<a Flink 2.x "
+    "distribution or site-packages/pyflink>) or java is missing"
+)
 
 
 def keyed_sum(
@@ -83,3 +126,22 @@ def archive_bodies(finished: tuple[JobRegistry, rest.JobView, JobResult]) -> dic
 def server(finished: tuple[JobRegistry, rest.JobView, JobResult]) -> Iterator[WebServer]:
     with WebServer(finished[0], host="localhost", port=0) as running:
         yield running
+
+
+@pytest.fixture
+def live() -> Iterator[tuple[Any, WebServer]]:
+    """A live keyed sum on threads (``test_http.Live``), held open by its rate-limited source,
+    and a server of it; cancelled at the end if it still runs."""
+    from tests.rest.test_http import BOUND_S, Live, http, until  # noqa: PLC0415
+
+    registry = JobRegistry()
+    with WebServer(registry, host="localhost", port=0) as server:
+        job = Live(registry)
+        until(
+            lambda: http(server, "GET", f"/jobs/{job.job_id}")[1]["state"] == "RUNNING",
+            "RUNNING",
+        )
+        yield job, server
+        if job.thread.is_alive():
+            http(server, "PATCH", f"/jobs/{job.job_id}?mode=cancel")
+        job.thread.join(BOUND_S)

@@ -162,7 +162,7 @@ def test_the_page_during_and_after_a_run(browser: Any) -> None:
         assert running["shapes"] >= 2  # a completed checkpoint: a bar per subtask
         end_to_end = next(t for t in running["traces"] if t["name"] == "end to end")
         assert len(end_to_end["ids"]) == running["shapes"]
-        assert "Events (1/2)" in end_to_end["y"]
+        assert "Source: Events (1/2)" in end_to_end["y"]  # Flink's name of a source
         assert browser.find_elements("css selector", ".vertex")  # the job graph
         gate.set()
         thread.join(BOUND_S)

@@ -280,11 +280,14 @@ def test_history_default_size_is_ten() -> None:
 
 
 def test_history_is_bounded_by_history_size() -> None:
+    """The history holds the last ``history_size``; the details of as many that left it stay
+    (Flink's CheckpointStatsCache, issue #25), then go."""
     tracker = CheckpointStatsTracker(history_size=2)
-    for checkpoint_id in (1, 2, 3):
+    for checkpoint_id in (1, 2, 3, 4, 5):
         complete(tracker, checkpoint_id)
-    assert [h["id"] for h in tracker.to_json()["history"]] == [3, 2]
+    assert [h["id"] for h in tracker.to_json()["history"]] == [5, 4]
     assert tracker.details_json(1) is None
+    assert [tracker.details_json(i)["id"] for i in (2, 3, 4, 5)] == [2, 3, 4, 5]  # type: ignore[index]
 
 
 def test_in_progress_checkpoint_evicted_from_history_still_counts_when_it_completes() -> None:
@@ -642,3 +645,55 @@ def test_subtask_summary_percentiles_are_nan_but_buffered_is_zero() -> None:
 def test_job_summary_without_completed_checkpoints_has_nan_percentiles() -> None:
     summary = CheckpointStatsTracker().to_json()["summary"]["end_to_end_duration"]
     assert (summary["min"], summary["avg"], summary["p50"]) == (0, 0, "NaN")
+
+
+# --- issue #25: details Flink keeps, subtasks Flink counts -----------------------------------------
+
+
+def test_the_latest_failed_checkpoint_keeps_its_details_after_it_left_the_history() -> None:
+    """Flink's history finds the latest completed, savepoint and failed checkpoints by id even
+    when they left the history (the dashboard asks for the details of ``latest.failed``)."""
+    tracker = CheckpointStatsTracker(history_size=2)
+    pending(tracker, 1)
+    tracker.report_failed(1, 1500, "Checkpoint expired before completing.")
+    for checkpoint_id in range(2, 8):
+        complete(tracker, checkpoint_id)
+    assert tracker.to_json()["latest"]["failed"]["id"] == 1
+    assert [s.checkpoint_id for s in tracker.with_details] == [7, 6, 1, 5, 4]
+    assert tracker.details_json(1)["status"] == "FAILED"  # type: ignore[index]
+    assert tracker.details_json(3) is None  # left the history, then the cache
+
+
+def test_a_checkpoint_that_ends_after_it_left_the_history_keeps_its_details() -> None:
+    tracker = CheckpointStatsTracker(history_size=1)
+    pending(tracker, 1)
+    complete(tracker, 2)  # 1 leaves the history in progress
+    ack(tracker, 1, 1200)
+    tracker.report_completed(1, "/cp/chk-1")
+    assert tracker.completed == 2
+    details = tracker.details_json(1)
+    assert details is not None and details["num_acknowledged_subtasks"] == 1
+
+
+def test_finished_subtasks_count_as_acknowledged_with_no_state() -> None:
+    """FLIP-147: a checkpoint counts every subtask of each vertex, the finished ones
+    acknowledged at its trigger with no state, as Flink's coordinator reports them."""
+    tracker = CheckpointStatsTracker()
+    tracker.report_pending(
+        1,
+        1000,
+        SnapshotType.CHECKPOINT,
+        {"map": 1, "sink": 2},
+        finished=[TaskId("map", 1), TaskId("source", 0), TaskId("source", 1)],
+    )
+    ack(tracker, 1, 1100, vertex="map", subtask=0, size=7)
+    details = tracker.details_json(1)
+    assert details is not None
+    assert (details["num_subtasks"], details["num_acknowledged_subtasks"]) == (6, 4)
+    source = tracker.get(1).subtasks_json("source")  # type: ignore[union-attr]
+    assert (source["num_subtasks"], source["num_acknowledged_subtasks"]) == (2, 2)
+    assert [(r["className"], r["ack_timestamp"], r["state_size"]) for r in source["subtasks"]] == [
+        ("completed", 1000, 0),
+        ("completed", 1000, 0),
+    ]
+    assert details["tasks"]["map"]["num_acknowledged_subtasks"] == 2
