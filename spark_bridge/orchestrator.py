@@ -2,8 +2,8 @@
 
 A Spark job calls it between two of its own stages::
 
-    def build(clicks):                      # the source stream: tuples in the df's columns
-        return (clicks.map(lambda c: (c[0], c[2], 1))
+    def build(clicks):                      # the source stream: rows of the df's columns
+        return (clicks.map(lambda c: (c.user, c.amount, 1))
                       .key_by(lambda r: r[0])
                       .reduce(lambda a, b: (a[0], a[1] + b[1], a[2] + b[2])))
 
@@ -35,9 +35,15 @@ from runtime.datastream import DataStream, StreamEnvironment
 from runtime.job import JobResult
 from runtime.restart import BOUNDED_RESTARTS
 from runtime.status import JobStatus
-from spark_bridge.session import arrow_types, require_classic_session, require_pyspark
+from spark_bridge.session import (
+    arrow_schema_of,
+    arrow_types,
+    require_classic_session,
+    require_pyspark,
+)
 from spark_bridge.sinks import ParquetSink
 from spark_bridge.spark_feed import BatchFormat, Stabilize, source_from_feed, spark_feed
+from spark_bridge.values import session_time_zone
 
 log = get_logger(__name__)
 
@@ -108,17 +114,21 @@ def run_topology_job(
     progress: Callable[[dict[str, Any]], None] | None = None,
     progress_interval: float = 0.5,
     stabilize: Stabilize = "persist",
-    batch_format: BatchFormat = "tuples",
+    batch_format: BatchFormat = "rows",
     source_name: str = "Spark Source",
     source_uid: str = "spark-source",
 ) -> TopologyRun:
     """Run a topology over a Spark DataFrame or RDD on actors, from the driver.
 
-    ``build(stream)`` gets the source stream (``from_spark``: buffers of tuples in the
-    DataFrame's column order) and returns the stream to write out. ``schema`` (a Spark
-    ``StructType``, a DDL string such as ``"user long, total double"``, or a
-    ``pyarrow.Schema``) types the output; without it the sink infers one from the first
-    records. ``parallelism`` (default: the number of partitions, at most Spark's default
+    ``build(stream)`` gets the source stream (``from_spark``: buffers of rows, tuples in the
+    DataFrame's column order whose fields also have the columns' names: ``r[0]`` or
+    ``r.user``) and returns the stream to write out. ``schema`` (a Spark ``StructType``, a
+    DDL string such as ``"user long, total double"``, or a ``pyarrow.Schema``) types the
+    output; without it the sink takes one from the first records: columns named after the
+    fields of the rows the topology returns (``_1``, ``_2`` ... for plain tuples), a column
+    named as an input column with that column's type (decimal precision, timestamp, map ...),
+    others as Spark infers them; an input with no rows gives an output of its own schema.
+    ``parallelism`` (default: the number of partitions, at most Spark's default
     parallelism and the driver's cores) applies to every operator. ``output`` is the
     Parquet directory (new or empty; default: a temporary
     directory removed when the process exits). ``checkpoint_interval`` (None: no
@@ -137,7 +147,13 @@ def run_topology_job(
 
     spark_schema = _spark_schema(spark, schema)
     path = _output_directory(output)
-    sink = ParquetSink(path, spark_schema if spark_schema is not None else schema)
+    input_schema = _input_schema(data)
+    sink = ParquetSink(
+        path,
+        spark_schema if spark_schema is not None else schema,
+        input_schema=_arrow_or_none(input_schema),
+        time_zone=session_time_zone(spark),
+    )
     feed = spark_feed(data, name=source_name, stabilize=stabilize, batch_format=batch_format)
     try:
         if parallelism is None:  # a subtask per partition, per core Spark offers, per driver core
@@ -188,6 +204,8 @@ def run_topology_job(
         known = spark_schema
         if known is None and sink.schema is not None:
             known = arrow_types().from_arrow_schema(sink.schema)
+        if known is None:  # no record at all: the input's schema (an empty input keeps it)
+            known = input_schema
         dataframe = spark.createDataFrame([], known if known is not None else StructType([]))
     return TopologyRun(dataframe=dataframe, result=result, path=path)
 
@@ -209,6 +227,23 @@ def _check_fault_tasks(env: StreamEnvironment, name: str, faults: Sequence[Any])
                     f"{fault!r} names task {value!r}, which this job does not have; its tasks "
                     f"are {', '.join(tasks)}"
                 )
+
+
+def _input_schema(data: Any) -> Any:
+    """The input's Spark schema (None for an RDD)."""
+    from pyspark.sql import DataFrame  # noqa: PLC0415
+
+    return data.schema if isinstance(data, DataFrame) else None
+
+
+def _arrow_or_none(struct: Any) -> Any:
+    """A Spark schema as Arrow (None if it has none, or a type Arrow cannot carry)."""
+    if struct is None:
+        return None
+    try:
+        return arrow_schema_of(struct)
+    except Exception:  # e.g. a user-defined type: its columns' types are inferred instead
+        return None
 
 
 def _spark_schema(spark: Any, schema: Any) -> Any:

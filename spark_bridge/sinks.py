@@ -20,15 +20,22 @@ sink is transactional (two-phase commit):
 replayable source. Without checkpointing each subtask writes one file,
 ``part-<vertex>-<subtask>.parquet``, renamed into place when the subtask finishes.
 
-Records may be tuples (or lists, Rows, named tuples), dicts, single values, or Arrow record
-batches. The schema is ``schema`` (an Arrow schema or a Spark ``StructType``) or else taken
-from the first records written (names from Rows/named tuples/dicts, else ``_1``, ``_2``, ...;
-types inferred by Arrow) and kept for every file of the run.
+Records may be tuples (or lists, rows: ``TupleRow``, ``pyspark.sql.Row``, PyFlink's ``Row``,
+named tuples), dicts, single values, or Arrow record batches. The schema is ``schema`` (an
+Arrow schema or a Spark ``StructType``) or else taken from the first records written and
+kept for every file of the run: names from rows, named tuples or dicts (else ``_1``, ``_2``,
+...); a column named as a column of ``input_schema`` (the Spark input's, passed through) has
+that column's type when its values fit it (a decimal keeps its precision, a timestamp its
+time zone semantics, a map stays a map); other columns get the type Spark would infer
+(``spark_bridge.values.infer_type``: a datetime a timestamp, a Decimal decimal(38, 18), a
+dict a map). A naive datetime written to a timestamp column is wall-clock time in
+``time_zone`` (the Spark session's).
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -38,7 +45,9 @@ from typing import Any
 from actors.connectors import StagedFiles
 from actors.logs import get_logger
 from runtime.checkpoint import TaskId
+from runtime.row import Row
 from spark_bridge.session import arrow_schema_of, require_pyarrow, require_pyspark
+from spark_bridge.values import UTC, field_names, infer_type, to_arrow_column
 
 log = get_logger(__name__)
 
@@ -59,13 +68,24 @@ class ParquetSink:
         schema: Any = None,
         *,
         row_group_rows: int = ROW_GROUP_ROWS,
+        input_schema: Any = None,
+        time_zone: dt.tzinfo = UTC,
     ) -> None:
         self.pa = require_pyarrow()
         self.path = Path(path)
         self.row_group_rows = row_group_rows
+        self.input_schema = input_schema
+        self.time_zone = time_zone
         self._lock = threading.Lock()
+        #: what Arrow raises for values that do not fit a type
+        self._errors = (
+            self.pa.ArrowInvalid,
+            self.pa.ArrowTypeError,
+            OverflowError,
+            ValueError,
+            TypeError,
+        )
         self.schema: Any = None
-        self._struct: Any = None
         if schema is not None:
             self._set_schema(_arrow_schema(schema))
 
@@ -111,16 +131,58 @@ class ParquetSink:
                     f"an Arrow batch with schema {records.schema} does not fit the sink's "
                     f"schema {schema}: {error}"
                 ) from None
-        schema = self.schema or self._fix_schema(lambda: _infer_schema(pa, records))
+        schema = self.schema or self._fix_schema(lambda: self._infer_schema(records))
+        columns = _columns(records, schema.names)
+        if len(columns) != len(schema):
+            raise SchemaMismatch(
+                f"records with {len(columns)} field(s) do not fit the sink's schema {schema} "
+                f"({len(schema)} fields)"
+            )
+        arrays = []
+        for field, values in zip(schema, columns, strict=True):
+            try:
+                arrays.append(to_arrow_column(pa, values, field.type, self.time_zone))
+            except self._errors as error:
+                raise SchemaMismatch(
+                    f"column {field.name!r} does not fit its type {field.type}: {error}. Give "
+                    "the sink a schema (schema=...) if the first records did not show the "
+                    "column's type"
+                ) from None
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    def _infer_schema(self, records: Sequence[Any]) -> Any:
+        """A schema for the first buffer's records: names from rows, named tuples or dicts
+        (else ``_1``, ``_2``, ...; ``value`` for single values); a named column of the input
+        keeps the input's type if its values fit it, other types as Spark infers them."""
+        pa = self.pa
         first = records[0]
-        if isinstance(first, list):
-            records = [tuple(r) for r in records]
-        elif not isinstance(first, tuple | dict):
-            records = [(r,) for r in records]
-        try:  # one conversion for the whole buffer: tuples by position, dicts by name
-            return pa.RecordBatch.from_struct_array(pa.array(records, type=self._struct))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError) as error:
-            raise SchemaMismatch(_misfit(pa, schema, records, error)) from None
+        named = field_names(first)
+        if isinstance(first, dict | tuple | list | Row):
+            width = len(first)
+            names = named or [f"_{i + 1}" for i in range(width)]
+        else:
+            names = ["value"]
+        columns = _columns(records, names)
+        hint = self.input_schema
+        fields = []
+        for name, values in zip(names, columns, strict=True):
+            kind = None
+            if named and hint is not None and name in hint.names:
+                kind = hint.field(hint.names.index(name)).type
+                try:
+                    to_arrow_column(pa, values, kind, self.time_zone)
+                except self._errors:
+                    kind = None  # not the input's column any more: infer its type
+            if kind is None:
+                try:
+                    kind = infer_type(pa, values)
+                except self._errors as error:
+                    raise SchemaMismatch(
+                        f"column {name!r} has values of no one type ({error}): give the sink a "
+                        "schema (schema=...)"
+                    ) from None
+            fields.append(pa.field(name, kind))
+        return pa.schema(fields)
 
     def _fix_schema(self, make: Callable[[], Any]) -> Any:
         """Fix the sink's schema from the first records (the first subtask to write wins)."""
@@ -139,50 +201,24 @@ class ParquetSink:
 
     def _set_schema(self, schema: Any) -> None:
         self.schema = schema
-        self._struct = self.pa.struct(list(schema))
 
 
-def _infer_schema(pa: Any, records: Sequence[Any]) -> Any:
-    """A schema for a buffer's records: names from Rows, named tuples or dicts (else ``_1``,
-    ``_2``, ...; ``value`` for single values), types as Arrow infers them."""
+def _columns(records: Sequence[Any], names: Sequence[str]) -> list[Sequence[Any]]:
+    """The buffer's records as columns: dicts by name, rows and tuples by position, other
+    values as one column."""
     first = records[0]
     if isinstance(first, dict):
-        names = list(first)
-        columns = [[r.get(n) for r in records] for n in names]
-    elif isinstance(first, tuple | list):
-        if any(len(r) != len(first) for r in records):
-            raise SchemaMismatch(
-                "records of different lengths reached the sink; give every record the same fields"
-            )
-        names = _field_names(first) or [f"_{i + 1}" for i in range(len(first))]
-        columns = [list(c) for c in zip(*records, strict=True)]
-    else:
-        names, columns = ["value"], [list(records)]
-    return pa.schema([(n, pa.array(c).type) for n, c in zip(names, columns, strict=True)])
-
-
-def _misfit(pa: Any, schema: Any, records: Sequence[Any], error: Exception) -> str:
-    """Which column of ``records`` does not fit ``schema``, as a message."""
-    for index, field in enumerate(schema):
-        try:
-            pa.array(
-                [r.get(field.name) if isinstance(r, dict) else r[index] for r in records],
-                type=field.type,
-            )
-        except IndexError:
-            break
-        except Exception as column_error:
-            return (
-                f"column {field.name!r} does not fit its type {field.type}: {column_error}. "
-                "Give the sink a schema (schema=...) if the first records did not show the "
-                "column's type"
-            )
-    return f"records do not fit the sink's schema {schema} ({len(schema)} fields): {error}"
-
-
-def _field_names(record: Any) -> list[str] | None:
-    fields = getattr(record, "__fields__", None) or getattr(record, "_fields", None)
-    return list(fields) if fields else None
+        return [[r.get(n) if isinstance(r, dict) else None for r in records] for n in names]
+    if isinstance(first, Row):
+        records = [r._values if isinstance(r, Row) else r for r in records]
+    elif not isinstance(first, tuple | list):
+        return [records]
+    try:
+        return list(zip(*records, strict=True))
+    except (ValueError, TypeError):
+        raise SchemaMismatch(
+            "records of different lengths reached the sink; give every record the same fields"
+        ) from None
 
 
 def _arrow_schema(schema: Any) -> Any:

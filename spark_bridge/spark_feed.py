@@ -9,11 +9,15 @@ Source subtasks read their splits in parallel, each with its own Spark jobs.
 
 - A DataFrame travels as Arrow: the JVM turns each partition into Arrow record batches
   (``Dataset.toArrowBatchRdd``, no Python worker involved) and the driver decodes them
-  without copying. ``batch_format="tuples"`` (default) hands the job lists of plain tuples
-  in the DataFrame's column order; ``"arrow"`` hands it ``pyarrow.RecordBatch`` slices (for
-  ``map_batch`` functions and sinks that take Arrow: nothing unpacks the records; a batch
-  cannot cross a ``key_by``/``rebalance`` edge). Where Arrow cannot carry a column type the
-  DataFrame falls back to ``df.rdd`` (rows pickled by Python workers, several times slower).
+  without copying. ``batch_format="rows"`` (default) hands the job lists of rows
+  (``runtime.row.TupleRow``: tuples in the DataFrame's column order whose fields also have
+  the columns' names, ``r[0]`` or ``r.user``, as PySpark's ``Row``), holding Spark's Python
+  values (``spark_bridge.values``: a timestamp is an aware ``datetime`` in the session time
+  zone, a map a dict, a struct a row); ``"tuples"`` the same values in plain tuples;
+  ``"arrow"`` hands it ``pyarrow.RecordBatch`` slices (for ``map_batch`` functions and sinks
+  that take Arrow: nothing unpacks the records; a batch cannot cross a ``key_by``/
+  ``rebalance`` edge). Where Arrow cannot carry a column type the DataFrame falls back to
+  ``df.rdd`` (rows pickled by Python workers, several times slower).
 - An RDD's elements are the records, as pickled by Spark.
 
 Replay: after a restore a split is read again from row 0 and the rows before the restored
@@ -29,12 +33,14 @@ changing it); ``"none"`` leaves the input as it is (it must be deterministic by 
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from actors.logs import get_logger
 from runtime.operators import OperatorContext
+from runtime.row import row_class
 from spark_bridge._pyspark_seam import arrow_batch_rdd, java_rdd, local_socket, run_partition_job
 from spark_bridge.feed import FeedChanged, PartitionFeed, SplitReader
 from spark_bridge.session import (
@@ -45,13 +51,15 @@ from spark_bridge.session import (
     require_pyarrow,
     require_pyspark,
 )
+from spark_bridge.values import UTC, RecordConverter, session_time_zone
 
 if TYPE_CHECKING:
     from runtime.datastream import DataStream, StreamEnvironment
 
 log = get_logger(__name__)
 
-BatchFormat = Literal["tuples", "arrow"]
+BatchFormat = Literal["rows", "tuples", "arrow"]
+BATCH_FORMATS = ("rows", "tuples", "arrow")
 Stabilize = Literal["persist", "local_checkpoint", "none"]
 
 #: records per chunk of an RDD split (an Arrow split comes in Spark's Arrow batches,
@@ -79,12 +87,15 @@ class ArrowDataFrameFeed:
         self.df = df
         self.name = name
         self.batch_format = batch_format
-        self.convert: Callable[[Any], Sequence[Any]] | None = (
-            None if batch_format == "arrow" else to_tuples
-        )
         self.sc = df.sparkSession.sparkContext
         large = df.sparkSession.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")
         self.schema = arrow_schema_of(df.schema, large_types=str(large).lower() == "true")
+        self.time_zone = session_time_zone(df.sparkSession)
+        self.convert: Callable[[Any], Sequence[Any]] | None = (
+            None
+            if batch_format == "arrow"
+            else RecordConverter(self.schema, time_zone=self.time_zone, rows=batch_format == "rows")
+        )
         self._arrow_rdd = arrow_batch_rdd(df)
         self._partitions = int(self._arrow_rdd.getNumPartitions())
         self._pa = pa
@@ -124,27 +135,11 @@ class ArrowDataFrameFeed:
             )
 
 
-def to_tuples(batch: Any) -> list[tuple[Any, ...]]:
-    """An Arrow record batch as a list of plain tuples, in column order (timestamps as naive
-    ``datetime`` in UTC, dates as ``date``: see ``column_values``)."""
-    if batch.num_columns == 0:
-        return [()] * batch.num_rows
-    return list(zip(*(column_values(column) for column in batch.columns), strict=True))
-
-
-def column_values(column: Any) -> list[Any]:
-    """An Arrow column as Python values. Timestamps and dates go through NumPy, 30 times
-    faster than Arrow's own conversion (which builds a time zone per value): a timestamp
-    becomes a naive ``datetime`` holding UTC (what Spark stores; ``collect()`` would shift
-    it to the session's local time), a date a ``date``."""
-    import pyarrow as pa  # noqa: PLC0415 - the caller made sure it is there
-
-    kind = column.type
-    if pa.types.is_timestamp(kind):
-        return list(column.cast(pa.timestamp("us")).to_numpy(zero_copy_only=False).tolist())
-    if pa.types.is_date32(kind):
-        return list(column.to_numpy(zero_copy_only=False).tolist())
-    return list(column.to_pylist())
+def to_tuples(batch: Any, time_zone: dt.tzinfo = UTC) -> list[tuple[Any, ...]]:
+    """An Arrow record batch as a list of plain tuples, in column order, holding Spark's
+    Python values (``spark_bridge.values``: a timestamp an aware ``datetime`` in
+    ``time_zone``, a date a ``date``, a map a dict, a struct a ``TupleRow``)."""
+    return RecordConverter(batch.schema, time_zone=time_zone, rows=False)(batch)
 
 
 #: first element of an RDD split: (marker, rows the executor skipped); a plain tuple, so the
@@ -153,12 +148,15 @@ _SKIPPED = "ckptsim-skipped-rows"
 
 
 class RDDFeed:
-    """An RDD's partitions: its elements are the records (Rows become plain tuples with
-    ``rows=True``). Rows before the offset are skipped on the executor."""
+    """An RDD's partitions: its elements are the records (a DataFrame's ``Row``s become
+    ``TupleRow``s with ``rows="rows"``, plain tuples with ``rows="tuples"``). Rows before the
+    offset are skipped on the executor."""
 
     convert: Callable[[Any], Sequence[Any]] | None = None
 
-    def __init__(self, rdd: Any, *, name: str, rows: bool = False) -> None:
+    def __init__(
+        self, rdd: Any, *, name: str, rows: Literal["rows", "tuples"] | None = None
+    ) -> None:
         self.rdd = rdd
         self.name = name
         self.rows = rows
@@ -194,10 +192,22 @@ class RDDFeed:
                 chunk = list(itertools.islice(records, RDD_CHUNK))
                 if not chunk:
                     break
-                yield [tuple(r) for r in chunk] if self.rows else chunk
+                if self.rows == "tuples":
+                    yield [tuple(r) for r in chunk]
+                elif self.rows == "rows":
+                    yield [_tuple_row(r) for r in chunk]
+                else:
+                    yield chunk
         finally:
             sockfile.close()
             sock.close()
+
+
+def _tuple_row(row: Any) -> Any:
+    """A PySpark ``Row`` as a ``TupleRow`` of its names (nested rows too)."""
+    fields = getattr(row, "__fields__", None)
+    values = [_tuple_row(v) if isinstance(v, tuple) else v for v in row]
+    return row_class(fields).make(values) if fields else tuple(values)
 
 
 class SparkFeed:
@@ -228,7 +238,7 @@ def spark_feed(
     *,
     name: str = "Spark Source",
     stabilize: Stabilize = "persist",
-    batch_format: BatchFormat = "tuples",
+    batch_format: BatchFormat = "rows",
 ) -> SparkFeed:
     """The partition feed of a DataFrame or RDD (classic sessions only), made stable for
     replay as ``stabilize`` says (see the module documentation)."""
@@ -240,8 +250,8 @@ def spark_feed(
         raise ValueError(
             f"stabilize must be 'persist', 'local_checkpoint' or 'none', got {stabilize!r}"
         )
-    if batch_format not in ("tuples", "arrow"):
-        raise ValueError(f"batch_format must be 'tuples' or 'arrow', got {batch_format!r}")
+    if batch_format not in BATCH_FORMATS:
+        raise ValueError(f"batch_format must be 'rows', 'tuples' or 'arrow', got {batch_format!r}")
     if isinstance(data, DataFrame):
         if is_connect(data):
             raise SparkConnectNotSupported(CONNECT_MESSAGE.format(what="DataFrame"))
@@ -272,7 +282,9 @@ def spark_feed(
             if batch_format == "arrow":
                 raise
             log.warning("spark_arrow_unavailable", source=name, reason=str(error)[:300])
-            feed = RDDFeed(data.rdd, name=name, rows=True)
+            feed = RDDFeed(
+                data.rdd, name=name, rows="tuples" if batch_format == "tuples" else "rows"
+            )
     log.info(
         "spark_feed_ready",
         source=name,
@@ -291,11 +303,12 @@ def from_spark(
     uid: str | None = None,
     parallelism: int | None = None,
     stabilize: Stabilize = "persist",
-    batch_format: BatchFormat = "tuples",
+    batch_format: BatchFormat = "rows",
 ) -> DataStream:
     """A source reading the DataFrame or RDD ``data``: each partition is a split, subtask
     ``s`` of ``p`` reads partitions ``s, s + p, ...``; records arrive in buffers (lists of
-    tuples, or Arrow record batches with ``batch_format="arrow"``); the read position
+    rows, ``r[0]`` or ``r.column``; plain tuples with ``batch_format="tuples"``; Arrow record
+    batches with ``"arrow"``); the read position
     (partition, row offset) is checkpointed and a restore resumes right after it.
     ``stabilize`` makes the input replayable (default: persist it; ``data.unpersist()``
     when done)."""
