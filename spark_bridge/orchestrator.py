@@ -35,7 +35,15 @@ from runtime.datastream import DataStream, StreamEnvironment
 from runtime.job import JobResult
 from runtime.restart import BOUNDED_RESTARTS
 from runtime.status import JobStatus
+from spark_bridge.locations import (
+    Location,
+    check_cluster_can_read,
+    is_local_master,
+    resolve,
+    scheme_of,
+)
 from spark_bridge.session import (
+    SparkBridgeError,
     arrow_schema_of,
     arrow_types,
     require_classic_session,
@@ -80,11 +88,14 @@ def _cause(result: JobResult) -> str:
 @dataclass(frozen=True)
 class TopologyRun:
     """What ``run_topology_job`` returns: the output DataFrame, the job's result (status,
-    checkpoint statistics, restarts) and the Parquet directory the DataFrame reads."""
+    checkpoint statistics, restarts) and the Parquet folder the DataFrame reads: ``uri`` as
+    given (or the temporary folder's path), ``path`` the same as a local ``Path`` (None for
+    a folder of a remote filesystem)."""
 
     dataframe: Any
     result: JobResult
-    path: Path
+    path: Path | None
+    uri: str = ""
 
 
 def run_topology(
@@ -130,8 +141,12 @@ def run_topology_job(
     others as Spark infers them; an input with no rows gives an output of its own schema.
     ``parallelism`` (default: the number of partitions, at most Spark's default
     parallelism and the driver's cores) applies to every operator. ``output`` is the
-    Parquet directory (new or empty; default: a temporary
-    directory removed when the process exits). ``checkpoint_interval`` (None: no
+    Parquet folder (new or empty): a path, or a URI Spark reads (``file:///...``,
+    ``hdfs://...``, ``s3a://...``: ``spark_bridge.locations``; a plain path only with a local
+    master, whose executors share the driver's disk); default: a temporary folder of the
+    driver, removed when the process exits (with a cluster master the result then reaches
+    Spark from the driver's memory, as Arrow). Checkpoint folders in ``config`` are the
+    driver's (paths or ``file:`` URIs). ``checkpoint_interval`` (None: no
     checkpoints, and no exactly-once output after failures), ``mode``, ``parallelism`` and
     ``config`` (Flink keys, e.g. ``restart-strategy.type``; unless it says otherwise a
     checkpointed job restarts at most 3 times, 1 s apart, so that a batch step with a
@@ -146,10 +161,12 @@ def run_topology_job(
     from pyspark.sql.types import StructType  # noqa: PLC0415
 
     spark_schema = _spark_schema(spark, schema)
-    path = _output_directory(output)
+    master = str(spark.sparkContext.master)
+    settings = _driver_folders(dict(config or {}))
+    location = _output_location(output, master)
     input_schema = _input_schema(data)
     sink = ParquetSink(
-        path,
+        location,
         spark_schema if spark_schema is not None else schema,
         input_schema=_arrow_or_none(input_schema),
         time_zone=session_time_zone(spark),
@@ -162,7 +179,6 @@ def run_topology_job(
         env = StreamEnvironment(parallelism=parallelism, executor=execute_environment)
         if checkpoint_interval is not None:
             env.enable_checkpointing(checkpoint_interval, mode)
-        settings = dict(config or {})
         if checkpoint_interval is not None and not any(
             key.startswith("restart-strategy") for key in settings
         ):
@@ -192,14 +208,18 @@ def run_topology_job(
         job=result.job_id,
         status=result.status.value,
         restarts=result.restarts,
-        output=str(path),
+        output=location.uri,
     )
     if not result.succeeded:
         raise TopologyFailed(result)
     sink.remove_staging()
-    if sink.committed_files():
+    if sink.committed_files() and output is None and not is_local_master(master):
+        # the driver's temporary folder, which executors elsewhere cannot read: the result
+        # goes to Spark from the driver's memory, as Arrow
+        dataframe = _from_arrow(spark, sink, spark_schema)
+    elif sink.committed_files():
         reader = spark.read if spark_schema is None else spark.read.schema(spark_schema)
-        dataframe = reader.parquet(str(path))
+        dataframe = reader.parquet(location.uri)
     else:  # nothing was written: an empty DataFrame of the schema, if one is known
         known = spark_schema
         if known is None and sink.schema is not None:
@@ -207,7 +227,7 @@ def run_topology_job(
         if known is None:  # no record at all: the input's schema (an empty input keeps it)
             known = input_schema
         dataframe = spark.createDataFrame([], known if known is not None else StructType([]))
-    return TopologyRun(dataframe=dataframe, result=result, path=path)
+    return TopologyRun(dataframe=dataframe, result=result, path=sink.path, uri=location.uri)
 
 
 def describe_tasks(env: StreamEnvironment, name: str = "ckptsim job") -> list[str]:
@@ -260,24 +280,97 @@ def _spark_schema(spark: Any, schema: Any) -> Any:
 
 _temporary: list[Path] = []
 
+#: the most a result read back into the driver's memory (Parquet bytes) should be, before a
+#: warning says to give ``output=``
+ARROW_RESULT_WARNING = 256 * 1024 * 1024
+
 
 def _remove_temporary() -> None:
     for path in _temporary:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _output_directory(output: str | Path | None) -> Path:
+def _output_location(output: str | os.PathLike[str] | None, master: str) -> Location:
+    """Where the output goes: ``output`` (a new or empty folder, a path or a URI Spark reads;
+    checked before the job runs) or a temporary folder on the driver, removed at exit."""
     if output is None:
         if not _temporary:
             atexit.register(_remove_temporary)
         path = Path(tempfile.mkdtemp(prefix="ckptsim-spark-"))
         _temporary.append(path)
-        return path
-    path = Path(output)
-    if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise FileExistsError(
-            f"the output {path} exists and is not an empty directory: give run_topology a new "
-            "or empty directory (its files are the job's output)"
+        return resolve(path, "output=")
+    location = resolve(output, "output=")
+    check_cluster_can_read(location, master, "output=")
+    from pyarrow.fs import FileSelector, FileType  # noqa: PLC0415
+
+    filesystem = location.filesystem
+    try:
+        found = filesystem.get_file_info(location.path).type
+        if found != FileType.NotFound and (
+            found != FileType.Directory or filesystem.get_file_info(FileSelector(location.path))
+        ):
+            raise FileExistsError(
+                f"the output {location.uri} exists and is not an empty directory: give "
+                "run_topology a new or empty directory (its files are the job's output)"
+            )
+        filesystem.create_dir(location.path, recursive=True)
+    except OSError as error:
+        if isinstance(error, FileExistsError):
+            raise
+        raise SparkBridgeError(
+            f"output={location.uri!r}: the driver cannot create that folder: {error}"
+        ) from None
+    return location
+
+
+#: Flink keys naming folders the driver's checkpoint storage writes and reads
+DRIVER_FOLDERS = (
+    "execution.checkpointing.dir",
+    "state.checkpoints.dir",
+    "execution.checkpointing.savepoint-dir",
+    "state.savepoints.dir",
+    "execution.state-recovery.path",
+    "execution.savepoint.path",
+)
+
+
+def _driver_folders(settings: dict[str, object]) -> dict[str, object]:
+    """``settings`` with ``file:`` URIs of checkpoint folders as paths; any other URI is
+    refused now, before the job runs: the checkpoint storage runs on the driver (the actors
+    do) and writes the driver's files (a shared or mounted folder for durability)."""
+    out = dict(settings)
+    for key in DRIVER_FOLDERS:
+        value = out.get(key)
+        if not isinstance(value, str):
+            continue
+        scheme = scheme_of(value)
+        if scheme == "file":
+            out[key] = resolve(value, f"{key}=").path
+        elif scheme:
+            raise SparkBridgeError(
+                f"{key}={value!r}: the checkpoint directory is a folder of the driver (the "
+                "actors, and the checkpoint storage that writes and reads checkpoints, run on "
+                "the driver; executors never read it): give a path or a file:/// URI (a "
+                f"mounted or shared folder to keep checkpoints when the driver's host goes), "
+                f"not a {scheme}:// URI"
+            )
+    return out
+
+
+def _from_arrow(spark: Any, sink: ParquetSink, spark_schema: Any) -> Any:
+    """The committed Parquet files read on the driver and handed to Spark as one Arrow
+    table (``createDataFrame``), for executors that cannot read the driver's folder."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    filesystem = sink.location.filesystem
+    files = [str(f) for f in sink.committed_files()]
+    size = sum(info.size or 0 for info in filesystem.get_file_info(files))
+    if size > ARROW_RESULT_WARNING:
+        log.warning(
+            "spark_result_through_driver",
+            bytes=size,
+            hint="the result goes to Spark from the driver's memory: give run_topology "
+            "output= (a folder every node reads) for a result this big",
         )
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    table = pq.ParquetDataset(files, filesystem=filesystem).read()
+    return spark.createDataFrame(table, schema=spark_schema)

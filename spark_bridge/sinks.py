@@ -37,15 +37,17 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import re
 import threading
+import uuid
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from actors.connectors import StagedFiles
 from actors.logs import get_logger
 from runtime.checkpoint import TaskId
 from runtime.row import Row
+from spark_bridge.locations import Location, resolve
 from spark_bridge.session import arrow_schema_of, require_pyarrow, require_pyspark
 from spark_bridge.values import UTC, field_names, infer_type, to_arrow_column
 
@@ -53,6 +55,10 @@ log = get_logger(__name__)
 
 #: rows gathered before a Parquet row group is written
 ROW_GROUP_ROWS = 65_536
+
+#: where the ids of writers derived from a taken one come from (``uuid.uuid5``)
+_WRITERS = uuid.UUID("5c0b7e0a-3f55-4c8e-9d1e-2b6f0c9a4e13")
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
 class SchemaMismatch(ValueError):
@@ -64,7 +70,7 @@ class ParquetSink:
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | Location,
         schema: Any = None,
         *,
         row_group_rows: int = ROW_GROUP_ROWS,
@@ -72,7 +78,9 @@ class ParquetSink:
         time_zone: dt.tzinfo = UTC,
     ) -> None:
         self.pa = require_pyarrow()
-        self.path = Path(path)
+        self.location = path if isinstance(path, Location) else resolve(path, "a Parquet sink's ")
+        #: the folder as a local path (None on a remote filesystem: see ``location.uri``)
+        self.path: Path | None = Path(self.location.path) if self._on_local_disk() else None
         self.row_group_rows = row_group_rows
         self.input_schema = input_schema
         self.time_zone = time_zone
@@ -100,17 +108,37 @@ class ParquetSink:
     ) -> ParquetConnector:
         return ParquetConnector(self, task, transactional=transactional, writer=writer)
 
-    def committed_files(self) -> list[Path]:
-        """The files a reader sees now."""
-        return sorted(self.path.glob("part-*.parquet"))
+    def _on_local_disk(self) -> bool:
+        from pyarrow.fs import LocalFileSystem  # noqa: PLC0415
+
+        return isinstance(self.location.filesystem, LocalFileSystem)
+
+    def committed_files(self) -> list[PurePosixPath]:
+        """The files a reader sees now (paths in the sink's filesystem)."""
+        from pyarrow.fs import FileSelector, FileType  # noqa: PLC0415
+
+        infos = self.location.filesystem.get_file_info(
+            FileSelector(self.location.path, allow_not_found=True)
+        )
+        return sorted(
+            PurePosixPath(info.path)
+            for info in infos
+            if info.type == FileType.File
+            and info.base_name.startswith("part-")
+            and info.base_name.endswith(".parquet")
+        )
 
     def remove_staging(self) -> bool:
         """After a finished job: remove ``.staging`` if nothing is left in it (True if gone)."""
+        from pyarrow.fs import FileSelector, FileType  # noqa: PLC0415
+
+        filesystem, staging = self.location.filesystem, self.location.join(".staging")
+        if filesystem.get_file_info(staging).type == FileType.NotFound:
+            return True
+        if filesystem.get_file_info(FileSelector(staging)):
+            return False
         with contextlib.suppress(FileNotFoundError):
-            try:
-                (self.path / ".staging").rmdir()
-            except OSError:
-                return False
+            filesystem.delete_dir(staging)
         return True
 
     # --- records to Arrow -------------------------------------------------------------------------
@@ -196,7 +224,7 @@ class ParquetSink:
                         "sink a schema (schema=...)"
                     )
                 self._set_schema(schema)
-                log.info("parquet_schema_inferred", path=str(self.path), schema=str(schema))
+                log.info("parquet_schema_inferred", path=self.location.uri, schema=str(schema))
             return self.schema
 
     def _set_schema(self, schema: Any) -> None:
@@ -237,14 +265,180 @@ def _arrow_schema(schema: Any) -> Any:
     )
 
 
+class StagedFiles:
+    """Flink's ``FileSink`` pattern for one sink subtask, over a ``pyarrow.fs`` filesystem
+    (a local folder, HDFS, S3 ...), as ``actors.connectors.StagedFiles`` does it with local
+    files, with the same names: records go to an in-progress file
+    ``<dir>/.staging/part-<vertex>-<subtask>-<writer>.inprogress``; the snapshot for
+    checkpoint *n* moves it to the pending file ``...-<writer>-<n>.pending``; the checkpoint's
+    completion moves that to ``<dir>/part-<vertex>-<subtask>-<writer>-<n>.<suffix>``, the file
+    readers see (a rename on a local disk and HDFS; a copy and a delete on an object store,
+    whose readers see a file whole or not at all). A restore from checkpoint *n* commits the
+    restored pending files (whichever writer staged them), deletes every other staged file of
+    the subtask and retracts its part files committed after *n*. Subclasses write the
+    in-progress file (``in_progress``, in ``filesystem``) and close it (``_close_writer``)."""
+
+    def __init__(
+        self,
+        location: Location,
+        task: TaskId,
+        suffix: str,
+        writer: str | None = None,
+        prefix: str = "part",
+    ) -> None:
+        self.location = location
+        self.filesystem = location.filesystem
+        self.directory = location.path.rstrip("/")
+        self.staging = f"{self.directory}/.staging"
+        self.filesystem.create_dir(self.staging, recursive=True)
+        self.stem = f"{prefix}-{task.vertex}-{task.subtask}"
+        self.suffix = suffix
+        #: this subtask's files, of any writer (and the names of earlier ckptsim versions:
+        #: no writer, ``.attempt-<n>.inprogress``)
+        self._names = re.compile(
+            rf"{re.escape(self.stem)}(?:-(?P<writer>{_UUID}))?(?:-(?P<txn>\d+|end))?"
+            rf"(?:\.attempt-\d+)?\.(?P<kind>inprogress|pending|{re.escape(suffix)})"
+        )
+        self.writer_id = self._unused(writer or str(uuid.uuid4()))
+        self.in_progress = f"{self.staging}/{self.stem}-{self.writer_id}.inprogress"
+        self.pending: list[int] = []
+
+    def _listing(self, folder: str) -> list[str]:
+        """The names of the files in ``folder`` (none if it is not there)."""
+        from pyarrow.fs import FileSelector, FileType  # noqa: PLC0415
+
+        infos = self.filesystem.get_file_info(FileSelector(folder, allow_not_found=True))
+        return [info.base_name for info in infos if info.type == FileType.File]
+
+    def _exists(self, path: str) -> bool:
+        from pyarrow.fs import FileType  # noqa: PLC0415
+
+        return bool(self.filesystem.get_file_info(path).type != FileType.NotFound)
+
+    def _delete(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.filesystem.delete_file(path)
+
+    def _unused(self, writer: str) -> str:
+        """``writer``, or (if files of that id are here already: a second simulated run of
+        one seed) an id derived from it that no file here has."""
+        while any(
+            name.startswith((f"{self.stem}-{writer}-", f"{self.stem}-{writer}."))
+            for folder in (self.directory, self.staging)
+            for name in self._listing(folder)
+        ):
+            writer = str(uuid.uuid5(_WRITERS, writer))
+        return writer
+
+    def _close_writer(self) -> bool:
+        """Close the in-progress file; False when nothing was written since the last one."""
+        raise NotImplementedError
+
+    def _pending_path(self, checkpoint_id: int | str) -> str:
+        return f"{self.staging}/{self.stem}-{self.writer_id}-{checkpoint_id}.pending"
+
+    def final_path(self, checkpoint_id: int | str | None, writer: str | None = None) -> str:
+        """The committed file of a checkpoint written by ``writer`` (default: this one; None
+        as the checkpoint: the one file of a sink without checkpoints)."""
+        if checkpoint_id is None:
+            return f"{self.directory}/{self.stem}.{self.suffix}"
+        writer = self.writer_id if writer is None else writer
+        middle = f"-{writer}" if writer else ""
+        return f"{self.directory}/{self.stem}{middle}-{checkpoint_id}.{self.suffix}"
+
+    def _files(self, folder: str, kind: str) -> list[tuple[str, str, str | None]]:
+        """This subtask's files of ``kind`` in ``folder``: (path, writer, transaction)."""
+        found = []
+        for name in self._listing(folder):
+            match = self._names.fullmatch(name)
+            if match is not None and match["kind"] == kind:
+                found.append((f"{folder}/{name}", match["writer"] or "", match["txn"]))
+        return found
+
+    def _close_in_progress(self, into: str) -> bool:
+        if not self._close_writer():
+            return False
+        self.filesystem.move(self.in_progress, into)
+        return True
+
+    def _stage(self, checkpoint_id: int) -> Any:
+        """Pre-commit: the in-progress file becomes checkpoint ``checkpoint_id``'s pending
+        file; the pending checkpoints are the sink's state."""
+        if self._close_in_progress(self._pending_path(checkpoint_id)):
+            self.pending.append(checkpoint_id)
+        return {"pending": list(self.pending)}
+
+    def commit(self, checkpoint_id: int) -> None:
+        for k in [k for k in self.pending if k <= checkpoint_id]:
+            self._commit(k)
+            self.pending.remove(k)
+
+    def _commit(self, checkpoint_id: int | str) -> None:
+        """Commit checkpoint ``checkpoint_id``'s pending file: this writer's, or (restored)
+        the one an earlier writer staged; nothing if it was committed already."""
+        own = self._pending_path(checkpoint_id)
+        if self._exists(own):
+            self.filesystem.move(own, self.final_path(checkpoint_id))
+            return
+        txn = str(checkpoint_id)
+        staged = [(p, w) for p, w, t in self._files(self.staging, "pending") if t == txn]
+        for pending, writer in staged:
+            self.filesystem.move(pending, self.final_path(checkpoint_id, writer))
+        if not staged and not any(t == txn for _, _, t in self._files(self.directory, self.suffix)):
+            raise FileNotFoundError(
+                f"cannot commit checkpoint {checkpoint_id} of {self.stem}: its pending file "
+                f"is gone from {self.staging} (was the sink's directory changed?)"
+            )
+
+    def _recover(self, states: list[Any]) -> tuple[list[int], list[str]]:
+        """Commit the restored pending files (idempotent) and delete what the subtask staged
+        after that checkpoint; returns the committed ids and the discarded file names."""
+        keep: set[int] = set()
+        for state in states:
+            keep.update(int(k) for k in (state or {}).get("pending", []))
+        for k in sorted(keep):
+            self._commit(k)
+        return sorted(keep), self._discard_staged(but=self.in_progress)
+
+    def retract_after(self, checkpoint_id: int) -> list[str]:
+        """After a restore of checkpoint ``checkpoint_id`` (0: a restart with no checkpoint):
+        delete this subtask's part files, of any writer, committed for later checkpoints (or
+        at an end without a final checkpoint), whose records the replay writes again; returns
+        their names."""
+        retracted = []
+        for part, _, txn in self._files(self.directory, self.suffix):
+            if txn == "end" or (txn is not None and int(txn) > checkpoint_id):
+                self._delete(part)
+                retracted.append(part.rsplit("/", 1)[-1])
+        return sorted(retracted)
+
+    def _discard_staged(self, but: str | None = None) -> list[str]:
+        discarded = []
+        for kind in ("inprogress", "pending"):
+            for leftover, _, _ in self._files(self.staging, kind):
+                if leftover != but:
+                    self._delete(leftover)
+                    discarded.append(leftover.rsplit("/", 1)[-1])
+        return sorted(discarded)
+
+    def _commit_rest(self) -> None:
+        """The end of input with no final checkpoint (checkpoints-after-tasks-finish off):
+        commit every pending file and what is in progress."""
+        for k in list(self.pending):
+            self._commit(k)
+        self.pending = []
+        if self._close_in_progress(self._pending_path("end")):
+            self._commit("end")
+
+
 class ParquetConnector(StagedFiles):
     """One sink subtask's Parquet files (``actors.connectors.Connector``; staged per
-    checkpoint as ``actors.connectors.StagedFiles``)."""
+    checkpoint as ``StagedFiles``)."""
 
     def __init__(
         self, sink: ParquetSink, task: TaskId, *, transactional: bool, writer: str | None = None
     ) -> None:
-        super().__init__(sink.path, task, "parquet", writer)
+        super().__init__(sink.location, task, "parquet", writer)
         self.sink = sink
         self.pq = _parquet()
         self.transactional = transactional
@@ -276,7 +470,7 @@ class ParquetConnector(StagedFiles):
         committed, discarded = self._recover(states)
         log.info(
             "parquet_sink_restored",
-            path=str(self.directory),
+            path=self.location.uri,
             committed=committed,
             discarded=discarded,
         )
@@ -304,8 +498,10 @@ class ParquetConnector(StagedFiles):
         pa = self.sink.pa
         table = pa.Table.from_batches(self._gathered, schema=self.sink.schema)
         if self.writer is None:
-            self.staging.mkdir(parents=True, exist_ok=True)
-            self.writer = self.pq.ParquetWriter(self.in_progress, self.sink.schema)
+            self.filesystem.create_dir(self.staging, recursive=True)
+            self.writer = self.pq.ParquetWriter(
+                self.in_progress, self.sink.schema, filesystem=self.filesystem
+            )
         self.writer.write_table(table)
         self.rows_written += table.num_rows
         self._gathered, self._gathered_rows = [], 0
@@ -325,7 +521,7 @@ class ParquetConnector(StagedFiles):
                 self.writer.close()
             self.writer = None
         if not self.transactional:
-            self.in_progress.unlink(missing_ok=True)
+            self._delete(self.in_progress)
 
 
 def _parquet() -> Any:
