@@ -21,6 +21,7 @@ is those Parquet files read back by Spark, with ``schema`` or the schema the sin
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -32,9 +33,12 @@ from typing import Any
 from actors.launcher import execute_environment
 from actors.logs import get_logger
 from runtime.datastream import DataStream, StreamEnvironment
+from runtime.functions import KeyedProcessFunction
 from runtime.job import JobResult
 from runtime.restart import BOUNDED_RESTARTS
+from runtime.state import ValueStateDescriptor
 from runtime.status import JobStatus
+from runtime.watermarks import MAX_WATERMARK
 from spark_bridge.locations import (
     Location,
     check_cluster_can_read,
@@ -126,6 +130,8 @@ def run_topology_job(
     progress_interval: float = 0.5,
     stabilize: Stabilize = "persist",
     batch_format: BatchFormat = "rows",
+    rows_per_job: int | None = None,
+    final_only: bool | Callable[[Any], Any] = False,
     source_name: str = "Spark Source",
     source_uid: str = "spark-source",
 ) -> TopologyRun:
@@ -151,10 +157,16 @@ def run_topology_job(
     ``config`` (Flink keys, e.g. ``restart-strategy.type``; unless it says otherwise a
     checkpointed job restarts at most 3 times, 1 s apart, so that a batch step with a
     deterministic error fails instead of retrying forever) configure the job; ``faults``
-    (``actors.faults``, tasks named as in ``describe_tasks``) are injected; ``runtime``,
-    ``seed``, ``timeout``, ``progress`` as for ``env.execute``. ``stabilize`` and
-    ``batch_format`` as for ``from_spark``; the input is unpersisted afterwards if this call
-    persisted it. Raises ``TopologyFailed`` when the job does not finish.
+    (``actors.faults``, tasks named as in ``describe_tasks``, or by an operator's ``name=``
+    or uid and the subtask: ``FailTask(task="Spend#1", ...)``) are injected; ``runtime``,
+    ``seed``, ``timeout``, ``progress`` as for ``env.execute``. ``stabilize``,
+    ``batch_format`` and ``rows_per_job`` as for ``from_spark`` (the bridge's Spark jobs run
+    in the calling thread's job group, description, scheduler pool and tags); the input is unpersisted afterwards if this call
+    persisted it. ``final_only=True`` writes one record per key, its last (the final value
+    of a keyed ``reduce`` or aggregation, which otherwise writes a changelog: one record per
+    input), when the input ends; give the key function (``final_only=lambda r: r.user``)
+    when the returned stream is not a keyed operator's own output. Raises
+    ``TopologyFailed`` when the job does not finish.
     """
     require_pyspark()
     require_classic_session(spark)
@@ -171,7 +183,13 @@ def run_topology_job(
         input_schema=_arrow_or_none(input_schema),
         time_zone=session_time_zone(spark),
     )
-    feed = spark_feed(data, name=source_name, stabilize=stabilize, batch_format=batch_format)
+    feed = spark_feed(
+        data,
+        name=source_name,
+        stabilize=stabilize,
+        batch_format=batch_format,
+        rows_per_job=rows_per_job,
+    )
     try:
         if parallelism is None:  # a subtask per partition, per core Spark offers, per driver core
             cores = spark.sparkContext.defaultParallelism
@@ -190,9 +208,11 @@ def run_topology_job(
                 f"build() must return the stream to write out (a DataStream), got "
                 f"{type(stream).__name__}"
             )
+        if final_only is not False:
+            stream = _final_values(stream, final_only)
         stream.sink_to(sink, name=OUTPUT_SINK)
-        _check_fault_tasks(env, name, faults)
-        options: dict[str, Any] = {"runtime": runtime, "faults": list(faults)}
+        faults = _check_fault_tasks(env, name, faults)
+        options: dict[str, Any] = {"runtime": runtime, "faults": faults}
         if seed is not None:
             options["seed"] = seed
         if timeout is not None:
@@ -230,6 +250,42 @@ def run_topology_job(
     return TopologyRun(dataframe=dataframe, result=result, path=sink.path, uri=location.uri)
 
 
+class _FinalValue(KeyedProcessFunction):
+    """The last record of each key, emitted when the input ends (a timer at the end of
+    event time, which the end of input fires); until then it is keyed state."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.last = runtime_context.get_state(ValueStateDescriptor("final value"))
+
+    def process_element(self, value: Any, ctx: Any) -> None:
+        if self.last.value() is None:
+            ctx.timer_service().register_event_time_timer(MAX_WATERMARK)
+        self.last.update((value,))  # a 1-tuple: a record may be None
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Any:
+        held = self.last.value()
+        self.last.clear()
+        return [held[0]] if held is not None else []
+
+
+def _final_values(stream: DataStream, final_only: bool | Callable[[Any], Any]) -> DataStream:
+    """``stream`` reduced to the last record of each key (see ``run_topology_job``)."""
+    key: Any
+    if callable(final_only):
+        key = final_only
+    else:
+        selectors = {getattr(node.operator, "key_selector", None) for node in stream.nodes}
+        if len(selectors) != 1 or None in selectors:
+            raise ValueError(
+                "final_only=True takes the key of the operator that makes the stream build() "
+                "returns, which is not a keyed operator (key_by(...).reduce(...), .sum(...), "
+                ".process(...)): give the key function instead, final_only=lambda r: r[0]"
+            )
+        (found,) = selectors
+        key = found
+    return stream.key_by(key).process(_FinalValue(), name="Final value").uid("ckptsim-final-value")
+
+
 def describe_tasks(env: StreamEnvironment, name: str = "ckptsim job") -> list[str]:
     """The task names of ``env``'s job (``"<vertex>#<subtask>"``, as faults and traces name
     them)."""
@@ -237,16 +293,50 @@ def describe_tasks(env: StreamEnvironment, name: str = "ckptsim job") -> list[st
     return [f"{v.vertex_id}#{i}" for v in job.vertices for i in range(v.parallelism)]
 
 
-def _check_fault_tasks(env: StreamEnvironment, name: str, faults: Sequence[Any]) -> None:
+def _check_fault_tasks(env: StreamEnvironment, name: str, faults: Sequence[Any]) -> list[Any]:
+    """``faults`` with their tasks as the job names them: a task (``reduce-3#0``) or an
+    operator's name or uid as given (``Spend#0``; ``Spend`` for an operator of parallelism
+    1), whichever task runs that operator (chained operators share one)."""
     tasks = describe_tasks(env, name)
+    job = env.build_job_graph(name)
+    vertices: dict[str, set[str]] = {}  # operator name or uid -> the vertices running it
+    for vertex in job.vertices:
+        for op in vertex.operators:
+            for alias in {op.name, op.uid}:
+                vertices.setdefault(alias, set()).add(vertex.vertex_id)
+    parallelism = {v.vertex_id: v.parallelism for v in job.vertices}
+
+    def task_of(fault: Any, value: str) -> str:
+        if value in tasks:
+            return value
+        operator, _, subtask = value.rpartition("#") if "#" in value else (value, "", "")
+        found = vertices.get(operator, set())
+        if len(found) == 1:
+            (vertex,) = found
+            if subtask.isdigit() and f"{vertex}#{subtask}" in tasks:
+                return f"{vertex}#{subtask}"
+            if not subtask and parallelism[vertex] == 1:
+                return f"{vertex}#0"
+        named = sorted(
+            f"{alias}#0..{parallelism[next(iter(v))] - 1}"
+            for alias, v in vertices.items()
+            if len(v) == 1 and not alias.startswith(OUTPUT_SINK)
+        )
+        raise ValueError(
+            f"{fault!r} names task {value!r}, which this job does not have; its tasks are "
+            f"{', '.join(tasks)} (or an operator's name or uid and a subtask: "
+            f"{', '.join(named)})"
+        )
+
+    resolved = []
     for fault in faults:
-        for field in ("task", "producer", "consumer"):
-            value = getattr(fault, field, None)
-            if value is not None and value not in tasks:
-                raise ValueError(
-                    f"{fault!r} names task {value!r}, which this job does not have; its tasks "
-                    f"are {', '.join(tasks)}"
-                )
+        changes = {
+            field: task_of(fault, value)
+            for field in ("task", "producer", "consumer")
+            if isinstance(value := getattr(fault, field, None), str)
+        }
+        resolved.append(dataclasses.replace(fault, **changes) if changes else fault)
+    return resolved
 
 
 def _input_schema(data: Any) -> Any:
