@@ -41,7 +41,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from actors.logs import get_logger
 from runtime.operators import OperatorContext
 from runtime.row import row_class
-from spark_bridge._pyspark_seam import arrow_batch_rdd, java_rdd, local_socket, run_partition_job
+from spark_bridge._pyspark_seam import (
+    arrow_batch_rdd,
+    java_rdd,
+    local_socket,
+    max_result_size,
+    run_partition_job,
+)
 from spark_bridge.feed import FeedChanged, PartitionFeed, SplitReader
 from spark_bridge.session import (
     CONNECT_MESSAGE,
@@ -147,7 +153,9 @@ class ArrowDataFrameFeed:
         self._indexed = df.select("*", F.monotonically_increasing_id().alias(_ROW_INDEX))
         self._indexed_schema = self.schema.append(pa.field(_ROW_INDEX, pa.int64()))
         self.rows_per_job = (
-            default_rows_per_job(self.schema) if rows_per_job is None else int(rows_per_job)
+            default_rows_per_job(self.schema, max_result_size(self.sc))
+            if rows_per_job is None
+            else int(rows_per_job)
         )
         if self.rows_per_job < 1:
             raise ValueError(f"rows_per_job must be at least 1, got {rows_per_job!r}")
@@ -223,19 +231,21 @@ _ROW_MASK = (1 << _PARTITION_SHIFT) - 1
 _ROW_INDEX = "__ckptsim_row_index"
 
 #: the Arrow bytes a Spark job of a DataFrame source returns at most (about: columns of
-#: unknown width count 32 bytes)
+#: unknown width count 32 bytes), and at most a quarter of ``spark.driver.maxResultSize``
 BYTES_PER_JOB = 64 * 1024 * 1024
 
 
-def default_rows_per_job(schema: Any) -> int:
-    """Rows of ``schema`` that make about ``BYTES_PER_JOB`` of Arrow (at least 10,000)."""
+def default_rows_per_job(schema: Any, max_result: int = 0) -> int:
+    """Rows of ``schema`` that make about ``BYTES_PER_JOB`` of Arrow, or a quarter of
+    ``max_result`` bytes if less (at least 1,000)."""
     width = 8  # the row index
     for field in schema:
         try:
             width += max(1, field.type.bit_width // 8)
         except ValueError:  # variable width: strings, binaries, lists, maps, structs
             width += 32
-    return max(10_000, BYTES_PER_JOB // width)
+    budget = min(BYTES_PER_JOB, max_result // 4) if max_result > 0 else BYTES_PER_JOB
+    return max(1_000, budget // width)
 
 
 def to_tuples(batch: Any, time_zone: dt.tzinfo = UTC) -> list[tuple[Any, ...]]:
@@ -375,8 +385,8 @@ def spark_feed(
 ) -> SparkFeed:
     """The partition feed of a DataFrame or RDD (classic sessions only), made stable for
     replay as ``stabilize`` says (see the module documentation). A partition is read with one
-    Spark job per ``rows_per_job`` rows (default: about 64 MB of Arrow for a DataFrame,
-    262,144 elements for an RDD), in the job group, description, scheduler pool and tags of
+    Spark job per ``rows_per_job`` rows (default: about 64 MB of Arrow for a DataFrame, or a
+    quarter of ``spark.driver.maxResultSize`` if less; 262,144 elements for an RDD), in the job group, description, scheduler pool and tags of
     the calling thread."""
     require_pyspark()
     from pyspark import RDD, StorageLevel  # noqa: PLC0415
