@@ -23,6 +23,7 @@ costs. ``runtime.serde`` writes it, and a ``pyspark.sql.Row`` with names, as dat
 from __future__ import annotations
 
 import enum
+import operator
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, ClassVar
 
@@ -291,7 +292,13 @@ def row_class(fields: Sequence[str]) -> type[TupleRow]:
         return known
     if not all(isinstance(name, str) for name in names):
         raise TypeError(f"field names are strings, got {list(names)!r}")
-    made = type("TupleRow", (TupleRow,), {"__slots__": (), "__fields__": names})
+    namespace: dict[str, Any] = {"__slots__": (), "__fields__": names}
+    for index, name in enumerate(names):
+        # a field read by name as fast as by position (``operator.itemgetter``, as a named
+        # tuple's); a name a tuple or a row already has (``count``, ``asDict``) stays theirs
+        if name.isidentifier() and not hasattr(TupleRow, name) and name not in namespace:
+            namespace[name] = property(operator.itemgetter(index), doc=f"field {name!r}")
+    made = type("TupleRow", (TupleRow,), namespace)
     return _ROW_CLASSES.setdefault(names, made)
 
 

@@ -6,6 +6,7 @@ most of it."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,8 @@ def test_decimals_and_timestamps_through_a_failure_on_a_multi_jvm_cluster(
     done = subprocess.run(
         [sys.executable, "-m", "tests.spark_bridge.cluster_job", str(tmp_path / "out")],
         cwd=ROOT,
+        # the workers' folders (default: inside PySpark's own folder)
+        env={**os.environ, "SPARK_WORKER_DIR": str(tmp_path / "work")},
         capture_output=True,
         text=True,
         check=False,
@@ -35,3 +38,4 @@ def test_decimals_and_timestamps_through_a_failure_on_a_multi_jvm_cluster(
     # a timestamp stays a timestamp, the decimal sum a decimal
     assert report["schema"] == "struct<user:bigint,total:decimal(38,18),n:bigint,at:timestamp>"
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.name.startswith("part-"))
+    assert any((tmp_path / "work").iterdir()), "the workers kept their folders in tmp_path"
