@@ -27,8 +27,8 @@ tag             value (payload)
 ``date``        ``datetime.date``: ISO 8601
 ``time``        ``datetime.time``: ISO 8601, time zone and ``fold`` as for ``datetime``
 ``timedelta``   ``datetime.timedelta``: ``[days, seconds, microseconds]``
-``numpy``       a NumPy scalar: its dtype ``t`` and its value (bool, int, float) or its
-                bytes ``b`` (base64: datetime64, timedelta64, complex, ...)
+``numpy``       a NumPy scalar: its dtype ``t`` and its value (bool, int, float, str,
+                bytes) or its bytes ``b`` (base64: datetime64, timedelta64, complex, ...)
 ==============  =============================================================================
 
 Anything else (an arbitrary object) is refused with ``StateSerializationError``, naming where
@@ -228,8 +228,9 @@ def _encode_time(value: dt.time) -> dict[str, Any]:
     return out
 
 
-#: NumPy kinds written as a Python value: bool, signed and unsigned ints, floats of 2-8 bytes
-_NUMPY_ITEMS = "biu"
+#: NumPy kinds written as a Python value: bool, signed and unsigned ints, str, bytes (and
+#: floats of 2-8 bytes)
+_NUMPY_ITEMS = "biuUS"
 
 
 def _encode_numpy(value: Any) -> Any:
@@ -238,6 +239,9 @@ def _encode_numpy(value: Any) -> Any:
     if not isinstance(value, np.generic) or value.dtype.kind in "OV":
         raise _Refused(value, "only NumPy scalars of a plain dtype go into a checkpoint")
     dtype = value.dtype
+    if dtype.kind in "US":  # str()/bytes() keep trailing NULs, which .item() drops
+        plain: Any = str(value) if dtype.kind == "U" else bytes(value)  # type: ignore[call-overload]
+        return {_TAG: "numpy", "t": dtype.str, "v": _encode(plain)}
     if dtype.kind in _NUMPY_ITEMS or (dtype.kind == "f" and dtype.itemsize <= 8):
         return {_TAG: "numpy", "t": dtype.str, "v": _encode(value.item())}
     raw = base64.b64encode(value.tobytes()).decode("ascii")
@@ -426,8 +430,8 @@ def _decode_numpy(data: dict[str, Any]) -> Any:
         if not (dtype.kind in _NUMPY_ITEMS or (dtype.kind == "f" and dtype.itemsize <= 8)):
             raise ValueError(f"a NumPy {spec!r} value is written as bytes")
         item = _decode(data["v"])
-        if type(item) not in (bool, int, float):
-            raise TypeError(f"a NumPy {spec!r} value is a number, got {item!r}")
+        if type(item) not in (bool, int, float, str, bytes):
+            raise TypeError(f"a NumPy {spec!r} value is a number, str or bytes, got {item!r}")
         return dtype.type(item)
     raw = base64.b64decode(data["b"], validate=True)
     if len(raw) != dtype.itemsize:

@@ -139,6 +139,8 @@ TYPED: list[Any] = [
     np.timedelta64(5, "s"),
     np.complex128(1 - 2j),
     np.str_("numpy text"),
+    np.str_(""),  # dtype <U0
+    np.bytes_(b"ab\x00"),  # its NUL too (.item() drops it)
     np.longdouble("1.1"),
 ]
 

@@ -87,6 +87,7 @@ def main(out: str) -> int:
         json.dumps(
             {
                 "master": spark.sparkContext.master,
+                "application": spark.sparkContext.applicationId,
                 "restarts": run.result.restarts,
                 "schema": run.dataframe.schema.simpleString(),
                 "keys": len(theirs),
