@@ -1,4 +1,5 @@
-"""``Row`` and ``RowKind``: Flink's row record, as PyFlink spells it (``pyflink.common.Row``).
+"""``Row`` and ``RowKind``: Flink's row record, as PyFlink spells it (``pyflink.common.Row``);
+``TupleRow``: Spark's row record, as PySpark's ``pyspark.sql.Row`` behaves.
 
 A row is an ordered list of field values, optionally with field names, and a kind (insert,
 update before/after, delete: the changelog flag of the Table API). Records of a stream typed
@@ -9,13 +10,22 @@ checkpoints (in-flight data, state), so the class lives here with the job model 
 Behaviour follows PyFlink's ``Row``: fields by position (``row[0]``), by name (``row["id"]``,
 ``row.id``), ``Row(name="Alice", age=11)`` keeps the keywords' order, ``Row("name", "age")``
 is a row "class" whose call makes named rows, equality compares kind, names and values.
+
+``TupleRow`` is what the Spark bridge hands user functions for a DataFrame's rows: a tuple (so
+``r[0]``, unpacking, ``==`` with a tuple and sorting work as for any tuple) whose fields also
+have names (``r.user``, ``r["user"]``, ``r.asDict()``), as PySpark's ``Row``. The names live on
+a class per list of names (``row_class``), not on each row, so a row costs what its tuple
+costs. ``runtime.serde`` writes it, and a ``pyspark.sql.Row`` with names, as data
+(``{"$ckptsim": "tuple_row", ...}``); a PySpark row comes back from a checkpoint as a
+``TupleRow``, which behaves the same.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Sequence
-from typing import Any
+import operator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, ClassVar
 
 
 class RowKind(enum.Enum):
@@ -185,4 +195,116 @@ class Row:
         return len(self._values)
 
 
-__all__ = ["Row", "RowKind"]
+# --- PySpark's row ------------------------------------------------------------------------------
+
+
+class TupleRow(tuple):  # type: ignore[type-arg]
+    """A tuple with field names, as PySpark's ``Row``: ``TupleRow(user=1, amount=2.5)``.
+
+    Fields by position (``r[0]``, slices, unpacking), by name (``r.user``, ``r["user"]``),
+    ``"user" in r`` asks for a field name (as PySpark's), ``asDict()`` / ``as_dict()``;
+    equality and hashing are the tuple's (names are not compared, as in PySpark). Rows of one
+    list of names share a class (``row_class(names)``), which carries the names.
+    """
+
+    __slots__ = ()
+    __fields__: ClassVar[tuple[str, ...]] = ()
+
+    def __new__(cls, *values: Any, **named: Any) -> TupleRow:
+        if named:
+            if values:
+                raise ValueError("a TupleRow takes values by position or by name, not both")
+            return tuple.__new__(row_class(tuple(named)), named.values())
+        if cls.__fields__ and len(values) != len(cls.__fields__):
+            raise ValueError(
+                f"a row of fields {list(cls.__fields__)} takes {len(cls.__fields__)} values, "
+                f"got {len(values)}"
+            )
+        return tuple.__new__(cls, values)
+
+    @classmethod
+    def make(cls, values: Iterable[Any]) -> TupleRow:
+        """A row of this class's names with ``values`` (not checked: the fast path)."""
+        return tuple.__new__(cls, values)
+
+    def __getitem__(self, item: Any) -> Any:
+        if isinstance(item, int | slice):
+            return tuple.__getitem__(self, item)
+        try:
+            return tuple.__getitem__(self, self.__fields__.index(item))
+        except ValueError:
+            raise KeyError(item) from None
+
+    def __getattr__(self, item: str) -> Any:
+        # only called for names that are not attributes (tuple's count and index win)
+        if item.startswith("__"):
+            raise AttributeError(item)
+        try:
+            return tuple.__getitem__(self, self.__fields__.index(item))
+        except ValueError:
+            raise AttributeError(
+                f"this row has no field {item!r} (its fields: {list(self.__fields__)})"
+            ) from None
+
+    def __contains__(self, item: object) -> bool:
+        if self.__fields__:
+            return item in self.__fields__
+        return tuple.__contains__(self, item)
+
+    def asDict(self, recursive: bool = False) -> dict[str, Any]:
+        """The row as a dict by field name (``recursive``: nested rows, and rows in lists and
+        dicts, too)."""
+        if not self.__fields__ and len(self):
+            raise TypeError("a row without field names cannot become a dict")
+
+        def conv(obj: Any) -> Any:
+            if isinstance(obj, TupleRow) and obj.__fields__:
+                return obj.asDict(True)
+            if isinstance(obj, list):
+                return [conv(o) for o in obj]
+            if isinstance(obj, dict):
+                return {k: conv(v) for k, v in obj.items()}
+            return obj
+
+        values = [conv(v) for v in self] if recursive else list(self)
+        return dict(zip(self.__fields__, values, strict=True))
+
+    as_dict = asDict
+
+    def __repr__(self) -> str:
+        if self.__fields__:
+            pairs = ", ".join(f"{k}={v!r}" for k, v in zip(self.__fields__, self, strict=True))
+            return f"Row({pairs})"
+        return f"<Row({', '.join(repr(v) for v in self)})>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _tuple_row, (self.__fields__, tuple(self))
+
+
+_ROW_CLASSES: dict[tuple[str, ...], type[TupleRow]] = {(): TupleRow}
+
+
+def row_class(fields: Sequence[str]) -> type[TupleRow]:
+    """The ``TupleRow`` class of rows with these field names (one class per list of names)."""
+    names = tuple(fields)
+    known = _ROW_CLASSES.get(names)
+    if known is not None:
+        return known
+    if not all(isinstance(name, str) for name in names):
+        raise TypeError(f"field names are strings, got {list(names)!r}")
+    namespace: dict[str, Any] = {"__slots__": (), "__fields__": names}
+    for index, name in enumerate(names):
+        # a field read by name as fast as by position (``operator.itemgetter``, as a named
+        # tuple's); a name a tuple or a row already has (``count``, ``asDict``) stays theirs
+        if name.isidentifier() and not hasattr(TupleRow, name) and name not in namespace:
+            namespace[name] = property(operator.itemgetter(index), doc=f"field {name!r}")
+    made = type("TupleRow", (TupleRow,), namespace)
+    return _ROW_CLASSES.setdefault(names, made)
+
+
+def _tuple_row(fields: Sequence[str], values: Iterable[Any]) -> TupleRow:
+    """What ``TupleRow.__reduce__`` names to rebuild a row (pickle, ``copy``)."""
+    return row_class(fields).make(values)
+
+
+__all__ = ["Row", "RowKind", "TupleRow", "row_class"]

@@ -1,34 +1,98 @@
 """State as data: Python values to JSON-safe structures and back, without pickle.
 
 A checkpoint is data, not code: operator and keyed state, source positions and in-flight
-records are written as JSON. Supported: None, bool, int, float, str, bytes, list, tuple, dict
-(any supported keys), set, frozenset and ``runtime.row.Row`` (PyFlink's row record: its values,
-field names and kind). Tuples, bytes, sets, rows and non-string dict keys are tagged so they
-come back as they went in.
+records (channel state) are written as JSON, in savepoints as in checkpoints. JSON holds
+None, bool, int (any size Python's ``int(str)`` reads: up to 4,300 digits), str, lists and
+dicts with string keys as they are; every other value is an object tagged with
+``"$ckptsim"`` and its payload ``"v"``, so that it comes back as it went in, type and all:
+
+==============  =============================================================================
+tag             value (payload)
+==============  =============================================================================
+``float``       ``nan``, ``inf``, ``-inf`` (other floats are JSON numbers; ``-0.0`` too)
+``tuple``       a tuple (its items); ``tuples``: a list of flat tuples (their items)
+``set``         a set (its items, in a canonical order); ``frozenset`` likewise
+``bytes``       bytes (base64); ``bytearray`` likewise
+``dict``        a dict with a non-string key, or a ``"$ckptsim"`` key (its ``[key, value]``
+                pairs)
+``row``         ``runtime.row.Row``, PyFlink's row (its values, names ``f`` and kind ``k``)
+``tuple_row``   ``runtime.row.TupleRow``, PySpark's row (its values and names ``f``; a
+                ``pyspark.sql.Row`` is written so and comes back as a ``TupleRow``);
+                ``tuple_rows``: a list of rows of the same names (their values)
+``decimal``     ``decimal.Decimal`` as its string: digits and exponent kept (``"1.20"``)
+``datetime``    ``datetime.datetime``: ISO 8601 (microseconds); aware: ``zone`` (an IANA
+                name: ``zoneinfo.ZoneInfo``; a ``pytz`` zone comes back as ``ZoneInfo``) or
+                the offset in the text (``datetime.timezone``; ``name`` if it has its own);
+                ``fold`` when 1
+``date``        ``datetime.date``: ISO 8601
+``time``        ``datetime.time``: ISO 8601, time zone and ``fold`` as for ``datetime``
+``timedelta``   ``datetime.timedelta``: ``[days, seconds, microseconds]``
+``numpy``       a NumPy scalar: its dtype ``t`` and its value (bool, int, float, str,
+                bytes) or its bytes ``b`` (base64: datetime64, timedelta64, complex, ...)
+==============  =============================================================================
+
+Anything else (an arbitrary object) is refused with ``StateSerializationError``, naming where
+it was found (the operator, the keyed state, the position in the value). Reading refuses
+what ``encode`` cannot have written (``StateFormatError``, naming the position).
+
+Encoding versions: version 1 (ckptsim 0.1 up to commit 0d2b83f) wrote the tags up to
+``row``; version 2 (``ENCODING_VERSION``) adds ``bytearray``, ``tuple_row``, ``tuple_rows``,
+``decimal``, ``datetime``, ``date``, ``time``, ``timedelta`` and ``numpy``. Version 1 data is
+version 2 data: every checkpoint written before still reads the same.
+
+Why tags in JSON, not msgpack's extension types (``msgspec.msgpack.Ext``): a checkpoint's
+state files are JSON documents whose every field a restore validates before it trusts it
+(``runtime.storage.load_checkpoint``), and stay readable with any JSON tool; JSON has no
+extension types (``msgspec.json`` writes a Decimal, a datetime or a tuple as a string or an
+array and reads back a string or a list), so a typed value needs a tag either way. The
+payloads are the standard library's own exact forms (``str(Decimal)``, ISO 8601, base64).
 """
 
 from __future__ import annotations
 
 import base64
+import datetime as dt
+import decimal
 import hashlib
 import json
 import math
+import zoneinfo
 from typing import Any
 
-from runtime.row import Row, RowKind
+from runtime.row import Row, RowKind, TupleRow, row_class
 
 _TAG = "$ckptsim"
+
+#: the version of the value encoding (see the module documentation)
+ENCODING_VERSION = 2
 
 
 class StateSerializationError(TypeError):
     """A value cannot go into a checkpoint (ckptsim writes JSON data, never pickle)."""
 
 
+class _Refused(Exception):
+    """Raised inside ``_encode`` for a value it cannot write (``encode`` says where)."""
+
+    def __init__(self, value: Any, why: str = "") -> None:
+        super().__init__(why)
+        self.value = value
+        self.why = why
+
+
 _PLAIN = (str, int, bool, type(None))
 
 
 def encode(value: Any, *, where: str = "state") -> Any:
-    """A JSON-safe structure for ``value``."""
+    """A JSON-safe structure for ``value``; ``StateSerializationError`` naming ``where``, the
+    keyed state and the position of a value that cannot be written."""
+    try:
+        return _encode(value)
+    except _Refused as refused:
+        raise StateSerializationError(_refusal(value, refused, where)) from None
+
+
+def _encode(value: Any) -> Any:
     kind = type(value)
     if kind is str or kind is int or kind is bool or value is None:
         return value
@@ -36,57 +100,194 @@ def encode(value: Any, *, where: str = "state") -> Any:
         items = value
         if all(type(v) in _PLAIN for v in items):
             return {_TAG: "tuple", "v": list(items)}
-        return {_TAG: "tuple", "v": [encode(v, where=where) for v in items]}
+        return {_TAG: "tuple", "v": [_encode(v) for v in items]}
     if kind is list:
-        plain = _PLAIN
-        if all(type(v) in plain for v in value):
-            return list(value)
-        if all(type(v) is tuple and all(type(x) in plain for x in v) for v in value):
-            # a column of flat tuples: json writes tuples as arrays at C speed
-            return {_TAG: "tuples", "v": list(value)}
-        return [encode(v, where=where) for v in value]
+        return _encode_list(value)
     if kind is float:
         if math.isnan(value) or math.isinf(value):
             return {_TAG: "float", "v": repr(value)}
         return value
-    return _encode_other(value, where)
+    return _encode_other(value)
 
 
-def _encode_other(value: Any, where: str) -> Any:
+def _encode_list(value: list[Any]) -> Any:
+    plain = _PLAIN
+    if all(type(v) in plain for v in value):
+        return list(value)
+    if all(type(v) is tuple and all(type(x) in plain for x in v) for v in value):
+        # a column of flat tuples: json writes tuples as arrays at C speed
+        return {_TAG: "tuples", "v": list(value)}
+    first = value[0]
+    if isinstance(first, TupleRow) and first.__fields__ and len(value) > 1:
+        row = type(first)
+        if all(type(v) is row for v in value):  # a buffer of Spark rows: names once
+            if all(type(x) in plain for v in value for x in v):
+                rows: list[Any] = list(value)  # json writes each row as an array
+            else:
+                rows = [[_encode(x) for x in v] for v in value]
+            return {_TAG: "tuple_rows", "f": list(row.__fields__), "v": rows}
+    return [_encode(v) for v in value]
+
+
+def _encode_other(value: Any) -> Any:
+    kind = type(value)
+    if kind is decimal.Decimal:
+        return {_TAG: "decimal", "v": str(value)}
+    if kind is dt.datetime:
+        return _encode_datetime(value)
+    if kind is dt.date:
+        return {_TAG: "date", "v": value.isoformat()}
+    if kind is dt.time:
+        return _encode_time(value)
+    if kind is dt.timedelta:
+        return {_TAG: "timedelta", "v": [value.days, value.seconds, value.microseconds]}
+    if kind.__module__ == "numpy":
+        return _encode_numpy(value)
     if isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
-        return encode(float(value), where=where)
+        return _encode(float(value))
     if isinstance(value, tuple):
-        return {_TAG: "tuple", "v": [encode(v, where=where) for v in value]}
+        fields = getattr(value, "__fields__", None)  # TupleRow, or a pyspark.sql.Row
+        if fields is not None and all(type(name) is str for name in fields):
+            return {_TAG: "tuple_row", "f": list(fields), "v": [_encode(v) for v in value]}
+        return {_TAG: "tuple", "v": [_encode(v) for v in value]}
     if isinstance(value, list):
-        return [encode(v, where=where) for v in value]
-    if isinstance(value, (set, frozenset)):
-        kind = "set" if isinstance(value, set) else "frozenset"
-        items = [encode(v, where=where) for v in value]
-        return {_TAG: kind, "v": sorted(items, key=lambda x: json.dumps(x, sort_keys=True))}
+        return [_encode(v) for v in value]
+    if isinstance(value, set | frozenset):
+        tag = "set" if isinstance(value, set) else "frozenset"
+        items = [_encode(v) for v in value]
+        return {_TAG: tag, "v": sorted(items, key=lambda x: json.dumps(x, sort_keys=True))}
     if isinstance(value, bytes):
         return {_TAG: "bytes", "v": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, bytearray):
+        return {_TAG: "bytearray", "v": base64.b64encode(value).decode("ascii")}
     if isinstance(value, Row):
         return {
             _TAG: "row",
-            "v": [encode(v, where=where) for v in value],
+            "v": [_encode(v) for v in value],
             "f": value.get_field_names(),
             "k": value.get_row_kind().value,
         }
     if isinstance(value, dict):
         if all(isinstance(k, str) for k in value) and _TAG not in value:
-            return {k: encode(v, where=where) for k, v in value.items()}
-        return {
-            _TAG: "dict",
-            "v": [[encode(k, where=where), encode(v, where=where)] for k, v in value.items()],
-        }
-    raise StateSerializationError(
-        f"cannot write a {type(value).__name__} into a checkpoint ({where}): checkpoints are "
-        "JSON data, not pickle. Keep state and records as None, bool, int, float, str, bytes, "
-        "list, tuple, dict, set or Row, or convert the value (e.g. a dataclass with "
+            return {k: _encode(v) for k, v in value.items()}
+        return {_TAG: "dict", "v": [[_encode(k), _encode(v)] for k, v in value.items()]}
+    if isinstance(value, dt.datetime | dt.date | dt.time | dt.timedelta | decimal.Decimal):
+        raise _Refused(
+            value,
+            f"a subclass of {type(value).__mro__[1].__name__} would come back as its base "
+            "class: convert it first (a pandas Timestamp: .to_pydatetime())",
+        )
+    raise _Refused(value)
+
+
+def _zone(value: Any, tz: dt.tzinfo) -> dict[str, Any]:
+    """How a datetime's or a time's ``tzinfo`` is written (beside its ISO text)."""
+    if type(tz) is dt.timezone:  # the offset is in the ISO text; its own name, if any
+        offset = tz.utcoffset(None)
+        name = tz.tzname(None)
+        return {} if name == dt.timezone(offset).tzname(None) else {"name": name}
+    if isinstance(tz, zoneinfo.ZoneInfo) and tz.key is not None:
+        return {"zone": tz.key}
+    zone = getattr(tz, "zone", None)  # pytz
+    if isinstance(zone, str):
+        return {"zone": zone}
+    raise _Refused(
+        value,
+        f"its time zone is a {type(tz).__module__}.{type(tz).__qualname__}; a checkpoint keeps "
+        "zoneinfo.ZoneInfo (and pytz) zones by name and datetime.timezone offsets",
+    )
+
+
+def _encode_datetime(value: dt.datetime) -> dict[str, Any]:
+    tz = value.tzinfo
+    out: dict[str, Any]
+    if tz is None:
+        out = {_TAG: "datetime", "v": value.isoformat()}
+    else:
+        zone = _zone(value, tz)
+        wall = value.replace(tzinfo=None).isoformat() if "zone" in zone else value.isoformat()
+        out = {_TAG: "datetime", "v": wall, **zone}
+    if value.fold:
+        out["fold"] = 1
+    return out
+
+
+def _encode_time(value: dt.time) -> dict[str, Any]:
+    tz = value.tzinfo
+    out: dict[str, Any]
+    if tz is None:
+        out = {_TAG: "time", "v": value.isoformat()}
+    else:
+        zone = _zone(value, tz)
+        wall = value.replace(tzinfo=None).isoformat() if "zone" in zone else value.isoformat()
+        out = {_TAG: "time", "v": wall, **zone}
+    if value.fold:
+        out["fold"] = 1
+    return out
+
+
+#: NumPy kinds written as a Python value: bool, signed and unsigned ints, str, bytes (and
+#: floats of 2-8 bytes)
+_NUMPY_ITEMS = "biuUS"
+
+
+def _encode_numpy(value: Any) -> Any:
+    import numpy as np  # noqa: PLC0415 - only when a NumPy value is there (so NumPy is loaded)
+
+    if not isinstance(value, np.generic) or value.dtype.kind in "OV":
+        raise _Refused(value, "only NumPy scalars of a plain dtype go into a checkpoint")
+    dtype = value.dtype
+    if dtype.kind in "US":  # str()/bytes() keep trailing NULs, which .item() drops
+        plain: Any = str(value) if dtype.kind == "U" else bytes(value)  # type: ignore[call-overload]
+        return {_TAG: "numpy", "t": dtype.str, "v": _encode(plain)}
+    if dtype.kind in _NUMPY_ITEMS or (dtype.kind == "f" and dtype.itemsize <= 8):
+        return {_TAG: "numpy", "t": dtype.str, "v": _encode(value.item())}
+    raw = base64.b64encode(value.tobytes()).decode("ascii")
+    return {_TAG: "numpy", "t": dtype.str, "b": raw}
+
+
+def _refusal(root: Any, refused: _Refused, where: str) -> str:
+    bad = refused.value
+    path = _path_to(root, bad) or []
+    state = ""
+    if len(path) >= 2 and path[0] == "['states']":  # keyed state: {"states": {name: ...}}
+        state = f", keyed state {path[1][2:-2]!r}"
+    at = f" at {''.join(path)}" if path else ""
+    why = (
+        refused.why
+        or "checkpoints are JSON data, not pickle. Keep state and records as None, bool, int, "
+        "float, str, bytes, Decimal, datetime, date, time, timedelta, list, tuple, dict, set, "
+        "Row or NumPy scalars, or convert the value (e.g. a dataclass with "
         "dataclasses.asdict) before storing it."
     )
+    return f"cannot write a {type(bad).__name__} into a checkpoint ({where}){state}{at}: {why}"
+
+
+def _path_to(value: Any, target: Any, depth: int = 0) -> list[str] | None:
+    """Where ``target`` (by identity) sits inside ``value``, as ``['key']`` / ``[3]`` steps."""
+    if value is target:
+        return []
+    if depth > 200:
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            for inside, step in ((key, f"[key {key!r}]"), (item, f"[{key!r}]")):
+                found = _path_to(inside, target, depth + 1)
+                if found is not None:
+                    return [step, *found]
+    elif isinstance(value, list | tuple | Row):
+        for index, item in enumerate(value):
+            found = _path_to(item, target, depth + 1)
+            if found is not None:
+                return [f"[{index}]", *found]
+    elif isinstance(value, set | frozenset):
+        for item in value:
+            found = _path_to(item, target, depth + 1)
+            if found is not None:
+                return ["[member]", *found]
+    return None
 
 
 class StateFormatError(ValueError):
@@ -95,7 +296,27 @@ class StateFormatError(ValueError):
 
 
 #: every tag ``encode`` writes; anything else in a checkpoint was not written by ckptsim
-TAGS = ("tuple", "tuples", "set", "frozenset", "bytes", "dict", "float", "row")
+TAGS = (
+    "tuple",
+    "tuples",
+    "set",
+    "frozenset",
+    "bytes",
+    "bytearray",
+    "dict",
+    "float",
+    "row",
+    "tuple_row",
+    "tuple_rows",
+    "decimal",
+    "datetime",
+    "date",
+    "time",
+    "timedelta",
+    "numpy",
+)
+#: tags of single values (no nested data): checked by decoding them
+_LEAVES = ("float", "bytes", "bytearray", "decimal", "datetime", "date", "time", "timedelta")
 _FLOATS = frozenset({"nan", "inf", "-inf"})
 
 
@@ -106,7 +327,7 @@ def decode(data: Any, *, where: str = "state") -> Any:
         return _decode(data)
     except RecursionError:
         raise StateFormatError(f"{where} is nested too deeply to be checkpoint data") from None
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, ArithmeticError) as error:
         try:
             problem = _problem(data, "")
         except RecursionError:
@@ -122,13 +343,11 @@ def _decode(data: Any) -> Any:
         tag = data.get(_TAG)
         if tag is None:
             return {k: _decode(v) for k, v in data.items()}
+        if tag == "numpy":
+            return _decode_numpy(data)
         payload = data["v"]
-        if tag == "float":
-            if payload not in _FLOATS:
-                raise ValueError(f"not a float: {payload!r}")
-            return float(payload)
-        if tag == "bytes":
-            return base64.b64decode(payload, validate=True)
+        if tag in _LEAVES:
+            return _decode_leaf(tag, data, payload)
         if type(payload) is not list:
             raise TypeError(f"the value of a {tag!r} tag is not a list")
         if tag == "tuple":
@@ -143,8 +362,104 @@ def _decode(data: Any) -> Any:
             return {_decode(k): _decode(v) for k, v in payload}
         if tag == "row":
             return _decode_row(data, payload)
+        if tag == "tuple_row":
+            return _row_class(data.get("f"), len(payload)).make(_decode(v) for v in payload)
+        if tag == "tuple_rows":
+            return _decode_tuple_rows(data, payload)
         raise ValueError(f"unknown tag {tag!r}")
     return data
+
+
+def _decode_leaf(tag: str, data: dict[str, Any], payload: Any) -> Any:
+    if tag == "float":
+        if payload not in _FLOATS:
+            raise ValueError(f"not a float: {payload!r}")
+        return float(payload)
+    if tag == "bytes":
+        return base64.b64decode(payload, validate=True)
+    if tag == "bytearray":
+        return bytearray(base64.b64decode(payload, validate=True))
+    if tag == "timedelta":
+        if (
+            type(payload) is not list
+            or len(payload) != 3
+            or not all(type(x) is int for x in payload)
+        ):
+            raise ValueError(f"a timedelta is [days, seconds, microseconds], got {payload!r}")
+        days, seconds, micros = payload
+        return dt.timedelta(days=days, seconds=seconds, microseconds=micros)
+    if type(payload) is not str:
+        raise TypeError(f"the value of a {tag!r} tag is not a string")
+    if tag == "decimal":
+        return decimal.Decimal(payload)
+    if tag == "date":
+        return dt.date.fromisoformat(payload)
+    fold = data.get("fold", 0)
+    if fold not in (0, 1) or type(fold) is not int:
+        raise ValueError(f"fold is 0 or 1, got {fold!r}")
+    parsed: dt.datetime | dt.time = (
+        dt.datetime.fromisoformat(payload) if tag == "datetime" else dt.time.fromisoformat(payload)
+    )
+    zone, name = data.get("zone"), data.get("name")
+    if zone is not None:
+        if type(zone) is not str or parsed.tzinfo is not None:
+            raise ValueError(f"a zone is an IANA name beside a local time, got {zone!r}")
+        try:
+            tz = zoneinfo.ZoneInfo(zone)
+        except OSError as error:  # e.g. the name of a folder of zones ("America")
+            raise ValueError(f"no time zone {zone!r}: {error}") from None
+        parsed = parsed.replace(tzinfo=tz)
+    elif name is not None:
+        offset = parsed.utcoffset()
+        if type(name) is not str or offset is None:
+            raise ValueError(f"a time zone's name {name!r} needs an offset in the text")
+        parsed = parsed.replace(tzinfo=dt.timezone(offset, name))
+    return parsed.replace(fold=fold) if fold else parsed
+
+
+def _decode_numpy(data: dict[str, Any]) -> Any:
+    import numpy as np  # noqa: PLC0415 - only for a checkpoint that holds NumPy values
+
+    spec = data.get("t")
+    if type(spec) is not str:
+        raise TypeError(f"a NumPy value's dtype is a string, got {spec!r}")
+    dtype = np.dtype(spec)
+    if dtype.kind in "OV":
+        raise ValueError(f"a NumPy value of dtype {spec!r} is not data")
+    if "v" in data:
+        if not (dtype.kind in _NUMPY_ITEMS or (dtype.kind == "f" and dtype.itemsize <= 8)):
+            raise ValueError(f"a NumPy {spec!r} value is written as bytes")
+        item = _decode(data["v"])
+        if type(item) not in (bool, int, float, str, bytes):
+            raise TypeError(f"a NumPy {spec!r} value is a number, str or bytes, got {item!r}")
+        return dtype.type(item)
+    raw = base64.b64decode(data["b"], validate=True)
+    if len(raw) != dtype.itemsize:
+        raise ValueError(f"a NumPy {spec!r} value has {dtype.itemsize} bytes, got {len(raw)}")
+    return np.frombuffer(raw, dtype=dtype)[0]
+
+
+def _row_class(fields: Any, arity: int) -> type[TupleRow]:
+    if (
+        type(fields) is not list
+        or not all(type(name) is str for name in fields)
+        or (fields and len(fields) != arity)
+    ):
+        raise ValueError(f"a row's field names are {arity} strings, got {fields!r}")
+    return row_class(fields)
+
+
+def _decode_tuple_rows(data: dict[str, Any], payload: list[Any]) -> list[TupleRow]:
+    fields = data.get("f")
+    make = _row_class(fields, len(fields) if type(fields) is list else -1).make
+    out = []
+    if not fields:
+        raise ValueError("rows written together have field names")
+    for values in payload:
+        if type(values) is not list or len(values) != len(fields):
+            raise ValueError(f"a row of fields {fields} has {len(fields)} values")
+        out.append(make(_decode(v) for v in values))
+    return out
 
 
 def _decode_row(data: dict[str, Any], payload: list[Any]) -> Row:
@@ -192,17 +507,29 @@ def _problem(data: Any, at: str) -> tuple[str, str] | None:
             f"unknown tag {tag!r} (ckptsim writes only {', '.join(TAGS)}: a checkpoint holds "
             "data, never pickled objects)"
         )
+    if tag == "numpy":
+        try:
+            _decode_numpy(data)
+        except (KeyError, TypeError, ValueError, ArithmeticError) as error:
+            return at, f"not a NumPy value ({type(error).__name__}: {error})"
+        return None
     if "v" not in data:
         return at, f"a {tag!r} tag without its value 'v'"
     payload = data["v"]
     inside = f"{at}['v']"
     if tag == "float":
         return None if payload in _FLOATS else (inside, f"{payload!r} is not nan, inf or -inf")
-    if tag == "bytes":
+    if tag in ("bytes", "bytearray"):
         try:
             base64.b64decode(payload, validate=True)
         except (TypeError, ValueError):
             return inside, "the bytes are not base64 text"
+        return None
+    if tag in _LEAVES:
+        try:
+            _decode_leaf(tag, data, payload)
+        except (KeyError, TypeError, ValueError, ArithmeticError) as error:
+            return at, f"not a {tag} ({type(error).__name__}: {error})"
         return None
     if type(payload) is not list:
         return inside, f"the value of a {tag!r} tag is a {type(payload).__name__}, not a list"
@@ -210,15 +537,25 @@ def _problem(data: Any, at: str) -> tuple[str, str] | None:
         wrong = _row_problem(data.get("f"), data.get("k", 0), len(payload))
         if wrong is not None:
             return f"{at}{wrong[0]}", wrong[1]
+    if tag in ("tuple_row", "tuple_rows"):
+        fields = data.get("f")
+        arity = len(payload) if tag == "tuple_row" else len(fields) if type(fields) is list else 0
+        try:
+            _row_class(fields, arity)
+        except ValueError as error:
+            return f"{at}['f']", str(error)
     for i, item in enumerate(payload):
-        if tag in ("tuples", "dict") and (
+        if tag in ("tuples", "dict", "tuple_rows") and (
             type(item) is not list or (tag == "dict" and len(item) != 2)
         ):
             return f"{inside}[{i}]", "not a [key, value] pair" if tag == "dict" else "not a list"
         if tag == "tuples":
             continue
-        for member in item if tag == "dict" else [item]:
-            found = _problem(member, f"{inside}[{i}]")
+        if tag == "tuple_rows" and len(item) != len(data["f"]):
+            return f"{inside}[{i}]", f"a row of fields {data['f']} has {len(data['f'])} values"
+        for j, member in enumerate(item if tag in ("dict", "tuple_rows") else [item]):
+            here = f"{inside}[{i}][{j}]" if tag == "tuple_rows" else f"{inside}[{i}]"
+            found = _problem(member, here)
             if found:
                 return found
         if tag in ("set", "frozenset", "dict"):

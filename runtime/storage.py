@@ -92,7 +92,10 @@ class InMemoryCheckpointStorage:
 # --- file-system checkpoint storage -----------------------------------------------------------
 
 METADATA = "_metadata"
-FORMAT_VERSION = 1
+#: 2: state may hold the values of ``runtime.serde``'s encoding version 2 (Decimal, datetime,
+#: rows, NumPy scalars ...); the files are laid out as in version 1, which still reads
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 
 class CorruptCheckpointError(CheckpointStorageError):
@@ -114,19 +117,20 @@ def _atomic_write(path: Path, data: bytes, *, sync: bool = False) -> None:
     os.replace(tmp, path)
 
 
-def _encode_buffer(buffer: Buffer) -> dict[str, Any]:
-    encoded = {
-        "size": buffer.size,
-        "records": serde.encode(list(buffer.records), where="in-flight records"),
-    }
+def _encode_buffer(buffer: Buffer, where: str) -> dict[str, Any]:
+    encoded = {"size": buffer.size, "records": serde.encode(list(buffer.records), where=where)}
     if buffer.timestamps is not None:
         encoded["timestamps"] = list(buffer.timestamps)
     return encoded
 
 
-def _encode_buffers(channels: dict[int, list[Buffer]]) -> dict[str, Any]:
+def _encode_buffers(channels: dict[int, list[Buffer]], task: TaskId, side: str) -> dict[str, Any]:
     return {
-        str(channel): [_encode_buffer(b) for b in buffers] for channel, buffers in channels.items()
+        str(channel): [
+            _encode_buffer(b, f"in-flight records of {task}, {side} channel {channel}")
+            for b in buffers
+        ]
+        for channel, buffers in channels.items()
     }
 
 
@@ -231,8 +235,8 @@ class FileSystemCheckpointStorage:
                 )
                 for uid, state in snapshot.operator_states.items()
             },
-            "input_channels": _encode_buffers(snapshot.input_channels),
-            "output_channels": _encode_buffers(snapshot.output_channels),
+            "input_channels": _encode_buffers(snapshot.input_channels, snapshot.task, "input"),
+            "output_channels": _encode_buffers(snapshot.output_channels, snapshot.task, "output"),
             "ended_input": snapshot.ended_input,
         }
         if names:  # every operator the task runs, stateless ones too (a restore checks them)
@@ -463,10 +467,11 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
         )
     fields = _Fields(metadata_path, body)
     version = fields.integer("version", body, "version")
-    if body.get("format") != "ckptsim-checkpoint" or version != FORMAT_VERSION:
+    if body.get("format") != "ckptsim-checkpoint" or version not in READABLE_VERSIONS:
         raise CorruptCheckpointError(
             f"{metadata_path}: field 'format'/'version' is {body.get('format')!r} version "
-            f"{version}: this ckptsim reads ckptsim-checkpoint version {FORMAT_VERSION}"
+            f"{version}: this ckptsim reads ckptsim-checkpoint versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}"
         )
     checkpoint_id = fields.integer("checkpoint_id", body, "checkpoint_id")
     tasks: dict[TaskId, LoadedTaskState] = {}

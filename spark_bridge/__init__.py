@@ -5,12 +5,13 @@ an exactly-once Parquet sink whose output Spark reads back. The only package imp
     from spark_bridge import from_spark, local_spark, run_topology
 
     spark = local_spark("local[2]")
-    stream = from_spark(env, df)                               # a source in your own job
+    stream = from_spark(env, df)             # a source in your own job: rows, r.user or r[0]
     totals = run_topology(spark, df, build, schema="user long, total double")  # a DataFrame
 """
 
 from __future__ import annotations
 
+from runtime.row import TupleRow
 from spark_bridge.feed import FeedChanged, InMemoryFeed, PartitionFeed, SplitReader
 from spark_bridge.orchestrator import (
     TopologyFailed,
@@ -40,6 +41,7 @@ __all__ = [
     "SplitReader",
     "TopologyFailed",
     "TopologyRun",
+    "TupleRow",
     "describe_tasks",
     "ensure_java",
     "from_spark",

@@ -12,6 +12,7 @@ Reading one partition with its own Spark job and streaming its result to the dri
 - ``PythonRDD.toLocalIteratorAndServe`` and ``_local_iterator_from_socket``: every partition
   streamed with prefetch, as ``toLocalIterator`` does (the benchmark's baseline read);
 - ``SparkContext._active_spark_context``: whether a JVM is up yet;
+- ``SparkContext._jsc.sc().conf().getSizeAsBytes``: ``spark.driver.maxResultSize`` in bytes;
 - ``SparkSession._jsparkSession`` / ``DataFrame._jdf``: a classic session (a Spark Connect
   one has none).
 
@@ -72,6 +73,11 @@ def jvm_is_running() -> bool:
     from pyspark import SparkContext  # noqa: PLC0415 - PySpark only when the bridge runs
 
     return SparkContext._active_spark_context is not None
+
+
+def max_result_size(sc: Any) -> int:
+    """``spark.driver.maxResultSize`` in bytes (0: no limit), as the driver JVM reads it."""
+    return int(sc._jsc.sc().conf().getSizeAsBytes("spark.driver.maxResultSize", "1g"))
 
 
 def arrow_batch_rdd(df: Any) -> Any:

@@ -20,30 +20,45 @@ sink is transactional (two-phase commit):
 replayable source. Without checkpointing each subtask writes one file,
 ``part-<vertex>-<subtask>.parquet``, renamed into place when the subtask finishes.
 
-Records may be tuples (or lists, Rows, named tuples), dicts, single values, or Arrow record
-batches. The schema is ``schema`` (an Arrow schema or a Spark ``StructType``) or else taken
-from the first records written (names from Rows/named tuples/dicts, else ``_1``, ``_2``, ...;
-types inferred by Arrow) and kept for every file of the run.
+Records may be tuples (or lists, rows: ``TupleRow``, ``pyspark.sql.Row``, PyFlink's ``Row``,
+named tuples), dicts, single values, or Arrow record batches. The schema is ``schema`` (an
+Arrow schema or a Spark ``StructType``) or else taken from the first records written and
+kept for every file of the run: names from rows, named tuples or dicts (else ``_1``, ``_2``,
+...); a column named as a column of ``input_schema`` (the Spark input's, passed through) has
+that column's type when its values fit it (a decimal keeps its precision, a timestamp its
+time zone semantics, a map stays a map); other columns get the type Spark would infer
+(``spark_bridge.values.infer_type``: a datetime a timestamp, a Decimal decimal(38, 18), a
+dict a map). A naive datetime written to a timestamp column is wall-clock time in
+``time_zone`` (the Spark session's).
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
+import re
 import threading
+import uuid
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from actors.connectors import StagedFiles
 from actors.logs import get_logger
 from runtime.checkpoint import TaskId
+from runtime.row import Row
+from spark_bridge.locations import Location, resolve
 from spark_bridge.session import arrow_schema_of, require_pyarrow, require_pyspark
+from spark_bridge.values import UTC, field_names, infer_type, to_arrow_column
 
 log = get_logger(__name__)
 
 #: rows gathered before a Parquet row group is written
 ROW_GROUP_ROWS = 65_536
+
+#: where the ids of writers derived from a taken one come from (``uuid.uuid5``)
+_WRITERS = uuid.UUID("5c0b7e0a-3f55-4c8e-9d1e-2b6f0c9a4e13")
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
 class SchemaMismatch(ValueError):
@@ -59,17 +74,30 @@ class ParquetSink:
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | Location,
         schema: Any = None,
         *,
         row_group_rows: int = ROW_GROUP_ROWS,
+        input_schema: Any = None,
+        time_zone: dt.tzinfo = UTC,
     ) -> None:
         self.pa = require_pyarrow()
-        self.path = Path(path)
+        self.location = path if isinstance(path, Location) else resolve(path, "a Parquet sink's ")
+        #: the folder as a local path (None on a remote filesystem: see ``location.uri``)
+        self.path: Path | None = Path(self.location.path) if self._on_local_disk() else None
         self.row_group_rows = row_group_rows
+        self.input_schema = input_schema
+        self.time_zone = time_zone
         self._lock = threading.Lock()
+        #: what Arrow raises for values that do not fit a type
+        self._errors = (
+            self.pa.ArrowInvalid,
+            self.pa.ArrowTypeError,
+            OverflowError,
+            ValueError,
+            TypeError,
+        )
         self.schema: Any = None
-        self._struct: Any = None
         if schema is not None:
             self._set_schema(_arrow_schema(schema))
 
@@ -84,17 +112,37 @@ class ParquetSink:
     ) -> ParquetConnector:
         return ParquetConnector(self, task, transactional=transactional, writer=writer)
 
-    def committed_files(self) -> list[Path]:
-        """The files a reader sees now."""
-        return sorted(self.path.glob("part-*.parquet"))
+    def _on_local_disk(self) -> bool:
+        from pyarrow.fs import LocalFileSystem  # noqa: PLC0415
+
+        return isinstance(self.location.filesystem, LocalFileSystem)
+
+    def committed_files(self) -> list[PurePosixPath]:
+        """The files a reader sees now (paths in the sink's filesystem)."""
+        from pyarrow.fs import FileSelector, FileType  # noqa: PLC0415
+
+        infos = self.location.filesystem.get_file_info(
+            FileSelector(self.location.path, allow_not_found=True)
+        )
+        return sorted(
+            PurePosixPath(info.path)
+            for info in infos
+            if info.type == FileType.File
+            and info.base_name.startswith("part-")
+            and info.base_name.endswith(".parquet")
+        )
 
     def remove_staging(self) -> bool:
         """After a finished job: remove ``.staging`` if nothing is left in it (True if gone)."""
+        from pyarrow.fs import FileSelector, FileType  # noqa: PLC0415
+
+        filesystem, staging = self.location.filesystem, self.location.join(".staging")
+        if filesystem.get_file_info(staging).type == FileType.NotFound:
+            return True
+        if filesystem.get_file_info(FileSelector(staging)):
+            return False
         with contextlib.suppress(FileNotFoundError):
-            try:
-                (self.path / ".staging").rmdir()
-            except OSError:
-                return False
+            filesystem.delete_dir(staging)
         return True
 
     # --- records to Arrow -------------------------------------------------------------------------
@@ -115,16 +163,58 @@ class ParquetSink:
                     f"an Arrow batch with schema {records.schema} does not fit the sink's "
                     f"schema {schema}: {error}"
                 ) from None
-        schema = self.schema or self._fix_schema(lambda: _infer_schema(pa, records))
+        schema = self.schema or self._fix_schema(lambda: self._infer_schema(records))
+        columns = _columns(records, schema.names)
+        if len(columns) != len(schema):
+            raise SchemaMismatch(
+                f"records with {len(columns)} field(s) do not fit the sink's schema {schema} "
+                f"({len(schema)} fields)"
+            )
+        arrays = []
+        for field, values in zip(schema, columns, strict=True):
+            try:
+                arrays.append(to_arrow_column(pa, values, field.type, self.time_zone))
+            except self._errors as error:
+                raise SchemaMismatch(
+                    f"column {field.name!r} does not fit its type {field.type}: {error}. Give "
+                    "the sink a schema (schema=...) if the first records did not show the "
+                    "column's type"
+                ) from None
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    def _infer_schema(self, records: Sequence[Any]) -> Any:
+        """A schema for the first buffer's records: names from rows, named tuples or dicts
+        (else ``_1``, ``_2``, ...; ``value`` for single values); a named column of the input
+        keeps the input's type if its values fit it, other types as Spark infers them."""
+        pa = self.pa
         first = records[0]
-        if isinstance(first, list):
-            records = [tuple(r) for r in records]
-        elif not isinstance(first, tuple | dict):
-            records = [(r,) for r in records]
-        try:  # one conversion for the whole buffer: tuples by position, dicts by name
-            return pa.RecordBatch.from_struct_array(pa.array(records, type=self._struct))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError) as error:
-            raise SchemaMismatch(_misfit(pa, schema, records, error)) from None
+        named = field_names(first)
+        if isinstance(first, dict | tuple | list | Row):
+            width = len(first)
+            names = named or [f"_{i + 1}" for i in range(width)]
+        else:
+            names = ["value"]
+        columns = _columns(records, names)
+        hint = self.input_schema
+        fields = []
+        for name, values in zip(names, columns, strict=True):
+            kind = None
+            if named and hint is not None and name in hint.names:
+                kind = hint.field(hint.names.index(name)).type
+                try:
+                    to_arrow_column(pa, values, kind, self.time_zone)
+                except self._errors:
+                    kind = None  # not the input's column any more: infer its type
+            if kind is None:
+                try:
+                    kind = infer_type(pa, values)
+                except self._errors as error:
+                    raise SchemaMismatch(
+                        f"column {name!r} has values of no one type ({error}): give the sink a "
+                        "schema (schema=...)"
+                    ) from None
+            fields.append(pa.field(name, kind))
+        return pa.schema(fields)
 
     def _fix_schema(self, make: Callable[[], Any]) -> Any:
         """Fix the sink's schema from the first records (the first subtask to write wins)."""
@@ -138,55 +228,29 @@ class ParquetSink:
                         "sink a schema (schema=...)"
                     )
                 self._set_schema(schema)
-                log.info("parquet_schema_inferred", path=str(self.path), schema=str(schema))
+                log.info("parquet_schema_inferred", path=self.location.uri, schema=str(schema))
             return self.schema
 
     def _set_schema(self, schema: Any) -> None:
         self.schema = schema
-        self._struct = self.pa.struct(list(schema))
 
 
-def _infer_schema(pa: Any, records: Sequence[Any]) -> Any:
-    """A schema for a buffer's records: names from Rows, named tuples or dicts (else ``_1``,
-    ``_2``, ...; ``value`` for single values), types as Arrow infers them."""
+def _columns(records: Sequence[Any], names: Sequence[str]) -> list[Sequence[Any]]:
+    """The buffer's records as columns: dicts by name, rows and tuples by position, other
+    values as one column."""
     first = records[0]
     if isinstance(first, dict):
-        names = list(first)
-        columns = [[r.get(n) for r in records] for n in names]
-    elif isinstance(first, tuple | list):
-        if any(len(r) != len(first) for r in records):
-            raise SchemaMismatch(
-                "records of different lengths reached the sink; give every record the same fields"
-            )
-        names = _field_names(first) or [f"_{i + 1}" for i in range(len(first))]
-        columns = [list(c) for c in zip(*records, strict=True)]
-    else:
-        names, columns = ["value"], [list(records)]
-    return pa.schema([(n, pa.array(c).type) for n, c in zip(names, columns, strict=True)])
-
-
-def _misfit(pa: Any, schema: Any, records: Sequence[Any], error: Exception) -> str:
-    """Which column of ``records`` does not fit ``schema``, as a message."""
-    for index, field in enumerate(schema):
-        try:
-            pa.array(
-                [r.get(field.name) if isinstance(r, dict) else r[index] for r in records],
-                type=field.type,
-            )
-        except IndexError:
-            break
-        except Exception as column_error:
-            return (
-                f"column {field.name!r} does not fit its type {field.type}: {column_error}. "
-                "Give the sink a schema (schema=...) if the first records did not show the "
-                "column's type"
-            )
-    return f"records do not fit the sink's schema {schema} ({len(schema)} fields): {error}"
-
-
-def _field_names(record: Any) -> list[str] | None:
-    fields = getattr(record, "__fields__", None) or getattr(record, "_fields", None)
-    return list(fields) if fields else None
+        return [[r.get(n) if isinstance(r, dict) else None for r in records] for n in names]
+    if isinstance(first, Row):
+        records = [r._values if isinstance(r, Row) else r for r in records]
+    elif not isinstance(first, tuple | list):
+        return [records]
+    try:
+        return list(zip(*records, strict=True))
+    except (ValueError, TypeError):
+        raise SchemaMismatch(
+            "records of different lengths reached the sink; give every record the same fields"
+        ) from None
 
 
 def _arrow_schema(schema: Any) -> Any:
@@ -205,14 +269,180 @@ def _arrow_schema(schema: Any) -> Any:
     )
 
 
+class StagedFiles:
+    """Flink's ``FileSink`` pattern for one sink subtask, over a ``pyarrow.fs`` filesystem
+    (a local folder, HDFS, S3 ...), as ``actors.connectors.StagedFiles`` does it with local
+    files, with the same names: records go to an in-progress file
+    ``<dir>/.staging/part-<vertex>-<subtask>-<writer>.inprogress``; the snapshot for
+    checkpoint *n* moves it to the pending file ``...-<writer>-<n>.pending``; the checkpoint's
+    completion moves that to ``<dir>/part-<vertex>-<subtask>-<writer>-<n>.<suffix>``, the file
+    readers see (a rename on a local disk and HDFS; a copy and a delete on an object store,
+    whose readers see a file whole or not at all). A restore from checkpoint *n* commits the
+    restored pending files (whichever writer staged them), deletes every other staged file of
+    the subtask and retracts its part files committed after *n*. Subclasses write the
+    in-progress file (``in_progress``, in ``filesystem``) and close it (``_close_writer``)."""
+
+    def __init__(
+        self,
+        location: Location,
+        task: TaskId,
+        suffix: str,
+        writer: str | None = None,
+        prefix: str = "part",
+    ) -> None:
+        self.location = location
+        self.filesystem = location.filesystem
+        self.directory = location.path.rstrip("/")
+        self.staging = f"{self.directory}/.staging"
+        self.filesystem.create_dir(self.staging, recursive=True)
+        self.stem = f"{prefix}-{task.vertex}-{task.subtask}"
+        self.suffix = suffix
+        #: this subtask's files, of any writer (and the names of earlier ckptsim versions:
+        #: no writer, ``.attempt-<n>.inprogress``)
+        self._names = re.compile(
+            rf"{re.escape(self.stem)}(?:-(?P<writer>{_UUID}))?(?:-(?P<txn>\d+|end))?"
+            rf"(?:\.attempt-\d+)?\.(?P<kind>inprogress|pending|{re.escape(suffix)})"
+        )
+        self.writer_id = self._unused(writer or str(uuid.uuid4()))
+        self.in_progress = f"{self.staging}/{self.stem}-{self.writer_id}.inprogress"
+        self.pending: list[int] = []
+
+    def _listing(self, folder: str) -> list[str]:
+        """The names of the files in ``folder`` (none if it is not there)."""
+        from pyarrow.fs import FileSelector, FileType  # noqa: PLC0415
+
+        infos = self.filesystem.get_file_info(FileSelector(folder, allow_not_found=True))
+        return [info.base_name for info in infos if info.type == FileType.File]
+
+    def _exists(self, path: str) -> bool:
+        from pyarrow.fs import FileType  # noqa: PLC0415
+
+        return bool(self.filesystem.get_file_info(path).type != FileType.NotFound)
+
+    def _delete(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.filesystem.delete_file(path)
+
+    def _unused(self, writer: str) -> str:
+        """``writer``, or (if files of that id are here already: a second simulated run of
+        one seed) an id derived from it that no file here has."""
+        while any(
+            name.startswith((f"{self.stem}-{writer}-", f"{self.stem}-{writer}."))
+            for folder in (self.directory, self.staging)
+            for name in self._listing(folder)
+        ):
+            writer = str(uuid.uuid5(_WRITERS, writer))
+        return writer
+
+    def _close_writer(self) -> bool:
+        """Close the in-progress file; False when nothing was written since the last one."""
+        raise NotImplementedError
+
+    def _pending_path(self, checkpoint_id: int | str) -> str:
+        return f"{self.staging}/{self.stem}-{self.writer_id}-{checkpoint_id}.pending"
+
+    def final_path(self, checkpoint_id: int | str | None, writer: str | None = None) -> str:
+        """The committed file of a checkpoint written by ``writer`` (default: this one; None
+        as the checkpoint: the one file of a sink without checkpoints)."""
+        if checkpoint_id is None:
+            return f"{self.directory}/{self.stem}.{self.suffix}"
+        writer = self.writer_id if writer is None else writer
+        middle = f"-{writer}" if writer else ""
+        return f"{self.directory}/{self.stem}{middle}-{checkpoint_id}.{self.suffix}"
+
+    def _files(self, folder: str, kind: str) -> list[tuple[str, str, str | None]]:
+        """This subtask's files of ``kind`` in ``folder``: (path, writer, transaction)."""
+        found = []
+        for name in self._listing(folder):
+            match = self._names.fullmatch(name)
+            if match is not None and match["kind"] == kind:
+                found.append((f"{folder}/{name}", match["writer"] or "", match["txn"]))
+        return found
+
+    def _close_in_progress(self, into: str) -> bool:
+        if not self._close_writer():
+            return False
+        self.filesystem.move(self.in_progress, into)
+        return True
+
+    def _stage(self, checkpoint_id: int) -> Any:
+        """Pre-commit: the in-progress file becomes checkpoint ``checkpoint_id``'s pending
+        file; the pending checkpoints are the sink's state."""
+        if self._close_in_progress(self._pending_path(checkpoint_id)):
+            self.pending.append(checkpoint_id)
+        return {"pending": list(self.pending)}
+
+    def commit(self, checkpoint_id: int) -> None:
+        for k in [k for k in self.pending if k <= checkpoint_id]:
+            self._commit(k)
+            self.pending.remove(k)
+
+    def _commit(self, checkpoint_id: int | str) -> None:
+        """Commit checkpoint ``checkpoint_id``'s pending file: this writer's, or (restored)
+        the one an earlier writer staged; nothing if it was committed already."""
+        own = self._pending_path(checkpoint_id)
+        if self._exists(own):
+            self.filesystem.move(own, self.final_path(checkpoint_id))
+            return
+        txn = str(checkpoint_id)
+        staged = [(p, w) for p, w, t in self._files(self.staging, "pending") if t == txn]
+        for pending, writer in staged:
+            self.filesystem.move(pending, self.final_path(checkpoint_id, writer))
+        if not staged and not any(t == txn for _, _, t in self._files(self.directory, self.suffix)):
+            raise FileNotFoundError(
+                f"cannot commit checkpoint {checkpoint_id} of {self.stem}: its pending file "
+                f"is gone from {self.staging} (was the sink's directory changed?)"
+            )
+
+    def _recover(self, states: list[Any]) -> tuple[list[int], list[str]]:
+        """Commit the restored pending files (idempotent) and delete what the subtask staged
+        after that checkpoint; returns the committed ids and the discarded file names."""
+        keep: set[int] = set()
+        for state in states:
+            keep.update(int(k) for k in (state or {}).get("pending", []))
+        for k in sorted(keep):
+            self._commit(k)
+        return sorted(keep), self._discard_staged(but=self.in_progress)
+
+    def retract_after(self, checkpoint_id: int) -> list[str]:
+        """After a restore of checkpoint ``checkpoint_id`` (0: a restart with no checkpoint):
+        delete this subtask's part files, of any writer, committed for later checkpoints (or
+        at an end without a final checkpoint), whose records the replay writes again; returns
+        their names."""
+        retracted = []
+        for part, _, txn in self._files(self.directory, self.suffix):
+            if txn == "end" or (txn is not None and int(txn) > checkpoint_id):
+                self._delete(part)
+                retracted.append(part.rsplit("/", 1)[-1])
+        return sorted(retracted)
+
+    def _discard_staged(self, but: str | None = None) -> list[str]:
+        discarded = []
+        for kind in ("inprogress", "pending"):
+            for leftover, _, _ in self._files(self.staging, kind):
+                if leftover != but:
+                    self._delete(leftover)
+                    discarded.append(leftover.rsplit("/", 1)[-1])
+        return sorted(discarded)
+
+    def _commit_rest(self) -> None:
+        """The end of input with no final checkpoint (checkpoints-after-tasks-finish off):
+        commit every pending file and what is in progress."""
+        for k in list(self.pending):
+            self._commit(k)
+        self.pending = []
+        if self._close_in_progress(self._pending_path("end")):
+            self._commit("end")
+
+
 class ParquetConnector(StagedFiles):
     """One sink subtask's Parquet files (``actors.connectors.Connector``; staged per
-    checkpoint as ``actors.connectors.StagedFiles``)."""
+    checkpoint as ``StagedFiles``)."""
 
     def __init__(
         self, sink: ParquetSink, task: TaskId, *, transactional: bool, writer: str | None = None
     ) -> None:
-        super().__init__(sink.path, task, "parquet", writer)
+        super().__init__(sink.location, task, "parquet", writer)
         self.sink = sink
         self.pq = _parquet()
         self.transactional = transactional
@@ -243,7 +473,7 @@ class ParquetConnector(StagedFiles):
         committed, discarded = self._recover(states)
         log.info(
             "parquet_sink_restored",
-            path=str(self.directory),
+            path=self.location.uri,
             committed=committed,
             discarded=discarded,
         )
@@ -271,8 +501,10 @@ class ParquetConnector(StagedFiles):
         pa = self.sink.pa
         table = pa.Table.from_batches(self._gathered, schema=self.sink.schema)
         if self.writer is None:
-            self.staging.mkdir(parents=True, exist_ok=True)
-            self.writer = self.pq.ParquetWriter(self.in_progress, self.sink.schema)
+            self.filesystem.create_dir(self.staging, recursive=True)
+            self.writer = self.pq.ParquetWriter(
+                self.in_progress, self.sink.schema, filesystem=self.filesystem
+            )
         self.writer.write_table(table)
         self._gathered, self._gathered_rows = [], 0
 
@@ -291,7 +523,7 @@ class ParquetConnector(StagedFiles):
                 self.writer.close()
             self.writer = None
         if not self.transactional:
-            self.in_progress.unlink(missing_ok=True)
+            self._delete(self.in_progress)
 
 
 def _parquet() -> Any:

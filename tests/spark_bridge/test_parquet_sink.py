@@ -3,6 +3,9 @@ snapshot, commit on completion, restore after a failure, close."""
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
+import zoneinfo
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,7 @@ import pytest
 from actors.connectors import make_connector
 from runtime.checkpoint import TaskId
 from runtime.descriptors import SinkDescriptor, SinkKind
+from runtime.row import Row, TupleRow
 from spark_bridge import ParquetSink, SchemaMismatch
 from spark_bridge.sinks import ParquetConnector
 
@@ -174,3 +178,51 @@ def test_a_restore_retracts_what_any_writer_committed_after_the_restored_checkpo
         f"part-sink-2-1-{writer(0)}-1.parquet",
         f"part-sink-2-1-{writer(1)}-2.parquet",
     ]
+
+
+def test_columns_are_named_after_rows_and_typed_as_spark_infers_them(tmp_path: Path) -> None:
+    sink = ParquetSink(tmp_path)
+    at = dt.datetime(2024, 1, 1, 12, tzinfo=dt.UTC)
+    batch = sink.to_batch(
+        [
+            TupleRow(user=1, at=at, price=decimal.Decimal("1.5"), tags={"a": 1}, pos=(1.0, 2.0)),
+            TupleRow(user=2, at=None, price=None, tags={}, pos=None),
+        ]
+    )
+    assert sink.schema == pa.schema(
+        [
+            ("user", pa.int64()),
+            ("at", pa.timestamp("us", tz="UTC")),  # Spark's timestamp: an instant
+            ("price", pa.decimal128(38, 18)),  # what Spark infers for a Decimal
+            ("tags", pa.map_(pa.string(), pa.int64())),  # a dict is a map, not a struct
+            ("pos", pa.struct([("_1", pa.float64()), ("_2", pa.float64())])),
+        ]
+    )
+    assert batch.column(1).to_pylist()[0] == at
+    flink = ParquetSink(tmp_path / "flink")
+    named = Row(word="a", n=1)
+    flink.to_batch([named])
+    assert flink.schema.names == ["word", "n"]
+
+
+def test_a_column_of_the_input_keeps_its_type_and_naive_times_are_the_sessions(
+    tmp_path: Path,
+) -> None:
+    new_york = zoneinfo.ZoneInfo("America/New_York")
+    sink = ParquetSink(
+        tmp_path,
+        input_schema=pa.schema(
+            [("price", pa.decimal128(12, 2)), ("at", pa.timestamp("us", "UTC"))]
+        ),
+        time_zone=new_york,
+    )
+    sink.to_batch([TupleRow(price=decimal.Decimal("1.20"), at=dt.datetime(2024, 7, 1, 8))])
+    assert sink.schema.field("price").type == pa.decimal128(12, 2)  # not decimal(3, 2)
+    later = sink.to_batch(
+        [TupleRow(price=decimal.Decimal("1234567890.12"), at=dt.datetime(2024, 7, 1, 9))]
+    )
+    assert later.column(0).to_pylist() == [decimal.Decimal("1234567890.12")]
+    # a naive datetime is wall-clock time in the session's zone: 9:00 EDT is 13:00 UTC
+    assert later.column(1).to_pylist() == [dt.datetime(2024, 7, 1, 13, tzinfo=dt.UTC)]
+    with pytest.raises(SchemaMismatch, match="column 'price'"):
+        sink.to_batch([TupleRow(price="cheap", at=None)])

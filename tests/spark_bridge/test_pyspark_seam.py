@@ -17,6 +17,7 @@ from spark_bridge._pyspark_seam import (
     java_rdd,
     jvm_is_running,
     local_socket,
+    max_result_size,
     run_partition_job,
 )
 from spark_bridge.session import arrow_schema_of
@@ -58,3 +59,4 @@ def test_the_internals_are_where_the_bridge_reads_them(spark: Any) -> None:
     finally:
         sockfile.close()
         sock.close()
+    assert max_result_size(spark.sparkContext) == 1024**3  # Spark's default, 1g

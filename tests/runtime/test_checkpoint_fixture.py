@@ -1,0 +1,63 @@
+"""Checkpoints written by an older ckptsim still restore: ``fixtures/checkpoint-v1`` was written
+by the ckptsim of commit 0d2b83f (format version 1, before the state encoding learnt Decimal,
+datetime and friends; see ``fixtures/make_checkpoint_v1.py``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ckptsim import StreamExecutionEnvironment
+from ckptsim.testing import Simulation
+from runtime.checkpoint import TaskId
+from runtime.storage import FORMAT_VERSION, load_checkpoint
+from tests.runtime.fixtures.make_checkpoint_v1 import HERE, OPERATOR_STATE, RICH, Keep
+from tests.runtime.test_serde import same
+
+
+def test_the_fixture_is_a_version_1_checkpoint() -> None:
+    for name in ("savepoint", "channels"):
+        metadata = json.loads((HERE / name / "_metadata").read_text())["metadata"]
+        assert metadata["version"] == 1 < FORMAT_VERSION
+
+
+def test_operator_and_channel_state_of_a_version_1_checkpoint_read_back_exactly() -> None:
+    loaded = load_checkpoint(str(HERE / "channels"))
+    (state,) = loaded.tasks.values()
+    assert same(state.operator_states["keep"], OPERATOR_STATE)
+    (inputs,) = state.input_channels[0]
+    assert same(list(inputs.records), [value for _, value in RICH])
+    assert list(inputs.timestamps or ()) == list(range(len(RICH)))
+    (outputs,) = state.output_channels[1]
+    assert same(list(outputs.records), list(RICH))
+    assert list(loaded.tasks) == [TaskId("keep-2", 0)]
+
+
+def test_a_job_restores_its_keyed_state_from_a_version_1_savepoint(tmp_path: Path) -> None:
+    probes = [(key, "?") for key, _ in RICH]
+
+    def build(env: StreamExecutionEnvironment) -> None:
+        env.set_parallelism(1)
+        env.enable_checkpointing(1000)
+        env.configure({"execution.checkpointing.dir": str(tmp_path)})
+        (
+            env.from_collection(probes)
+            .uid("probes")
+            .key_by(lambda r: r[0])
+            .process(Keep())
+            .uid("keep")
+            .collect("out")
+        )
+
+    result = Simulation(seed=1).run(
+        build,
+        {
+            "execution.state-recovery.path": str(HERE / "savepoint"),
+            "execution.state-recovery.ignore-unclaimed-state": True,  # the old source "rich"
+        },
+    )
+    restored: dict[str, Any] = {key: (last, seen) for key, last, seen in result.collected("out")}
+    assert sorted(restored) == sorted(key for key, _ in RICH)
+    for key, value in RICH:
+        assert same(restored[key], (value, [(value,)])), key

@@ -1,0 +1,161 @@
+"""The bridge's own Spark jobs: bounded (a partition is read a slice per job, a restore skips
+rows on the executors), in the caller's job group, description and pool; and what a batch step
+returns: the final value per key, faults named after the user's operators."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import functions as F
+
+from actors.faults import FailTask
+from runtime.datastream import DataStream
+from spark_bridge import FeedChanged, SplitReader, run_topology_job, spark_feed
+from spark_bridge.spark_feed import CONTEXT_PROPERTIES, _run_partition_job
+
+
+def read_all(reader: SplitReader, size: int = 4) -> list[Any]:
+    rows: list[Any] = []
+    while (buffer := reader.read(size, 0)) is not None:
+        rows.extend(buffer)
+    return rows
+
+
+@pytest.fixture
+def job_group(spark: Any) -> Iterator[str]:
+    sc = spark.sparkContext
+    sc.setJobGroup("ckptsim-nightly", "nightly etl")
+    sc.setLocalProperty("spark.scheduler.pool", "etl")
+    try:
+        yield "ckptsim-nightly"
+    finally:
+        for key in CONTEXT_PROPERTIES:
+            sc.setLocalProperty(key, None)
+
+
+@pytest.mark.parametrize("kind", ["dataframe", "rdd"])
+def test_a_partition_is_read_a_slice_per_job_in_the_callers_job_group(
+    spark: Any, job_group: str, kind: str
+) -> None:
+    data = (
+        spark.range(0, 60, 1, 3).select("id", F.spark_partition_id().alias("part"))
+        if kind == "dataframe"
+        else spark.sparkContext.parallelize([(i, i // 20) for i in range(60)], 3)
+    )
+    tracker = spark.sparkContext.statusTracker()
+    feed = spark_feed(data, rows_per_job=7)
+    try:
+        before = set(tracker.getJobIdsForGroup(job_group))
+        whole = read_all(SplitReader(feed, 0, 1, name="s"))
+        jobs = set(tracker.getJobIdsForGroup(job_group)) - before
+        assert [tuple(r) for r in whole] == [tuple(r) for r in data.collect()]
+        # 20 rows per partition, 7 per job: rows 0-6, 7-13, 14-19 (fewer than 7: the end)
+        assert len(jobs) == 3 * 3
+        reader = SplitReader(feed, 0, 1, name="s")
+        first = [r for _ in range(8) for r in reader.read(4, 0) or ()]  # into partition 1
+        resumed = SplitReader(feed, 0, 1, name="s")
+        resumed.seek(reader.position())
+        assert first + read_all(resumed) == whole
+        gone = SplitReader(feed, 0, 1, name="s")
+        gone.seek({**reader.position(), "offset": 25})  # partition 1 has 20 rows
+        with pytest.raises(FeedChanged, match="the input changed"):
+            read_all(gone)
+    finally:
+        feed.release()
+
+
+class FakeContext:
+    """The local properties of one thread, as ``SparkContext`` keeps them."""
+
+    def __init__(self) -> None:
+        self.properties: dict[str, str | None] = {"spark.job.description": "the thread's own"}
+        self.during: dict[str, str | None] = {}
+        self._jvm = self
+        self._jsc = self
+        self.PythonRDD = self
+
+    def getLocalProperty(self, key: str) -> str | None:
+        return self.properties.get(key)
+
+    def setLocalProperty(self, key: str, value: str | None) -> None:
+        self.properties[key] = value
+
+    def sc(self) -> Any:
+        return self
+
+    def runJob(self, sc: Any, jrdd: Any, partitions: Sequence[int]) -> str:
+        self.during = dict(self.properties)
+        return "socket"
+
+
+def test_the_bridges_jobs_run_in_the_callers_group_pool_and_description() -> None:
+    sc = FakeContext()
+    caller = {
+        "spark.jobGroup.id": "nightly-etl",
+        "spark.job.description": "nightly",
+        "spark.scheduler.pool": "etl",
+        "spark.job.interruptOnCancel": "true",
+    }
+    assert _run_partition_job(sc, None, 3, "ckptsim source 's': partition 3", caller) == "socket"
+    assert sc.during["spark.jobGroup.id"] == "nightly-etl"
+    assert sc.during["spark.scheduler.pool"] == "etl"
+    assert sc.during["spark.job.interruptOnCancel"] == "true"
+    assert sc.during["spark.job.description"] == "nightly: ckptsim source 's': partition 3"
+    assert sc.properties["spark.job.description"] == "the thread's own"  # put back
+    assert sc.properties["spark.jobGroup.id"] is None
+
+
+def spend(stream: DataStream) -> DataStream:
+    return (
+        stream.map(lambda r: (r.user, r.amount, 1), name="Click")
+        .processing_cost(per_buffer_ms=1)
+        .key_by(lambda r: r[0])
+        .reduce(lambda a, b: (a[0], a[1] + b[1], a[2] + b[2]), name="Spend")
+    )
+
+
+def test_final_only_returns_the_last_value_per_key_through_a_failure_named_by_operator(
+    spark: Any, tmp_path: Path
+) -> None:
+    df = spark.range(0, 2000, 1, 4).select(
+        (F.col("id") % 11).alias("user"), ((F.col("id") % 100) / 4.0).alias("amount")
+    )
+    run = run_topology_job(
+        spark,
+        df,
+        spend,
+        schema="user long, amount double, clicks long",
+        output=str(tmp_path / "out"),
+        parallelism=2,
+        checkpoint_interval=10,
+        config={"ckptsim.buffer.records": 50, "restart-strategy.fixed-delay.delay": "5 ms"},
+        faults=[FailTask(task="Spend#1", at_record=600)],  # the user's name, not reduce-3#1
+        final_only=True,
+        runtime="simulation",
+        seed=5,
+    )
+    assert run.result.restarts == 1
+    got = sorted(tuple(r) for r in run.dataframe.collect())
+    expected = sorted(
+        tuple(r)
+        for r in df.groupBy("user")
+        .agg(F.sum("amount").alias("amount"), F.count("*").alias("clicks"))
+        .collect()
+    )
+    assert got == expected  # one row per user: its final value, not the changelog
+
+
+def test_final_only_needs_a_key(spark: Any) -> None:
+    df = spark.range(0, 4, 1, 2)
+    with pytest.raises(ValueError, match="final_only=True takes the key"):
+        run_topology_job(spark, df, lambda s: s.map(lambda r: r.id), final_only=True)
+    with pytest.raises(ValueError, match=r"or an operator's name or uid and a subtask: .*Twice"):
+        run_topology_job(
+            spark,
+            df,
+            lambda s: s.map(lambda r: r.id * 2, name="Twice"),
+            faults=[FailTask(task="Thrice#0", at_record=1)],
+        )
