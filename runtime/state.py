@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar, overload
+from typing import Any, ClassVar, Literal, overload
 
 from runtime import serde
 
@@ -819,6 +819,16 @@ class BroadcastStateBackend:
     @property
     def names(self) -> list[str]:
         return list(self._declared)
+
+    @overload
+    def state(
+        self, descriptor: MapStateDescriptor, *, writable: Literal[True]
+    ) -> BroadcastState: ...
+
+    @overload
+    def state(
+        self, descriptor: MapStateDescriptor, *, writable: bool
+    ) -> ReadOnlyBroadcastState: ...
 
     def state(self, descriptor: MapStateDescriptor, *, writable: bool) -> ReadOnlyBroadcastState:
         """The broadcast state ``descriptor`` names: a ``BroadcastState`` when ``writable``."""
