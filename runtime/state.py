@@ -802,7 +802,8 @@ class BroadcastState(ReadOnlyBroadcastState):
 
 class BroadcastStateBackend:
     """The broadcast states of one operator in one subtask (Flink's operator state in broadcast
-    mode), one map per ``MapStateDescriptor`` given to ``broadcast(...)``.
+    mode), one map per ``MapStateDescriptor`` given to ``broadcast(...)`` (or, as PyFlink
+    allows, first named by another ``MapStateDescriptor`` in the function).
 
     Each subtask snapshots its own copy; a restore gives every subtask a copy (after a change of
     parallelism, subtask ``i`` the copy of former subtask ``i`` modulo the former parallelism, as
@@ -832,15 +833,13 @@ class BroadcastStateBackend:
 
     def state(self, descriptor: MapStateDescriptor, *, writable: bool) -> ReadOnlyBroadcastState:
         """The broadcast state ``descriptor`` names: a ``BroadcastState`` when ``writable``."""
-        name = getattr(descriptor, "name", None)
-        if not isinstance(descriptor, MapStateDescriptor) or name not in self._maps:
-            known = ", ".join(repr(n) for n in self._declared) or "none"
-            raise ValueError(
-                f"the broadcast state {name if name is not None else descriptor!r} does not "
-                f"exist: get it by one of the MapStateDescriptors given to broadcast(...) "
-                f"(declared: {known})"
+        if not isinstance(descriptor, MapStateDescriptor):
+            raise TypeError(
+                "a broadcast state is named by a MapStateDescriptor, got "
+                f"{type(descriptor).__name__}"
             )
-        mapping = self._maps[name]
+        mapping = self._maps.setdefault(descriptor.name, {})
+        name = descriptor.name
         return BroadcastState(name, mapping) if writable else ReadOnlyBroadcastState(name, mapping)
 
     def __len__(self) -> int:
