@@ -1236,7 +1236,9 @@ class _BroadcastInputs:
     """Input 0 (the other stream) to ``process_element`` with read-only broadcast state, input
     1 (the broadcast stream) to ``process_broadcast_element`` with read-write broadcast state;
     the broadcast state in every snapshot, restored as a copy (Flink's
-    ``CoBroadcastWith(Non)KeyedOperator``)."""
+    ``CoBroadcastWith(Non)KeyedOperator``). In BATCH mode the broadcast input comes first:
+    the other input's records wait for the end of input (a keyed one sorted by key, as keyed
+    operators take their input in BATCH mode)."""
 
     user_function: Any
     function: Any
@@ -1268,8 +1270,24 @@ class _BroadcastInputs:
     def _backend_of(self) -> KeyedStateBackend | None:
         return None
 
+    def _hold(self, records: Sequence[Any], timestamps: Sequence[int | None] | None) -> bool:
+        """BATCH: keep the other input's records until the end of input (the broadcast input
+        is read first, as Flink reads it in BATCH mode); False when streaming."""
+        return False
+
     def process_input(
         self, index: int, records: Sequence[Any], timestamps: Sequence[int | None] | None
+    ) -> tuple[list[Any], list[int | None]]:
+        if index == 0 and self._hold(records, timestamps):
+            return [], []
+        return self._process(index, records, timestamps, None)
+
+    def _process(
+        self,
+        index: int,
+        records: Sequence[Any],
+        timestamps: Sequence[int | None] | None,
+        keys: Sequence[Any] | None,
     ) -> tuple[list[Any], list[int | None]]:
         assert self.ctx is not None and self.context is not None and self.read_write is not None
         backend = self._backend_of()
@@ -1291,9 +1309,9 @@ class _BroadcastInputs:
         out: list[Any] = []
         out_ts: list[int | None] = []
         side = self.side
-        for record, ts in zip(records, stamps, strict=True):
+        for position, (record, ts) in enumerate(zip(records, stamps, strict=True)):
             if key_of is not None and backend is not None:
-                backend.current_key = key_of(record)
+                backend.current_key = keys[position] if keys is not None else key_of(record)
             ctx.current_timestamp = ts
             produced = process(record, ctx)
             if produced is not None:
@@ -1326,6 +1344,21 @@ class BroadcastProcessOperator(_BroadcastInputs, TwoInputOperator):
     def open(self, ctx: OperatorContext) -> None:
         Operator.open(self, ctx)
         self._open_broadcast(self, ctx, None)
+        self._held: list[tuple[Any, int | None]] = []
+
+    def _hold(self, records: Sequence[Any], timestamps: Sequence[int | None] | None) -> bool:
+        if self.ctx is None or not self.ctx.batch:
+            return False
+        stamps = timestamps if timestamps is not None else [None] * len(records)
+        self._held.extend(zip(records, stamps, strict=True))
+        return True
+
+    def end_input(self) -> Sequence[Any]:
+        """BATCH: the other input's records, now that the broadcast input has ended."""
+        held, self._held = self._held, []
+        if not held:
+            return ()
+        return self._process(0, [r for r, _ in held], [t for _, t in held], None)[0]
 
     def snapshot_state(self, checkpoint_id: int) -> Any:
         return {"broadcast": self.broadcast.snapshot()}
@@ -1369,6 +1402,18 @@ class KeyedBroadcastProcessOperator(
 
     def keys_of(self, records: Sequence[Any]) -> list[Any]:  # type: ignore[override]
         return KeyedOperator.keys_of(self, records)
+
+    def _hold(self, records: Sequence[Any], timestamps: Sequence[int | None] | None) -> bool:
+        if not self.batching:
+            return False
+        self.buffer_batch(records, self.keys_of(records), timestamps)
+        return True
+
+    def process_keyed_timestamped(
+        self, records: Sequence[Any], keys: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        """BATCH: one key's records of the keyed input, at the end of input."""
+        return self._process(0, records, timestamps, keys)
 
     def _backend_of(self) -> KeyedStateBackend | None:
         return self.backend

@@ -2,12 +2,14 @@
 Flink 2.3 printed for them (``expected/``, captured with ``apache-flink==2.3.0``, see
 ``expected/README.md``): collected results in Flink's order, ``KeyedStream.print``,
 execution plans, ``window_all``, BATCH mode's parallelism, state backends and checkpoint
-storages, ``cache()``, ``add_sink``, ``partition_custom``, ``rescale`` and watermark alignment.
+storages, ``cache()``, ``add_sink``, ``partition_custom``, ``rescale``, watermark alignment,
+side outputs and broadcast state.
 
 Each runs on the deterministic simulation at Flink's default parallelism where the outputs
 were captured (2). Most compare per print prefix, in order; where Flink's own runs order the
 lines of one prefix differently (two sinks printing with one prefix, a subtask reading from
-several upstream subtasks) the lines compare in any order; execution plans compare with their
+several upstream subtasks, timers of equal time whose order depends on which record came
+first) the lines compare in any order; execution plans compare with their
 node ids renumbered (``compare.plan_ids_renumbered``).
 """
 
@@ -66,6 +68,10 @@ PROGRAM_CASES: list[tuple[str, Callable[[str, str], None]]] = [
     ("sink_function", assert_same_lines),
     ("log_routing", assert_same_lines),
     ("aligned_watermarks", assert_same_output),
+    ("late_clicks", assert_same_lines),
+    ("fraud_rules", assert_same_output),
+    ("order_timeouts", assert_same_lines),
+    ("log_levels", assert_same_output),
 ]
 
 

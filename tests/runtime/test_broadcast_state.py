@@ -337,3 +337,38 @@ def test_broadcast_state_survives_stop_with_savepoint_and_a_rescale(tmp_path: Pa
         "at its end, sends them no more)"
     )
     assert resumed.output["untagged"] == []
+
+
+class Sees(BroadcastProcessFunction):
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        yield value, sorted(ctx.get_broadcast_state(RULES).keys())
+
+    def process_broadcast_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        ctx.get_broadcast_state(RULES).put(value, True)
+        return ()
+
+
+class KeyedSees(KeyedBroadcastProcessFunction):
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        yield value, sorted(ctx.get_broadcast_state(RULES).keys())
+
+    def process_broadcast_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        ctx.get_broadcast_state(RULES).put(value, True)
+        return ()
+
+
+def test_in_batch_mode_the_broadcast_input_comes_first() -> None:
+    """Flink's BATCH mode reads the broadcast input to its end before the other input: every
+    record sees every rule (the rules come from a slow source here)."""
+    env = StreamExecutionEnvironment(parallelism=2)
+    env.set_runtime_mode("BATCH")
+    rules = env.from_generator(lambda n: f"r{n}", 3, rate=10).broadcast(RULES)
+    words = env.from_collection([f"w{n}" for n in range(20)])
+    words.connect(rules).process(Sees()).collect("plain")
+    words.key_by(lambda w: w).connect(rules).process(KeyedSees()).collect("keyed")
+    result = env.execute("batch", runtime="simulation", seed=2)
+    assert result.succeeded, result.failure
+    for name in ("plain", "keyed"):
+        assert sorted(result.output[name]) == [
+            (f"w{n}", ["r0", "r1", "r2"]) for n in sorted(range(20), key=str)
+        ]

@@ -771,6 +771,11 @@ class BroadcastConnectedStream:
         stream = ck.BroadcastConnectedStream(self.non_broadcast_stream._stream, broadcast).process(
             func, name=name
         )
+        # PyFlink gives the operator the environment's parallelism of the moment: a parallelism
+        # set by the program (BATCH mode's scheduler keeps it)
+        node = stream.nodes[0]
+        node.parallelism = stream.env.parallelism
+        self.non_broadcast_stream._env._pinned.add(node.node_id)
         return self.non_broadcast_stream._derive(stream, output_type, python=False)
 
 
