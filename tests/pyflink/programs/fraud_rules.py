@@ -76,9 +76,7 @@ def main():
             transactions, type_info=Types.TUPLE([Types.STRING(), Types.INT(), Types.LONG()])
         )
         .assign_timestamps_and_watermarks(
-            WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
-                TransactionTime()
-            )
+            WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(TransactionTime())
         )
         .key_by(lambda t: t[0])
         .connect(rules.broadcast(RULES))
