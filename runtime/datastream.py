@@ -10,6 +10,11 @@
     counts.collect("counts")
     result = env.execute("word count")               # runs on actors
 
+A process function emits to a side output with ``yield tag, value`` (``OutputTag``), read with
+``stream.get_side_output(tag)``; ``stream.broadcast(MapStateDescriptor(...))`` is a stream
+with broadcast state, to ``connect`` a (keyed) stream to and ``process`` with a
+``BroadcastProcessFunction`` or ``KeyedBroadcastProcessFunction``.
+
 The environment builds a ``StreamGraph``; ``execute`` hands the environment to its executor,
 which builds the chained ``JobGraph`` (``job_to_execute``) and runs it. This module imports no
 runtime of its own: ``actors.execute_environment`` runs an environment on Pykka actors, and

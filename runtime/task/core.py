@@ -541,7 +541,7 @@ class StreamTaskCore:
             elif side is None or not side.pending:
                 return
             if side is not None and side.pending:
-                for tag, side_records, stamps in side.take():
+                for tag, side_records, stamps in self.chain.take_side_outputs():
                     self.writer.emit_side(tag, side_records, stamps)
             self._send()
 

@@ -27,6 +27,7 @@ from tests.pyflink.compare import (
     PROGRAMS,
     assert_same_lines,
     assert_same_output,
+    by_prefix,
     expected_output,
     plan_ids_renumbered,
     without_subtasks,
@@ -57,6 +58,22 @@ def _split_plans(text: str) -> tuple[str, str]:
     return text[:end], text[end:]
 
 
+def _priced(actual: str, expected: str) -> None:
+    """The keyed totals per print prefix, in order; the priced orders without their subtask
+    numbers (they reach the parallelism-2 operator through rebalance, which starts at a random
+    subtask in Flink)."""
+    totals, flink_totals = (
+        {p: lines for p, lines in by_prefix(text).items() if p.startswith("totals")}
+        for text in (actual, expected)
+    )
+    assert totals == flink_totals
+    priced, flink_priced = (
+        [line for line in without_subtasks(text) if line.startswith("priced")]
+        for text in (actual, expected)
+    )
+    assert priced == flink_priced
+
+
 PROGRAM_CASES: list[tuple[str, Callable[[str, str], None]]] = [
     ("collected_in_order", assert_same_output),
     ("keyed_print", assert_same_lines),
@@ -72,6 +89,7 @@ PROGRAM_CASES: list[tuple[str, Callable[[str, str], None]]] = [
     ("fraud_rules", assert_same_output),
     ("order_timeouts", assert_same_lines),
     ("log_levels", assert_same_output),
+    ("batch_price_list", _priced),
 ]
 
 
@@ -95,6 +113,10 @@ def test_the_comparisons_can_fail() -> None:
     _plans(plan + "one:2> b\n", plan + "one:1> b\n")
     with pytest.raises(AssertionError):
         _plans(plan + "one:2> b\n", plan + "one:1> c\n")
+    _priced("priced:1> a\ntotals:2> t\n", "priced:2> a\ntotals:2> t\n")
+    for wrong in ("priced:1> b\ntotals:2> t\n", "priced:1> a\ntotals:1> t\n"):
+        with pytest.raises(AssertionError):
+            _priced(wrong, "priced:2> a\ntotals:2> t\n")
 
 
 def _program(tmp_path: Path, body: str) -> Path:

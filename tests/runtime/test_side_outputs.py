@@ -13,6 +13,7 @@ import pytest
 
 from ckptsim import (
     CoProcessFunction,
+    KeyedCoProcessFunction,
     KeyedProcessFunction,
     OutputTag,
     ProcessFunction,
@@ -32,6 +33,7 @@ from runtime.messages import InputItem, StartTask
 from runtime.network import Buffer, Watermark
 from runtime.operators import (
     FlatMapOperator,
+    KeyedCoProcessOperator,
     MapOperator,
     NonKeyedProcessOperator,
     OperatorContext,
@@ -183,6 +185,30 @@ def test_a_keyed_process_function_s_timers_emit_side_outputs_with_the_timer_s_ti
     (fired, _), _ = op.process_watermark(20)
     assert fired == []
     assert op.side.take() == [("odd", [("a", 11)], [11])]
+
+
+class Pair(KeyedCoProcessFunction):
+    def process_element1(self, value: Any, ctx: Any) -> Iterable[Any]:
+        ctx.timer_service().register_event_time_timer(5)
+        yield ODD, ("one", value)
+
+    def process_element2(self, value: Any, ctx: Any) -> Iterable[Any]:
+        yield value
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any]:
+        yield TENS, (ctx.get_current_key(), timestamp)
+
+
+def test_a_keyed_co_process_function_emits_side_outputs_from_both_inputs_and_timers() -> None:
+    op = KeyedCoProcessOperator("co-process-3", "C", (lambda r: r, lambda r: r), Pair())
+    op.side = SideOutputs(frozenset({"odd", "tens"}))
+    op.open(ctx())
+    assert op.process_input(0, ["a"], [1]) == ([], [])
+    assert op.process_input(1, ["b"], [2]) == (["b"], [2])
+    assert op.input_watermark(0, 9) is None and op.input_watermark(1, 9) == 9
+    (fired, _), _ = op.process_watermark(9)
+    assert fired == []
+    assert op.side.take() == [("odd", [("one", "a")], [1]), ("tens", [("a", 5)], [5])]
 
 
 class Late(ProcessWindowFunction):
