@@ -10,6 +10,11 @@
     counts.collect("counts")
     result = env.execute("word count")               # runs on actors
 
+A process function emits to a side output with ``yield tag, value`` (``OutputTag``), read with
+``stream.get_side_output(tag)``; ``stream.broadcast(MapStateDescriptor(...))`` is a stream
+with broadcast state, to ``connect`` a (keyed) stream to and ``process`` with a
+``BroadcastProcessFunction`` or ``KeyedBroadcastProcessFunction``.
+
 The environment builds a ``StreamGraph``; ``execute`` hands the environment to its executor,
 which builds the chained ``JobGraph`` (``job_to_execute``) and runs it. This module imports no
 runtime of its own: ``actors.execute_environment`` runs an environment on Pykka actors, and
@@ -20,11 +25,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from runtime.checkpoint import SavepointRequest
 from runtime.config import CheckpointConfig, CheckpointingMode, Configuration
 from runtime.descriptors import (
+    BroadcastProcessDescriptor,
     CoProcessDescriptor,
     FilterDescriptor,
     FlatMapDescriptor,
@@ -41,8 +47,11 @@ from runtime.descriptors import (
     WindowDescriptor,
 )
 from runtime.functions import (
+    BroadcastProcessFunction,
+    KeyedBroadcastProcessFunction,
     KeyedCoProcessFunction,
     KeyedProcessFunction,
+    OutputTag,
     ProcessFunction,
     ProcessWindowFunction,
     WindowFunction,
@@ -61,7 +70,7 @@ from runtime.partition import (
     KeySelector,
     Partitioner,
 )
-from runtime.state import hash_code
+from runtime.state import MapStateDescriptor, hash_code
 from runtime.watermarks import WatermarkStrategy, millis
 from runtime.windows import (
     CountSlidingWindowAssigner,
@@ -105,6 +114,8 @@ class StreamEnvironment:
         self.chaining = True
         self.max_parallelism = 128
         self.sinks: dict[str, StreamNode] = {}
+        #: the declared type of each side output read, by (operator node id, tag name)
+        self.side_output_types: dict[tuple[int, str], Any] = {}
         #: savepoints the job takes on its own, and faults to inject (actors.faults)
         self.savepoint_requests: list[SavepointRequest] = []
         self.faults: list[Any] = []
@@ -316,7 +327,9 @@ def _savepoint(
 
 
 class DataStream:
-    """A stream of records out of one or more operators (more than one after ``union``)."""
+    """A stream of records out of one or more operators (more than one after ``union``): of
+    each, its main output or (``side_outputs``, parallel to ``nodes``) the side output of a
+    tag (``get_side_output``)."""
 
     def __init__(
         self,
@@ -325,26 +338,61 @@ class DataStream:
         partitioner: Partitioner = Partitioner.FORWARD,
         key_selector: KeySelector | None = None,
         explicit: bool = False,
+        side_outputs: Sequence[str | None] | None = None,
     ) -> None:
         self.env = env
         self.nodes = nodes
         self._partitioner = partitioner
         self._key_selector = key_selector
         self._explicit = explicit
+        self._side_outputs: list[str | None] = (
+            list(side_outputs) if side_outputs is not None else [None] * len(nodes)
+        )
+
+    def _partitioned(
+        self, partitioner: Partitioner, key_selector: KeySelector | None = None
+    ) -> DataStream:
+        return DataStream(self.env, self.nodes, partitioner, key_selector, True, self._side_outputs)
 
     # --- operators -----------------------------------------------------------------------------
 
     def _then(self, operator: OperatorDescriptor, name: str) -> DataStream:
         node = self.env.graph.add_node(operator, name, parallelism=None)
-        for upstream in self.nodes:
+        for upstream, side_output in zip(self.nodes, self._side_outputs, strict=True):
             self.env.graph.add_edge(
                 upstream.node_id,
                 node.node_id,
                 self._partitioner,
                 self._key_selector,
                 explicit=self._explicit,
+                side_output=side_output,
             )
         return DataStream(self.env, [node])
+
+    def get_side_output(self, output_tag: OutputTag) -> DataStream:
+        """The records the operator emitted to the side output ``output_tag`` (``yield
+        output_tag, value`` in its process function, or its late records after
+        ``side_output_late_data``)."""
+        if not isinstance(output_tag, OutputTag):
+            raise GraphError(
+                f"get_side_output() needs an OutputTag, got {type(output_tag).__name__}"
+            )
+        if len(self.nodes) != 1 or self._explicit or self._side_outputs != [None]:
+            raise GraphError(
+                "get_side_output() applies to the stream an operator emits (not a union, a "
+                "repartitioned stream or a side output)"
+            )
+        node = self.nodes[0]
+        declared = self.env.side_output_types.setdefault(
+            (node.node_id, output_tag.tag_id), output_tag.type_info
+        )
+        if declared != output_tag.type_info:
+            raise GraphError(
+                f"a side output {output_tag.tag_id!r} of {node.label} was requested with "
+                f"another type ({declared!r}, now {output_tag.type_info!r}); side output ids "
+                "need to be unique"
+            )
+        return DataStream(self.env, [node], side_outputs=[output_tag.tag_id])
 
     def map(self, fn: Callable[[Any], Any], *, name: str = "Map") -> DataStream:
         """One record out per record in: ``fn(record)``, or a ``MapFunction``'s ``map``."""
@@ -407,24 +455,49 @@ class DataStream:
                 _callable(key_hash, "key_by key_hash") if key_hash is not None else hash_code,
                 _callable(key_order, "key_by key_order") if key_order is not None else None,
             )
-        return KeyedStream(self.env, self.nodes, Partitioner.HASH, selector, True)
+        return KeyedStream(
+            self.env, self.nodes, Partitioner.HASH, selector, True, self._side_outputs
+        )
 
     def rebalance(self) -> DataStream:
         """Send records round-robin to the downstream subtasks."""
-        return DataStream(self.env, self.nodes, Partitioner.REBALANCE, None, True)
+        return self._partitioned(Partitioner.REBALANCE)
 
     def shuffle(self) -> DataStream:
         """Each record to a random downstream subtask (seeded per subtask: replayable)."""
-        return DataStream(self.env, self.nodes, Partitioner.SHUFFLE, None, True)
+        return self._partitioned(Partitioner.SHUFFLE)
 
-    def broadcast(self) -> DataStream:
-        """Send every record to every downstream subtask."""
-        return DataStream(self.env, self.nodes, Partitioner.BROADCAST, None, True)
+    @overload
+    def broadcast(self) -> DataStream: ...
+
+    @overload
+    def broadcast(
+        self, state_descriptor: MapStateDescriptor, /, *more: MapStateDescriptor
+    ) -> BroadcastStream: ...
+
+    def broadcast(self, *state_descriptors: MapStateDescriptor) -> DataStream | BroadcastStream:
+        """Every record to every subtask of the next operator; with ``MapStateDescriptor``s, a
+        ``BroadcastStream`` to ``connect`` a stream with: its records reach a broadcast process
+        function in every subtask, which keeps them in broadcast state (one map per
+        descriptor)."""
+        stream = self._partitioned(Partitioner.BROADCAST)
+        if not state_descriptors:
+            return stream
+        for descriptor in state_descriptors:
+            if not isinstance(descriptor, MapStateDescriptor):
+                raise GraphError(
+                    "broadcast() takes MapStateDescriptors (one per broadcast state), got "
+                    f"{type(descriptor).__name__}"
+                )
+        names = [d.name for d in state_descriptors]
+        if len(set(names)) != len(names):
+            raise GraphError(f"broadcast states need names of their own, got {names}")
+        return BroadcastStream(stream, tuple(state_descriptors))
 
     def rescale(self) -> DataStream:
         """Each upstream subtask deals its records round-robin to its own subset of the
         downstream subtasks (Flink's ``rescale()``: pointwise, as the parallelisms divide)."""
-        return DataStream(self.env, self.nodes, Partitioner.RESCALE, None, True)
+        return self._partitioned(Partitioner.RESCALE)
 
     def partition_custom(
         self, partitioner: Callable[[Any, int], int], key_selector: KeySelector
@@ -434,17 +507,31 @@ class DataStream:
         custom = CustomPartitioning(
             _callable(partitioner, "partition_custom"), _callable(key_selector, "partition_custom")
         )
-        return DataStream(self.env, self.nodes, Partitioner.CUSTOM, custom, True)
+        return self._partitioned(Partitioner.CUSTOM, custom)
 
     def forward(self) -> DataStream:
         """Send records from subtask ``i`` to subtask ``i`` (the default between operators of the
         same parallelism; they may then be chained into one task)."""
-        return DataStream(self.env, self.nodes, Partitioner.FORWARD, None, True)
+        return self._partitioned(Partitioner.FORWARD)
 
-    def connect(self, other: DataStream) -> ConnectedStreams:
+    @overload
+    def connect(self, other: DataStream) -> ConnectedStreams: ...
+
+    @overload
+    def connect(self, other: BroadcastStream) -> BroadcastConnectedStream: ...
+
+    def connect(
+        self, other: DataStream | BroadcastStream
+    ) -> ConnectedStreams | BroadcastConnectedStream:
         """Two streams into one two-input operator (``map``/``flat_map`` with a co-function,
         ``process`` with a ``CoProcessFunction``; keyed when both streams are keyed, or after
-        ``ConnectedStreams.key_by``)."""
+        ``ConnectedStreams.key_by``); with a ``BroadcastStream`` (``broadcast(descriptor)``), a
+        ``BroadcastConnectedStream`` (``process`` with a ``BroadcastProcessFunction``, or a
+        ``KeyedBroadcastProcessFunction`` when this stream is keyed)."""
+        if isinstance(other, BroadcastStream):
+            if other.stream.env is not self.env:
+                raise GraphError("connect() needs a stream of the same environment")
+            return BroadcastConnectedStream(self, other)
         if not isinstance(other, DataStream) or other.env is not self.env:
             raise GraphError("connect() needs a stream of the same environment")
         return ConnectedStreams(self, other)
@@ -452,17 +539,31 @@ class DataStream:
     def union(self, *others: DataStream) -> DataStream:
         """This stream and ``others`` (of the same environment) as one stream."""
         nodes = list(self.nodes)
+        side_outputs = list(self._side_outputs)
         for other in others:
             if other.env is not self.env:
                 raise GraphError("union() needs streams of the same environment")
             nodes.extend(other.nodes)
-        return DataStream(self.env, nodes, self._partitioner, self._key_selector, self._explicit)
+            side_outputs.extend(other._side_outputs)
+        return DataStream(
+            self.env,
+            nodes,
+            self._partitioner,
+            self._key_selector,
+            self._explicit,
+            side_outputs,
+        )
 
     # --- attributes of the last operator ---------------------------------------------------------
 
     def _single(self, what: str) -> StreamNode:
         if len(self.nodes) != 1:
             raise GraphError(f"{what}() applies to one operator; call it before union()")
+        if self._side_outputs[0] is not None:
+            raise GraphError(
+                f"{what}() applies to an operator, not to a side output (get_side_output); "
+                "call it on the operator's stream"
+            )
         return self.nodes[0]
 
     def set_parallelism(self, parallelism: int) -> DataStream:
@@ -682,6 +783,7 @@ class WindowedStream:
         self._assigner = window_assigner
         self._trigger: Trigger | None = None
         self._allowed_lateness = 0
+        self._late_data_tag: str | None = None
 
     def get_execution_environment(self) -> StreamEnvironment:
         """The environment this stream belongs to."""
@@ -701,6 +803,17 @@ class WindowedStream:
             self._allowed_lateness = millis(time_ms, "allowed_lateness")
         except ValueError as error:
             raise GraphError(str(error)) from None
+        return self
+
+    def side_output_late_data(self, output_tag: OutputTag) -> WindowedStream:
+        """Records later than the allowed lateness (every window of theirs was cleaned up)
+        go to the side output ``output_tag`` instead of being dropped: read them with
+        ``get_side_output(output_tag)`` on the windowed result."""
+        if not isinstance(output_tag, OutputTag):
+            raise GraphError(
+                f"side_output_late_data() needs an OutputTag, got {type(output_tag).__name__}"
+            )
+        self._late_data_tag = output_tag.tag_id
         return self
 
     def reduce(
@@ -797,6 +910,7 @@ class WindowedStream:
             incremental=incremental,
             function=function,
             function_kind=kind,
+            late_data_tag=self._late_data_tag,
         )
         return keyed._then(descriptor, name or type(assigner).__name__)
 
@@ -860,7 +974,7 @@ class ConnectedStreams:
             CoProcessDescriptor(function=function, key_selectors=selectors), name, parallelism=None
         )
         for index, stream in enumerate((self.first, self.second)):
-            for upstream in stream.nodes:
+            for upstream, side_output in zip(stream.nodes, stream._side_outputs, strict=True):
                 env.graph.add_edge(
                     upstream.node_id,
                     node.node_id,
@@ -868,6 +982,7 @@ class ConnectedStreams:
                     stream._key_selector,
                     explicit=stream._explicit,
                     input_index=index,
+                    side_output=side_output,
                 )
         return DataStream(env, [node])
 
@@ -887,6 +1002,83 @@ class ConnectedStreams:
         if isinstance(func, KeyedCoProcessFunction) and not self.is_keyed:
             raise GraphError("a KeyedCoProcessFunction needs keyed inputs: key_by both streams")
         return self._then(func, name)
+
+
+class BroadcastStream:
+    """A stream broadcast with broadcast state (``DataStream.broadcast(descriptor, ...)``): it
+    can only be connected to a stream (``stream.connect(broadcast_stream)``)."""
+
+    def __init__(
+        self, stream: DataStream, state_descriptors: tuple[MapStateDescriptor, ...]
+    ) -> None:
+        self.stream = stream
+        self.state_descriptors = state_descriptors
+
+    @property
+    def broadcast_state_descriptors(self) -> list[MapStateDescriptor]:
+        return list(self.state_descriptors)
+
+
+class BroadcastConnectedStream:
+    """A stream (keyed or not) connected with a ``BroadcastStream``: ``process`` with a
+    broadcast process function (Flink's ``BroadcastConnectedStream``)."""
+
+    def __init__(self, stream: DataStream, broadcast_stream: BroadcastStream) -> None:
+        self.stream = stream
+        self.broadcast_stream = broadcast_stream
+
+    @property
+    def is_keyed(self) -> bool:
+        return isinstance(self.stream, KeyedStream)
+
+    def process(self, function: Any, *, name: str | None = None) -> DataStream:
+        """``process_element`` for each record of the stream (read-only broadcast state; its
+        key current when keyed: keyed state and timers), ``process_broadcast_element`` for each
+        broadcast record (read-write broadcast state), in every subtask."""
+        keyed = self.is_keyed
+        if keyed and isinstance(function, BroadcastProcessFunction):
+            raise GraphError(
+                "a BroadcastProcessFunction needs a non-keyed stream: on a keyed stream use a "
+                "KeyedBroadcastProcessFunction"
+            )
+        if not keyed and isinstance(function, KeyedBroadcastProcessFunction):
+            raise GraphError(
+                "a KeyedBroadcastProcessFunction needs a keyed stream: key_by() the stream "
+                "before connect(), or use a BroadcastProcessFunction"
+            )
+        methods = ("process_element", "process_broadcast_element")
+        if not all(callable(getattr(function, m, None)) for m in methods):
+            raise GraphError(
+                "BroadcastConnectedStream.process() needs a (Keyed)BroadcastProcessFunction "
+                f"(process_element() and process_broadcast_element()), got "
+                f"{type(function).__name__}"
+            )
+        stream, broadcast = self.stream, self.broadcast_stream.stream
+        env = stream.env
+        default = "Keyed-Co-Process-Broadcast" if keyed else "Co-Process-Broadcast"
+        node = env.graph.add_node(
+            BroadcastProcessDescriptor(
+                function=function,
+                state_descriptors=self.broadcast_stream.state_descriptors,
+                key_selector=stream._key_selector if keyed else None,
+            ),
+            name or default,
+            parallelism=None,
+        )
+        for index, upstream_stream in enumerate((stream, broadcast)):
+            for upstream, side_output in zip(
+                upstream_stream.nodes, upstream_stream._side_outputs, strict=True
+            ):
+                env.graph.add_edge(
+                    upstream.node_id,
+                    node.node_id,
+                    upstream_stream._partitioner,
+                    upstream_stream._key_selector,
+                    explicit=upstream_stream._explicit,
+                    input_index=index,
+                    side_output=side_output,
+                )
+        return DataStream(env, [node])
 
 
 def _co_function(func: Any, methods: tuple[str, str], what: str) -> None:

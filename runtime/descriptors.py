@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from runtime.functions import KeyedProcessFunction, ProcessFunction
 from runtime.operators import OperatorContext, SourceReader
+from runtime.state import MapStateDescriptor
 from runtime.watermarks import WatermarkStrategy
 
 UserFn = Callable[..., Any]
@@ -98,6 +99,18 @@ class CoProcessDescriptor:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BroadcastProcessDescriptor:
+    """``connect`` of a stream (input 0; keyed when ``key_selector`` is given) with a broadcast
+    stream (input 1) that has broadcast state (``state_descriptors``, one map each): a
+    ``BroadcastProcessFunction`` or ``KeyedBroadcastProcessFunction``."""
+
+    kind: ClassVar[str] = "broadcast-process"
+    function: Any
+    state_descriptors: tuple[MapStateDescriptor, ...]
+    key_selector: UserFn | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WindowDescriptor:
     """``window(...)``/``count_window(...)`` then ``reduce``/``aggregate``/``apply``/``process``:
     Flink's ``WindowOperator`` (``runtime.windows``)."""
@@ -116,6 +129,8 @@ class WindowDescriptor:
     #: aggregated value is the output)
     function: Any = None
     function_kind: str | None = None
+    #: ``side_output_late_data``: the side output late records go to (an ``OutputTag``'s name)
+    late_data_tag: str | None = None
 
 
 class SinkKind(enum.Enum):
@@ -161,6 +176,7 @@ OperatorDescriptor = (
     | NonKeyedProcessDescriptor
     | TimestampsDescriptor
     | CoProcessDescriptor
+    | BroadcastProcessDescriptor
     | WindowDescriptor
     | SinkDescriptor
 )

@@ -11,34 +11,66 @@ where Flink's signature has a collector (process functions, ``on_timer``), and i
 The contexts handed to the functions (``RuntimeContext``, a process function's ``Context``, a
 window's ``Context``) are implemented by the operators (``runtime.operators``); the classes
 here say what they offer.
+
+Side outputs are PyFlink's: a process function (of any kind, a window function too) emits a
+record to the side output of an ``OutputTag`` by returning or yielding the pair ``(tag,
+value)``; ``stream.get_side_output(tag)`` is the stream of those records. An operator whose
+side outputs nobody reads emits such pairs as records, as PyFlink does.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from runtime.state import (
         AggregatingState,
         AggregatingStateDescriptor,
+        BroadcastState,
         ListState,
         ListStateDescriptor,
         MapState,
         MapStateDescriptor,
+        ReadOnlyBroadcastState,
         ReducingState,
         ReducingStateDescriptor,
+        StateDescriptor,
         ValueState,
         ValueStateDescriptor,
     )
 
 
 IN = TypeVar("IN")
+IN2 = TypeVar("IN2")
 OUT = TypeVar("OUT")
 KEY = TypeVar("KEY")
 W = TypeVar("W")
 W2 = TypeVar("W2")
+
+
+class OutputTag:
+    """A named side output (Flink's ``OutputTag``): ``yield tag, value`` in a process function
+    emits ``value`` to it; ``get_side_output(tag)`` reads it. Tags are equal by name;
+    ``type_info`` is the records' declared type (None: any Python object)."""
+
+    __slots__ = ("tag_id", "type_info")
+
+    def __init__(self, tag_id: str, type_info: Any = None) -> None:
+        if not isinstance(tag_id, str) or not tag_id:
+            raise ValueError("OutputTag tag_id cannot be None or empty string")
+        self.tag_id = tag_id
+        self.type_info = type_info
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OutputTag) and other.tag_id == self.tag_id
+
+    def __hash__(self) -> int:
+        return hash(("OutputTag", self.tag_id))
+
+    def __repr__(self) -> str:
+        return f"OutputTag({self.tag_id!r})"
 
 
 class TimeDomain(enum.Enum):
@@ -313,6 +345,102 @@ class KeyedCoProcessFunction(Function):
     def on_timer(
         self, timestamp: int, ctx: KeyedCoProcessFunction.OnTimerContext
     ) -> Iterable[Any] | None:
+        return None
+
+
+class BaseBroadcastProcessFunction(Function):
+    """What the broadcast process functions share: the contexts' clocks, and the broadcast
+    state (``ctx.get_broadcast_state(MapStateDescriptor)``: read-only while processing an
+    element of the other input, read-write while processing a broadcast element)."""
+
+    class BaseContext:
+        def timestamp(self) -> int | None:
+            raise NotImplementedError
+
+        def current_processing_time(self) -> int:
+            raise NotImplementedError
+
+        def current_watermark(self) -> int:
+            raise NotImplementedError
+
+    class Context(BaseContext):
+        """The broadcast side's context: read-write broadcast state."""
+
+        def get_broadcast_state(self, state_descriptor: MapStateDescriptor) -> BroadcastState:
+            raise NotImplementedError
+
+    class ReadOnlyContext(BaseContext):
+        """The other input's context: read-only broadcast state."""
+
+        def get_broadcast_state(
+            self, state_descriptor: MapStateDescriptor
+        ) -> ReadOnlyBroadcastState:
+            raise NotImplementedError
+
+
+class BroadcastProcessFunction(BaseBroadcastProcessFunction, Generic[IN, IN2, OUT]):
+    """``stream.connect(rules.broadcast(descriptor)).process(f)`` on a non-keyed stream:
+    ``process_element`` for each record of the stream (read-only broadcast state),
+    ``process_broadcast_element`` for each record of the broadcast stream (read-write), in
+    every subtask."""
+
+    class Context(BaseBroadcastProcessFunction.Context):
+        pass
+
+    class ReadOnlyContext(BaseBroadcastProcessFunction.ReadOnlyContext):
+        pass
+
+    def process_element(
+        self, value: Any, ctx: BroadcastProcessFunction.ReadOnlyContext
+    ) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+    def process_broadcast_element(
+        self, value: Any, ctx: BroadcastProcessFunction.Context
+    ) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+
+class KeyedBroadcastProcessFunction(BaseBroadcastProcessFunction, Generic[KEY, IN, IN2, OUT]):
+    """``keyed.connect(rules.broadcast(descriptor)).process(f)``: ``process_element`` with the
+    record's key current (keyed state, timers, read-only broadcast state),
+    ``process_broadcast_element`` with no key (read-write broadcast state; keyed state of every
+    key through ``ctx.apply_to_keyed_state``, Java Flink's ``applyToKeyedState``, which PyFlink
+    2.3 does not have), ``on_timer`` for the key's timers."""
+
+    class Context(BaseBroadcastProcessFunction.Context):
+        def apply_to_keyed_state(
+            self, state_descriptor: StateDescriptor, function: Callable[[Any, Any], None]
+        ) -> None:
+            """``function(key, state)`` for every key with a value in the state
+            ``state_descriptor`` names (on this subtask)."""
+            raise NotImplementedError
+
+    class ReadOnlyContext(BaseBroadcastProcessFunction.ReadOnlyContext):
+        def timer_service(self) -> TimerService:
+            raise NotImplementedError
+
+        def get_current_key(self) -> Any:
+            raise NotImplementedError
+
+    class OnTimerContext(ReadOnlyContext):
+        def time_domain(self) -> TimeDomain:
+            raise NotImplementedError
+
+    def process_element(
+        self, value: Any, ctx: KeyedBroadcastProcessFunction.ReadOnlyContext
+    ) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+    def process_broadcast_element(
+        self, value: Any, ctx: KeyedBroadcastProcessFunction.Context
+    ) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+    def on_timer(
+        self, timestamp: int, ctx: KeyedBroadcastProcessFunction.OnTimerContext
+    ) -> Iterable[Any] | None:
+        """A timer of the current key fired (default: nothing)."""
         return None
 
 

@@ -7,6 +7,12 @@ edge is forward, both have the same parallelism and chaining is enabled. A forwa
 subtask i to subtask i; every other partitioner connects all upstream subtasks to all
 downstream ones, one channel each (a rescale edge too: each upstream subtask sends its records
 only to its subset of them, but barriers and watermarks on every channel).
+
+A side output (``get_side_output``) is an edge of its own, carrying the records the operator
+emitted to that tag: channels, buffers, barriers and channel state as any other edge. An
+operator whose side output is read ends its chain (it has more than one output, or its one
+output is a side output; Flink would chain a forward side output too): its side outputs leave
+the task from the chain's last operator, with the task's watermarks.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from dataclasses import dataclass
 from runtime.checkpoint import TaskId
 from runtime.descriptors import (
     KEYED,
+    BroadcastProcessDescriptor,
     CoProcessDescriptor,
     OperatorDescriptor,
     SinkDescriptor,
@@ -66,7 +73,14 @@ class StreamNode:
         op = self.operator
         if isinstance(op, CoProcessDescriptor):
             return op.key_selectors is not None
+        if isinstance(op, BroadcastProcessDescriptor):
+            return op.key_selector is not None
         return isinstance(op, KEYED)
+
+    @property
+    def has_broadcast_state(self) -> bool:
+        """Its state is broadcast state: every subtask has (and restores) a copy."""
+        return isinstance(self.operator, BroadcastProcessDescriptor)
 
     @property
     def label(self) -> str:
@@ -83,6 +97,8 @@ class StreamEdge:
     explicit: bool = False
     #: which input of the target the edge feeds: 0, or 1 for a two-input operator's second
     input_index: int = 0
+    #: the side output the edge carries (an ``OutputTag``'s name), None for the main output
+    side_output: str | None = None
 
 
 class StreamGraph:
@@ -114,11 +130,14 @@ class StreamGraph:
         *,
         explicit: bool = False,
         input_index: int = 0,
+        side_output: str | None = None,
     ) -> StreamEdge:
         for end in (source, target):
             if end not in self.nodes:
                 raise GraphError(f"edge {source} -> {target}: operator {end} does not exist")
-        edge = StreamEdge(source, target, partitioner, key_selector, explicit, input_index)
+        edge = StreamEdge(
+            source, target, partitioner, key_selector, explicit, input_index, side_output
+        )
         self.edges.append(edge)
         return edge
 
@@ -177,6 +196,8 @@ class JobEdge:
     partitioner: Partitioner
     key_selector: KeySelector | None
     input_index: int = 0
+    #: the side output of the source's last operator the edge carries (None: its main output)
+    side_output: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,11 +348,13 @@ def build_job_graph(
     vertices: list[JobVertex] = []
     for node in order:
         inputs = graph.inputs(node.node_id)
-        if chaining and len(inputs) == 1 and not isinstance(node.operator, CoProcessDescriptor):
+        two_inputs = isinstance(node.operator, CoProcessDescriptor | BroadcastProcessDescriptor)
+        if chaining and len(inputs) == 1 and not two_inputs:
             edge = inputs[0]
             head = vertex_of[edge.source]
             if (
                 edge.partitioner is Partitioner.FORWARD
+                and edge.side_output is None
                 and node.chainable
                 and not node.chain_head
                 and graph.nodes[edge.source].chainable
@@ -347,7 +370,12 @@ def build_job_graph(
         vertex_of[node.node_id] = vertex
     job_edges = [
         JobEdge(
-            vertex_of[e.source], vertex_of[e.target], e.partitioner, e.key_selector, e.input_index
+            vertex_of[e.source],
+            vertex_of[e.target],
+            e.partitioner,
+            e.key_selector,
+            e.input_index,
+            e.side_output,
         )
         for e in graph.edges
         if vertex_of[e.source] is not vertex_of[e.target]

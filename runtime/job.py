@@ -26,8 +26,9 @@ def restore_plan(
     plan: ExecutionPlan, checkpoint: LoadedCheckpoint, *, ignore_unclaimed: bool = False
 ) -> dict[TaskId, TaskRestore]:
     """What each task of ``plan`` restores from ``checkpoint``: operator state by operator uid
-    (keyed state by key group, so a keyed operator may change its parallelism), channel state
-    and the finished / ended flags by task. Raises ``RestoreError`` naming what does not fit."""
+    (keyed state by key group, so a keyed operator may change its parallelism; broadcast state
+    from every former subtask, each new subtask keeping a copy), channel state and the
+    finished / ended flags by task. Raises ``RestoreError`` naming what does not fit."""
     job_ops = {
         op.uid: (op, spec.parallelism) for spec in plan.tasks.values() for op in spec.operators
     }
@@ -53,7 +54,8 @@ def restore_plan(
         source = isinstance(op.operator, SourceDescriptor)
         # a source subtask that had finished holds no position: it counts as one that ran
         ran = len(states) + (_finished_subtasks(checkpoint, uid) if source else 0)
-        if not op.is_keyed and (len(states) > 1 or source) and ran != parallelism:
+        redistributed = op.is_keyed or op.has_broadcast_state
+        if not redistributed and (len(states) > 1 or source) and ran != parallelism:
             raise RestoreError(
                 f"operator {uid!r} ran {ran} subtasks with state in {checkpoint.path} "
                 f"and has {parallelism} now: only keyed state can be redistributed; keep its "
@@ -79,7 +81,7 @@ def restore_plan(
             saved = by_uid.get(op.uid)
             if not saved:
                 continue
-            if op.is_keyed and len(saved) != spec.parallelism:
+            if (op.is_keyed or op.has_broadcast_state) and len(saved) != spec.parallelism:
                 operator_states[op.uid] = [saved[i] for i in sorted(saved)]
             elif task.subtask in saved:
                 operator_states[op.uid] = [saved[task.subtask]]
@@ -358,6 +360,7 @@ def plan_execution(
                 num_channels=1 if not edge.partitioner.all_to_all else edge.target.parallelism,
                 key_selector=edge.key_selector,
                 target=edge.target.operators[0].uid,
+                side_output=edge.side_output,
             )
             for edge in job.outputs(vertex)
         )

@@ -15,7 +15,9 @@ from typing import Any, Protocol
 
 from runtime.functions import (
     Function,
+    KeyedBroadcastProcessFunction,
     KeyedProcessFunction,
+    OutputTag,
     ProcessFunction,
     RuntimeContext,
     TimeDomain,
@@ -23,7 +25,10 @@ from runtime.functions import (
 )
 from runtime.partition import key_hash_of, key_order_of, plain_selector
 from runtime.state import (
+    BroadcastStateBackend,
     KeyedStateBackend,
+    MapStateDescriptor,
+    StateDescriptor,
 )
 from runtime.timers import InternalTimerService, Timer
 from runtime.watermarks import MAX_WATERMARK, MIN_WATERMARK, WatermarkStrategy
@@ -70,6 +75,53 @@ class OperatorContext:
     job_parameters: Mapping[str, str] = field(default_factory=dict)
 
 
+class SideOutputs:
+    """The records an operator emitted to its side outputs (``yield tag, value``) since the task
+    last took them: per tag, the records and their timestamps. Only the operator whose side
+    outputs are read has one (the last of its chain); records of a tag nobody reads are
+    dropped."""
+
+    __slots__ = ("pending", "tags")
+
+    def __init__(self, tags: frozenset[str]) -> None:
+        self.tags = tags
+        self.pending: dict[str, tuple[list[Any], list[int | None]]] = {}
+
+    def add(self, tag_id: str, value: Any, timestamp: int | None) -> None:
+        if tag_id not in self.tags:
+            return
+        entry = self.pending.get(tag_id)
+        if entry is None:
+            entry = self.pending[tag_id] = ([], [])
+        entry[0].append(value)
+        entry[1].append(timestamp)
+
+    def take(self) -> list[tuple[str, list[Any], list[int | None]]]:
+        """What was emitted, per tag (and forgets it)."""
+        taken = [(tag, records, stamps) for tag, (records, stamps) in self.pending.items()]
+        self.pending = {}
+        return taken
+
+
+def split_side_outputs(
+    produced: Iterable[Any],
+    timestamp: int | None,
+    out: list[Any],
+    out_ts: list[int | None] | None,
+    side: SideOutputs,
+) -> None:
+    """What a function produced for one record (or timer), for an operator whose side outputs
+    are read: a pair ``(OutputTag, value)`` goes to that side output, anything else to ``out``
+    (PyFlink's test: a tuple whose first field is an ``OutputTag``)."""
+    for item in produced:
+        if isinstance(item, tuple) and len(item) > 1 and isinstance(item[0], OutputTag):
+            side.add(item[0].tag_id, item[1], timestamp)
+        else:
+            out.append(item)
+            if out_ts is not None:
+                out_ts.append(timestamp)
+
+
 class Operator:
     """Base: a pass-through with no state.
 
@@ -83,6 +135,8 @@ class Operator:
     assigns_timestamps = False
     #: has timers or a periodic action: the task asks ``next_processing_time``
     has_timers = False
+    #: where its side outputs go, when they are read (set by the chain)
+    side: SideOutputs | None = None
 
     def __init__(self, uid: str, name: str) -> None:
         self.uid = uid
@@ -244,11 +298,28 @@ class _UserFunctionOperator(Operator):
 
 
 class MapOperator(_UserFunctionOperator):
+    """A map; as PyFlink's, it may return ``(tag, value)`` for a side output that is read."""
+
     method = "map"
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
         fn = self.fn
-        return [fn(r) for r in records]
+        if self.side is None:
+            return [fn(r) for r in records]
+        return self.process_timestamped(records, [None] * len(records))[0]
+
+    def process_timestamped(
+        self, records: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        side = self.side
+        if side is None:
+            return self.process_batch(records), timestamps
+        fn = self.fn
+        out: list[Any] = []
+        out_ts: list[int | None] = []
+        for record, ts in zip(records, timestamps, strict=True):
+            split_side_outputs((fn(record),), ts, out, out_ts, side)
+        return out, out_ts
 
 
 class MapBatchOperator(_UserFunctionOperator):
@@ -289,6 +360,8 @@ class FilterOperator(_UserFunctionOperator):
 
 
 class FlatMapOperator(_UserFunctionOperator):
+    """A flat map; as PyFlink's, it may emit ``(tag, value)`` for a side output that is read."""
+
     method = "flat_map"
 
     def _produce(self, record: Any) -> Iterable[Any]:
@@ -302,6 +375,8 @@ class FlatMapOperator(_UserFunctionOperator):
         return produced  # type: ignore[no-any-return]
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
+        if self.side is not None:
+            return self.process_timestamped(records, [None] * len(records))[0]
         out: list[Any] = []
         extend = out.extend
         produce = self._produce
@@ -314,10 +389,14 @@ class FlatMapOperator(_UserFunctionOperator):
     ) -> tuple[Sequence[Any], Sequence[int | None]]:
         out: list[Any] = []
         out_ts: list[int | None] = []
+        side = self.side
         for record, ts in zip(records, timestamps, strict=True):
-            before = len(out)
-            out.extend(self._produce(record))
-            out_ts.extend([ts] * (len(out) - before))
+            if side is None:
+                before = len(out)
+                out.extend(self._produce(record))
+                out_ts.extend([ts] * (len(out) - before))
+            else:
+                split_side_outputs(self._produce(record), ts, out, out_ts, side)
         return out, out_ts
 
 
@@ -649,6 +728,7 @@ class _FiresTimers:
 
     context: _ProcessContext | None
     function: Any
+    side: SideOutputs | None
 
     def _fire(
         self,
@@ -664,9 +744,13 @@ class _FiresTimers:
         ctx.current_timestamp = timer.timestamp
         produced = self.function.on_timer(timer.timestamp, ctx)
         if produced is not None:
-            before = len(out)
-            out.extend(produced)
-            out_ts.extend([ts] * (len(out) - before))
+            side = self.side
+            if side is None:
+                before = len(out)
+                out.extend(produced)
+                out_ts.extend([ts] * (len(out) - before))
+            else:
+                split_side_outputs(produced, ts, out, out_ts, side)
         ctx.current_timestamp = None
         ctx.domain = TimeDomain.EVENT_TIME
 
@@ -726,21 +810,28 @@ class ProcessOperator(_FiresTimers, KeyedOperator):
         ctx.domain = TimeDomain.EVENT_TIME
         out: list[Any] = []
         out_ts: list[int | None] = []
+        side = self.side
         if timestamps is None:
             for key, record in zip(keys, records, strict=True):
                 backend.current_key = key
                 produced = process(record, ctx)
                 if produced is not None:
-                    out.extend(produced)
+                    if side is None:
+                        out.extend(produced)
+                    else:
+                        split_side_outputs(produced, None, out, None, side)
             return out, out_ts
         for key, record, ts in zip(keys, records, timestamps, strict=True):
             backend.current_key = key
             ctx.current_timestamp = ts
             produced = process(record, ctx)
             if produced is not None:
-                before = len(out)
-                out.extend(produced)
-                out_ts.extend([ts] * (len(out) - before))
+                if side is None:
+                    before = len(out)
+                    out.extend(produced)
+                    out_ts.extend([ts] * (len(out) - before))
+                else:
+                    split_side_outputs(produced, ts, out, out_ts, side)
         ctx.current_timestamp = None
         return out, out_ts
 
@@ -780,13 +871,17 @@ class NonKeyedProcessOperator(Operator):
         process = self.function.process_element
         out: list[Any] = []
         out_ts: list[int | None] = []
+        side = self.side
         for record, ts in zip(records, timestamps, strict=True):
             ctx.current_timestamp = ts
             produced = process(record, ctx)
             if produced is not None:
-                before = len(out)
-                out.extend(produced)
-                out_ts.extend([ts] * (len(out) - before))
+                if side is None:
+                    before = len(out)
+                    out.extend(produced)
+                    out_ts.extend([ts] * (len(out) - before))
+                else:
+                    split_side_outputs(produced, ts, out, out_ts, side)
         ctx.current_timestamp = None
         return out, out_ts
 
@@ -993,15 +1088,19 @@ class TwoInputOperator(Operator):
         )
         out: list[Any] = []
         out_ts: list[int | None] = []
+        side = self.side
         for position, (record, ts) in enumerate(zip(records, stamps, strict=True)):
             if backend is not None and keys is not None:
                 backend.current_key = keys[position]
             ctx.current_timestamp = ts
             produced = process(record, ctx)
             if produced is not None:
-                before = len(out)
-                out.extend(produced)
-                out_ts.extend([ts] * (len(out) - before))
+                if side is None:
+                    before = len(out)
+                    out.extend(produced)
+                    out_ts.extend([ts] * (len(out) - before))
+                else:
+                    split_side_outputs(produced, ts, out, out_ts, side)
         ctx.current_timestamp = None
         return out, out_ts
 
@@ -1051,6 +1150,287 @@ class KeyedCoProcessOperator(_FiresTimers, TwoInputOperator, KeyedOperator):
 
     def close_function(self) -> None:
         TwoInputOperator.close_function(self)
+
+
+class _NoKey:
+    """The current key while a keyed broadcast operator processes a broadcast element: there is
+    none, and keyed state says so when it is used."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        raise RuntimeError(
+            "keyed state has no current key in process_broadcast_element: use "
+            "ctx.apply_to_keyed_state(state_descriptor, function) for the state of every key"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return other is self
+
+    def __repr__(self) -> str:
+        return "<no key>"
+
+
+_NO_KEY = _NoKey()
+
+
+class _BroadcastContext(
+    _ProcessContext,
+    KeyedBroadcastProcessFunction.OnTimerContext,
+    KeyedBroadcastProcessFunction.Context,
+):
+    """The context of a broadcast process function: read-only broadcast state for the other
+    input's records and timers (``writable`` False), read-write for broadcast records; the
+    keyed operator's timers, current key and (broadcast side) ``apply_to_keyed_state``."""
+
+    def __init__(
+        self,
+        ctx: OperatorContext,
+        operator: Operator,
+        backend: KeyedStateBackend | None,
+        timers: TimerService,
+        states: BroadcastStateBackend,
+        *,
+        writable: bool,
+    ) -> None:
+        super().__init__(ctx, backend, timers)
+        self._operator = operator
+        self._states = states
+        self.writable = writable
+
+    def get_broadcast_state(self, state_descriptor: MapStateDescriptor) -> Any:
+        return self._states.state(state_descriptor, writable=self.writable)
+
+    def current_processing_time(self) -> int:
+        return self._ctx.time.processing
+
+    def current_watermark(self) -> int:
+        return self._operator.current_watermark
+
+    def get_current_key(self) -> Any:
+        key = self._keyed().current_key
+        return None if key is _NO_KEY else key
+
+    def apply_to_keyed_state(
+        self, state_descriptor: StateDescriptor, function: Callable[[Any, Any], None]
+    ) -> None:
+        if not self.writable:
+            raise RuntimeError(
+                "apply_to_keyed_state is for process_broadcast_element (the keyed side has "
+                "its key's state)"
+            )
+        backend = self._keyed()
+        state = backend.state(state_descriptor)
+        table = backend.table(state_descriptor.name, state_descriptor.kind)
+        current = backend.current_key
+        try:
+            for key in list(table):
+                if key in table:  # not cleared by the function meanwhile
+                    backend.current_key = key
+                    function(key, state)
+        finally:
+            backend.current_key = current
+
+
+class _BroadcastInputs:
+    """Input 0 (the other stream) to ``process_element`` with read-only broadcast state, input
+    1 (the broadcast stream) to ``process_broadcast_element`` with read-write broadcast state;
+    the broadcast state in every snapshot, restored as a copy (Flink's
+    ``CoBroadcastWith(Non)KeyedOperator``). In BATCH mode the broadcast input comes first:
+    the other input's records wait for the end of input (a keyed one sorted by key, as keyed
+    operators take their input in BATCH mode)."""
+
+    user_function: Any
+    function: Any
+    ctx: OperatorContext | None
+    side: SideOutputs | None
+    context: _ProcessContext | None
+    state_descriptors: tuple[MapStateDescriptor, ...]
+    broadcast: BroadcastStateBackend
+    read_write: _BroadcastContext | None
+
+    def _open_broadcast(
+        self, operator: Operator, ctx: OperatorContext, backend: KeyedStateBackend | None
+    ) -> None:
+        self.broadcast = BroadcastStateBackend(self.state_descriptors)
+        self.function = copy.deepcopy(self.user_function)
+        keyed = operator if isinstance(operator, KeyedOperator) else None
+        timers = _TimerServiceView(operator, keyed)
+        self.context = _BroadcastContext(
+            ctx, operator, backend, timers, self.broadcast, writable=False
+        )
+        self.read_write = _BroadcastContext(
+            ctx, operator, backend, timers, self.broadcast, writable=True
+        )
+        self.function.open(_RuntimeContext(ctx, backend))
+
+    def _key_of(self) -> UserFn | None:
+        return None
+
+    def _backend_of(self) -> KeyedStateBackend | None:
+        return None
+
+    def _hold(self, records: Sequence[Any], timestamps: Sequence[int | None] | None) -> bool:
+        """BATCH: keep the other input's records until the end of input (the broadcast input
+        is read first, as Flink reads it in BATCH mode); False when streaming."""
+        return False
+
+    def process_input(
+        self, index: int, records: Sequence[Any], timestamps: Sequence[int | None] | None
+    ) -> tuple[list[Any], list[int | None]]:
+        if index == 0 and self._hold(records, timestamps):
+            return [], []
+        return self._process(index, records, timestamps, None)
+
+    def _process(
+        self,
+        index: int,
+        records: Sequence[Any],
+        timestamps: Sequence[int | None] | None,
+        keys: Sequence[Any] | None,
+    ) -> tuple[list[Any], list[int | None]]:
+        assert self.ctx is not None and self.context is not None and self.read_write is not None
+        backend = self._backend_of()
+        key_of = self._key_of()
+        if index == 0:
+            ctx: _ProcessContext = self.context
+            process = self.function.process_element
+        else:
+            ctx = self.read_write
+            process = self.function.process_broadcast_element
+            key_of = None
+            if backend is not None:
+                backend.current_key = _NO_KEY
+        if backend is not None:
+            backend.now = self.ctx.time.processing
+        stamps: Sequence[int | None] = (
+            timestamps if timestamps is not None else [None] * len(records)
+        )
+        out: list[Any] = []
+        out_ts: list[int | None] = []
+        side = self.side
+        for position, (record, ts) in enumerate(zip(records, stamps, strict=True)):
+            if key_of is not None and backend is not None:
+                backend.current_key = keys[position] if keys is not None else key_of(record)
+            ctx.current_timestamp = ts
+            produced = process(record, ctx)
+            if produced is not None:
+                if side is None:
+                    before = len(out)
+                    out.extend(produced)
+                    out_ts.extend([ts] * (len(out) - before))
+                else:
+                    split_side_outputs(produced, ts, out, out_ts, side)
+        ctx.current_timestamp = None
+        return out, out_ts
+
+
+class BroadcastProcessOperator(_BroadcastInputs, TwoInputOperator):
+    """``connect`` of a non-keyed stream with a broadcast stream: a
+    ``BroadcastProcessFunction``."""
+
+    def __init__(
+        self,
+        uid: str,
+        name: str,
+        function: Any,
+        state_descriptors: tuple[MapStateDescriptor, ...],
+    ) -> None:
+        TwoInputOperator.__init__(self, uid, name, function)
+        self.state_descriptors = state_descriptors
+        self.broadcast = BroadcastStateBackend(state_descriptors)
+        self.read_write = None
+
+    def open(self, ctx: OperatorContext) -> None:
+        Operator.open(self, ctx)
+        self._open_broadcast(self, ctx, None)
+        self._held: list[tuple[Any, int | None]] = []
+
+    def _hold(self, records: Sequence[Any], timestamps: Sequence[int | None] | None) -> bool:
+        if self.ctx is None or not self.ctx.batch:
+            return False
+        stamps = timestamps if timestamps is not None else [None] * len(records)
+        self._held.extend(zip(records, stamps, strict=True))
+        return True
+
+    def end_input(self) -> Sequence[Any]:
+        """BATCH: the other input's records, now that the broadcast input has ended."""
+        held, self._held = self._held, []
+        if not held:
+            return ()
+        return self._process(0, [r for r, _ in held], [t for _, t in held], None)[0]
+
+    def snapshot_state(self, checkpoint_id: int) -> Any:
+        return {"broadcast": self.broadcast.snapshot()}
+
+    def restore_state(self, states: list[Any]) -> None:
+        assert self.ctx is not None, "open() first"
+        copies = [s["broadcast"] for s in states if s and "broadcast" in s]
+        self.broadcast.restore(copies, self.ctx.subtask)
+
+
+class KeyedBroadcastProcessOperator(
+    _FiresTimers, _BroadcastInputs, TwoInputOperator, KeyedOperator
+):
+    """``connect`` of a keyed stream with a broadcast stream: a
+    ``KeyedBroadcastProcessFunction`` (keyed state and timers of the keyed side's keys; its
+    ``on_timer`` sees read-only broadcast state)."""
+
+    def __init__(
+        self,
+        uid: str,
+        name: str,
+        key_selector: UserFn,
+        function: Any,
+        state_descriptors: tuple[MapStateDescriptor, ...],
+    ) -> None:
+        KeyedOperator.__init__(self, uid, name, key_selector)
+        self.user_function = function
+        self.function = None
+        self.context = None
+        self.read_write = None
+        self.input_watermarks = [MIN_WATERMARK, MIN_WATERMARK]
+        self.state_descriptors = state_descriptors
+        self.broadcast = BroadcastStateBackend(state_descriptors)
+
+    def open(self, ctx: OperatorContext) -> None:
+        KeyedOperator.open(self, ctx)
+        self._open_broadcast(self, ctx, self.backend)
+
+    def _key_of(self) -> UserFn | None:
+        return plain_selector(self.key_selector)
+
+    def keys_of(self, records: Sequence[Any]) -> list[Any]:  # type: ignore[override]
+        return KeyedOperator.keys_of(self, records)
+
+    def _hold(self, records: Sequence[Any], timestamps: Sequence[int | None] | None) -> bool:
+        if not self.batching:
+            return False
+        self.buffer_batch(records, self.keys_of(records), timestamps)
+        return True
+
+    def process_keyed_timestamped(
+        self, records: Sequence[Any], keys: Sequence[Any], timestamps: Sequence[int | None]
+    ) -> tuple[Sequence[Any], Sequence[int | None]]:
+        """BATCH: one key's records of the keyed input, at the end of input."""
+        return self._process(0, records, timestamps, keys)
+
+    def _backend_of(self) -> KeyedStateBackend | None:
+        return self.backend
+
+    def close_function(self) -> None:
+        TwoInputOperator.close_function(self)
+
+    def snapshot_state(self, checkpoint_id: int) -> Any:
+        snapshot = KeyedOperator.snapshot_state(self, checkpoint_id)
+        snapshot["broadcast"] = self.broadcast.snapshot()
+        return snapshot
+
+    def restore_state(self, states: list[Any]) -> None:
+        assert self.ctx is not None, "open() first"
+        KeyedOperator.restore_state(self, states)
+        copies = [s["broadcast"] for s in states if s and "broadcast" in s]
+        self.broadcast.restore(copies, self.ctx.subtask)
 
 
 class SourceReader(Protocol):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar, overload
+from typing import Any, ClassVar, Literal, overload
 
 from runtime import serde
 
@@ -744,3 +744,130 @@ class KeyedStateBackend:
                     if key_groups is not None and int(group) not in key_groups:
                         continue
                     table.update(zip(columns["keys"], columns["values"], strict=True))
+
+
+class ReadOnlyBroadcastState:
+    """A broadcast state as ``process_element`` sees it (Flink's ``ReadOnlyBroadcastState``):
+    read, not written (values are not copied: do not change them in place). ``clear`` is
+    there, as in Flink and PyFlink, but every subtask must keep the same contents."""
+
+    __slots__ = ("_map", "name")
+
+    def __init__(self, name: str, mapping: dict[Any, Any]) -> None:
+        self.name = name
+        self._map = mapping
+
+    def get(self, key: Any) -> Any:
+        return self._map.get(key)
+
+    def contains(self, key: Any) -> bool:
+        return key in self._map
+
+    def items(self) -> list[tuple[Any, Any]]:
+        return list(self._map.items())
+
+    def keys(self) -> list[Any]:
+        return list(self._map)
+
+    def values(self) -> list[Any]:
+        return list(self._map.values())
+
+    def is_empty(self) -> bool:
+        return not self._map
+
+    def clear(self) -> None:
+        self._map.clear()
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.get(key)
+
+    def __contains__(self, key: Any) -> bool:
+        return self.contains(key)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.keys())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, {len(self._map)} entries)"
+
+
+class BroadcastState(ReadOnlyBroadcastState):
+    """A broadcast state as ``process_broadcast_element`` sees it (Flink's ``BroadcastState``):
+    a map of its own in every subtask, which every subtask must change alike (each gets every
+    broadcast element)."""
+
+    __slots__ = ()
+
+    def put(self, key: Any, value: Any) -> None:
+        self._map[key] = value
+
+    def put_all(self, dict_value: dict[Any, Any]) -> None:
+        self._map.update(dict_value)
+
+    def remove(self, key: Any) -> None:
+        self._map.pop(key, None)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.put(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self.remove(key)
+
+
+class BroadcastStateBackend:
+    """The broadcast states of one operator in one subtask (Flink's operator state in broadcast
+    mode), one map per ``MapStateDescriptor`` given to ``broadcast(...)`` (or, as PyFlink
+    allows, first named by another ``MapStateDescriptor`` in the function).
+
+    Each subtask snapshots its own copy; a restore gives every subtask a copy (after a change of
+    parallelism, subtask ``i`` the copy of former subtask ``i`` modulo the former parallelism, as
+    Flink's round robin: the copies are the same when every subtask changed its state alike).
+    """
+
+    def __init__(self, descriptors: Iterable[MapStateDescriptor] = ()) -> None:
+        self._declared: dict[str, MapStateDescriptor] = {}
+        self._maps: dict[str, dict[Any, Any]] = {}
+        for descriptor in descriptors:
+            self._declared[descriptor.name] = descriptor
+            self._maps[descriptor.name] = {}
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._declared)
+
+    @overload
+    def state(
+        self, descriptor: MapStateDescriptor, *, writable: Literal[True]
+    ) -> BroadcastState: ...
+
+    @overload
+    def state(
+        self, descriptor: MapStateDescriptor, *, writable: bool
+    ) -> ReadOnlyBroadcastState: ...
+
+    def state(self, descriptor: MapStateDescriptor, *, writable: bool) -> ReadOnlyBroadcastState:
+        """The broadcast state ``descriptor`` names: a ``BroadcastState`` when ``writable``."""
+        if not isinstance(descriptor, MapStateDescriptor):
+            raise TypeError(
+                "a broadcast state is named by a MapStateDescriptor, got "
+                f"{type(descriptor).__name__}"
+            )
+        mapping = self._maps.setdefault(descriptor.name, {})
+        name = descriptor.name
+        return BroadcastState(name, mapping) if writable else ReadOnlyBroadcastState(name, mapping)
+
+    def __len__(self) -> int:
+        return sum(len(m) for m in self._maps.values())
+
+    def snapshot(self) -> dict[str, dict[Any, Any]]:
+        """A copy of every broadcast state (its map copied; values as they are)."""
+        return {name: dict(mapping) for name, mapping in self._maps.items()}
+
+    def restore(self, snapshots: list[dict[str, dict[Any, Any]]], subtask: int) -> None:
+        """This subtask's copy of the former subtasks' ``snapshots`` (in their order)."""
+        if not snapshots:
+            return
+        mine = snapshots[subtask % len(snapshots)]
+        for name, mapping in mine.items():
+            self._maps.setdefault(name, {}).clear()
+            self._maps[name].update(mapping)

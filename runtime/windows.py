@@ -10,7 +10,9 @@ register keyed timers with the window as namespace; the operator registers a cle
 (processing time), which clears the window. Session windows merge as in Flink's
 ``MergingWindowSet``: each in-flight window maps to the window its state is kept under, so a
 merge moves no state but that of the windows merged away. Records a window emits carry the
-timestamp ``window.max_timestamp()``.
+timestamp ``window.max_timestamp()``. A record whose every window is late (its end plus the
+allowed lateness passed by the watermark) is dropped, or, with ``side_output_late_data(tag)``,
+goes to that side output with its own timestamp.
 
 Window contents, trigger state, the merging-window sets and the timers are keyed state: they
 are in every checkpoint and restored by key group. In state and timers a window is data
@@ -39,7 +41,13 @@ from runtime.functions import (
     RuntimeContext,
     WindowFunction,
 )
-from runtime.operators import KeyedOperator, OperatorContext, UserFn, _RuntimeContext
+from runtime.operators import (
+    KeyedOperator,
+    OperatorContext,
+    UserFn,
+    _RuntimeContext,
+    split_side_outputs,
+)
 from runtime.state import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
@@ -1351,6 +1359,7 @@ class WindowOperator(KeyedOperator):
         incremental: Any = None,
         function: Any = None,
         function_kind: str | None = None,
+        late_data_tag: str | None = None,
     ) -> None:
         super().__init__(uid, name, key_selector)
         if contents not in ("list", "reduce", "aggregate"):
@@ -1370,8 +1379,10 @@ class WindowOperator(KeyedOperator):
         self.function_kind = function_kind
         self.merging = isinstance(assigner, MergingWindowAssigner)
         self.event_time = assigner.is_event_time()
-        #: records dropped because every window of theirs was late (Flink's metric)
+        #: records dropped because every window of theirs was late (Flink's metric); with a
+        #: ``late_data_tag`` (``side_output_late_data``) they go to that side output instead
         self.num_late_records_dropped = 0
+        self.late_data_tag = late_data_tag
         self.function: Any = None
         self.incremental: Any = None
 
@@ -1478,7 +1489,11 @@ class WindowOperator(KeyedOperator):
                     self._clear_contents(window)
                 self._register_cleanup_timer(window)
         if skipped and self._is_element_late(timestamp):
-            self.num_late_records_dropped += 1
+            side, tag = self.side, self.late_data_tag
+            if side is not None and tag is not None and tag in side.tags:
+                side.add(tag, value, timestamp)
+            else:
+                self.num_late_records_dropped += 1
 
     # --- timers ------------------------------------------------------------------------------
 
@@ -1708,9 +1723,13 @@ class WindowOperator(KeyedOperator):
             else:
                 produced = self.function(key, window, elements)
         if produced is not None:
-            before = len(out)
-            out.extend(produced)
-            out_ts.extend([window.max_timestamp()] * (len(out) - before))
+            side = self.side
+            if side is None:
+                before = len(out)
+                out.extend(produced)
+                out_ts.extend([window.max_timestamp()] * (len(out) - before))
+            else:
+                split_side_outputs(produced, window.max_timestamp(), out, out_ts, side)
 
 
 _NOTHING = object()

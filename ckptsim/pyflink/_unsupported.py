@@ -36,8 +36,6 @@ FORMATS = (
 JVM = "ckptsim runs no JVM: keep the job's code in Python"
 API = "the README's 'Running PyFlink programs' lists what ckptsim's PyFlink API has"
 ASYNC = "call the service in a map (declare its cost with processing_cost)"
-BROADCAST = "use connect() with a CoProcessFunction, or broadcast() of a plain stream"
-SIDE_OUTPUTS = "emit tagged records and filter them"
 STATE_BACKEND = (
     "ckptsim keeps keyed state in its own heap backend and snapshots it in full: use "
     "HashMapStateBackend, EmbeddedRocksDBStateBackend or state.backend.type"
@@ -72,10 +70,6 @@ MODULES: dict[str, tuple[str, str]] = {
     "pyflink.datastream.async_retry_predicates": (
         "AsyncDataStream's retries (pyflink.datastream.async_retry_predicates)",
         ASYNC,
-    ),
-    "pyflink.datastream.output_tag": (
-        "side outputs (pyflink.datastream.output_tag)",
-        SIDE_OUTPUTS,
     ),
     "pyflink.datastream.slot_sharing_group": (
         "slot sharing groups (pyflink.datastream.slot_sharing_group)",
@@ -122,18 +116,6 @@ NAMES: dict[str, tuple[str, str]] = {
             "AsyncRetryStrategy",
         )
     },
-    **{
-        name: ("broadcast state", BROADCAST)
-        for name in (
-            "BroadcastStream",
-            "BroadcastConnectedStream",
-            "BroadcastProcessFunction",
-            "BaseBroadcastProcessFunction",
-            "KeyedBroadcastProcessFunction",
-            "BroadcastState",
-            "ReadOnlyBroadcastState",
-        )
-    },
     "CustomStateBackend": ("a Java state backend", STATE_BACKEND),
     "CustomCheckpointStorage": ("a Java checkpoint storage", STORAGE),
     **{
@@ -153,7 +135,6 @@ NAMES: dict[str, tuple[str, str]] = {
     "SourceFunction": ("a Java source", CONNECTORS),
     "InputFormat": ("a Java input format", CONNECTORS),
     "StreamingFileSink": ("a Java SinkFunction", "use FileSink"),
-    "OutputTag": ("side outputs", SIDE_OUTPUTS),
     "SlotSharingGroup": ("slot sharing groups", SLOTS),
     "MemorySize": ("memory sizes", "ckptsim sizes buffers with taskmanager.memory.segment-size"),
     "RestartStrategies": ("restart strategies", RESTART),

@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any, assert_never
 
 from runtime.descriptors import (
+    BroadcastProcessDescriptor,
     CoProcessDescriptor,
     FilterDescriptor,
     FlatMapDescriptor,
@@ -36,9 +37,11 @@ from runtime.functions import KeyedProcessFunction
 from runtime.graph import StreamNode
 from runtime.network import WatermarkStatus
 from runtime.operators import (
+    BroadcastProcessOperator,
     CoProcessOperator,
     FilterOperator,
     FlatMapOperator,
+    KeyedBroadcastProcessOperator,
     KeyedCoProcessOperator,
     KeyedOperator,
     MapBatchOperator,
@@ -48,6 +51,7 @@ from runtime.operators import (
     OperatorContext,
     ProcessOperator,
     ReduceOperator,
+    SideOutputs,
     SourceOperator,
     TimestampsAndWatermarksOperator,
     TwoInputOperator,
@@ -90,6 +94,14 @@ def make_operator(
             if selectors is None:
                 return CoProcessOperator(node.uid, node.name, function)
             return KeyedCoProcessOperator(node.uid, node.name, selectors, function)
+        case BroadcastProcessDescriptor(
+            function=function, state_descriptors=states, key_selector=key_selector
+        ):
+            if key_selector is None:
+                return BroadcastProcessOperator(node.uid, node.name, function, states)
+            return KeyedBroadcastProcessOperator(
+                node.uid, node.name, key_selector, function, states
+            )
         case WindowDescriptor() as window:
             return WindowOperator(
                 node.uid,
@@ -102,6 +114,7 @@ def make_operator(
                 incremental=window.incremental,
                 function=window.function,
                 function_kind=window.function_kind,
+                late_data_tag=window.late_data_tag,
             )
         case SinkDescriptor():
             return SinkOperator(
@@ -143,6 +156,10 @@ class _UserCode:
 
 
 class OperatorChain:
+    """The operators of a task. ``side_outputs``: the side outputs of the last operator that
+    are read (its ``SideOutputs`` collects their records; the task takes them with
+    ``take_side_outputs`` after each call into the chain, before anything it sends next)."""
+
     def __init__(
         self,
         nodes: Sequence[StreamNode],
@@ -150,6 +167,7 @@ class OperatorChain:
         checkpointing: bool = False,
         task: str = "",
         writer_ids: Mapping[str, str] | None = None,
+        side_outputs: frozenset[str] = frozenset(),
     ) -> None:
         """``writer_ids``: by sink uid, the writer id its connector names part files by."""
         if not nodes:
@@ -160,6 +178,10 @@ class OperatorChain:
             make_operator(n, checkpointing=checkpointing, task=task, writer_id=writers.get(n.uid))
             for n in nodes
         ]
+        #: the side outputs of the last operator, when any is read
+        self.side_outputs: SideOutputs | None = None
+        if side_outputs:
+            self.side_outputs = self.operators[-1].side = SideOutputs(side_outputs)
         self.labels = [n.label for n in nodes]
         self._key_labels = [f"key_by selector of {n.uid}" for n in nodes]
         self._costs = [n.cost if n.cost != (0.0, 0.0) else None for n in nodes]
@@ -263,6 +285,13 @@ class OperatorChain:
                     records, timestamps = op.process_timestamped(records, timestamps)
                 keys = None
         return records, timestamps
+
+    def take_side_outputs(self) -> list[tuple[str, list[Any], list[int | None]]]:
+        """The records emitted to side outputs since the last call: (tag, records, timestamps)."""
+        side = self.side_outputs
+        if side is None or not side.pending:
+            return []
+        return side.take()
 
     # --- time ---------------------------------------------------------------------------------
 

@@ -122,6 +122,7 @@ class StreamTaskCore:
             checkpointing=spec.checkpointing,
             task=str(spec.task),
             writer_ids=sink_writers,
+            side_outputs=frozenset(e.side_output for e in spec.outputs if e.side_output),
         )
         self.is_source = self.chain.source is not None
         self.writer: RecordWriter | None = None
@@ -148,7 +149,9 @@ class StreamTaskCore:
                 )
                 for edge in spec.outputs
             ]
-            self.writer = RecordWriter(selectors, partition)
+            self.writer = RecordWriter(
+                selectors, partition, [edge.side_output for edge in spec.outputs]
+            )
         self.inputs: StreamInputProcessor | None = None
         if spec.num_inputs:
             self.inputs = StreamInputProcessor(
@@ -538,24 +541,36 @@ class StreamTaskCore:
     def _write(
         self, records: Sequence[Any], timestamps: Sequence[int | None] | None = None
     ) -> None:
-        if self.writer is not None and len(records):
-            self.writer.emit(records, timestamps)
+        """What the chain emitted: ``records`` on the main output, then what it emitted to side
+        outputs."""
+        if self.writer is not None:
+            side = self.chain.side_outputs
+            if len(records):
+                self.writer.emit(records, timestamps)
+            elif side is None or not side.pending:
+                return
+            if side is not None and side.pending:
+                for tag, side_records, stamps in self.chain.take_side_outputs():
+                    self.writer.emit_side(tag, side_records, stamps)
             self._send()
 
     def _emit_outputs(self, outputs: list[ChainOutput]) -> None:
         """What the chain emitted on a watermark or timer, in order: records, and the watermark
-        it hands downstream."""
+        it hands downstream (after the side outputs' records emitted before it)."""
         for output in outputs:
             if isinstance(output, int):
                 if self.writer is not None:
+                    self._write(())
                     self.writer.partition.broadcast_event(Watermark(output))
                     self._send()
             elif isinstance(output, WatermarkStatus):
                 if self.writer is not None:
+                    self._write(())
                     self.writer.partition.broadcast_event(output)
                     self._send()
             else:
                 self._write(*output)
+        self._write(())
 
     def _send(self) -> None:
         if self.writer is not None:

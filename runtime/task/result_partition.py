@@ -310,9 +310,19 @@ class ResultPartition:
 class RecordWriter:
     """Partitions records over a task's outgoing edges into its result partition (one
     subpartition per output channel, edge after edge). Key selectors are user code: one that
-    raises fails the task, naming the operator whose ``key_by`` it is."""
+    raises fails the task, naming the operator whose ``key_by`` it is.
 
-    def __init__(self, edges: Sequence[tuple[ChannelSelector, str]], partition: ResultPartition):
+    An edge carries the main output, or (``side_outputs``: per edge, the tag's name or None)
+    a side output of the chain's last operator: ``emit`` writes to the main output's edges,
+    ``emit_side`` to the edges of one side output (records of a side output no edge carries
+    are not written)."""
+
+    def __init__(
+        self,
+        edges: Sequence[tuple[ChannelSelector, str]],
+        partition: ResultPartition,
+        side_outputs: Sequence[str | None] | None = None,
+    ):
         self.edges = [selector for selector, _ in edges]
         self.targets = [target for _, target in edges]
         self.partition = partition
@@ -326,8 +336,28 @@ class RecordWriter:
                 f"{total} output channels over the edges, {partition.num_subpartitions} "
                 "subpartitions"
             )
+        tags = list(side_outputs) if side_outputs is not None else [None] * len(self.edges)
+        if len(tags) != len(self.edges):
+            raise ValueError(f"{len(tags)} side output names for {len(self.edges)} edges")
+        #: the routes of the main output and of each side output: (edge index, selector, first
+        #: subpartition) per edge
+        self._main: list[tuple[int, ChannelSelector, int]] = []
+        self._side: dict[str, list[tuple[int, ChannelSelector, int]]] = {}
+        for position, (edge, offset, tag) in enumerate(
+            zip(self.edges, self._offsets, tags, strict=True)
+        ):
+            route = (position, edge, offset)
+            if tag is None:
+                self._main.append(route)
+            else:
+                self._side.setdefault(tag, []).append(route)
         #: records written, for progress reports
         self.records_out = 0
+
+    @property
+    def side_outputs(self) -> frozenset[str]:
+        """The side outputs an edge carries."""
+        return frozenset(self._side)
 
     def poll_output(self) -> list[TaskEffect]:
         """What the partition may send now (``ResultPartition.poll_sendable``), as effects: the
@@ -335,11 +365,30 @@ class RecordWriter:
         return [SendToOutput(channel=c, item=item) for c, item in self.partition.poll_sendable()]
 
     def emit(self, records: Sequence[Any], timestamps: Sequence[int | None] | None = None) -> None:
-        if not len(records):
+        """Records of the main output."""
+        if not len(records) or not self._main:
             return
         self.records_out += len(records)
+        self._route(self._main, records, timestamps)
+
+    def emit_side(
+        self, tag: str, records: Sequence[Any], timestamps: Sequence[int | None] | None = None
+    ) -> None:
+        """Records of the side output ``tag``."""
+        routes = self._side.get(tag)
+        if routes is None or not len(records):
+            return
+        self.records_out += len(records)
+        self._route(routes, records, timestamps)
+
+    def _route(
+        self,
+        routes: list[tuple[int, ChannelSelector, int]],
+        records: Sequence[Any],
+        timestamps: Sequence[int | None] | None,
+    ) -> None:
         emit = self.partition.emit
-        for position, (edge, offset) in enumerate(zip(self.edges, self._offsets, strict=True)):
+        for position, edge, offset in routes:
             try:
                 if timestamps is None:
                     for channel, part, keys in edge.split(records):

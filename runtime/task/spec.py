@@ -20,6 +20,8 @@ class OutputEdge:
     key_selector: KeySelector | None = None
     #: the uid of the operator the edge feeds (names its key selector in failures)
     target: str = ""
+    #: the side output of the chain's last operator it carries (None: the main output)
+    side_output: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

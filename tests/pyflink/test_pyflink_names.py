@@ -212,7 +212,7 @@ def test_a_program_importing_names_from_where_pyflink_has_them_runs(
 
 
 UNSUPPORTED_NAME = """
-    from pyflink.datastream.window import OutputTag
+    from pyflink.common import RestartStrategies
 """
 
 
@@ -226,6 +226,6 @@ def test_a_name_ckptsim_lacks_stops_the_program_with_one_line_saying_so(
     assert code == 2
     assert out == ""
     (message,) = err.splitlines()
-    assert message.startswith(f"ckptsim run: {script}:2: pyflink.datastream.window.OutputTag")
-    assert "side outputs" in message  # what to use instead
+    assert message.startswith(f"ckptsim run: {script}:2: pyflink.common.RestartStrategies")
+    assert "restart-strategy.type" in message  # what to use instead
     assert CONTRADICTION not in message

@@ -2,12 +2,14 @@
 Flink 2.3 printed for them (``expected/``, captured with ``apache-flink==2.3.0``, see
 ``expected/README.md``): collected results in Flink's order, ``KeyedStream.print``,
 execution plans, ``window_all``, BATCH mode's parallelism, state backends and checkpoint
-storages, ``cache()``, ``add_sink``, ``partition_custom``, ``rescale`` and watermark alignment.
+storages, ``cache()``, ``add_sink``, ``partition_custom``, ``rescale``, watermark alignment,
+side outputs and broadcast state.
 
 Each runs on the deterministic simulation at Flink's default parallelism where the outputs
 were captured (2). Most compare per print prefix, in order; where Flink's own runs order the
 lines of one prefix differently (two sinks printing with one prefix, a subtask reading from
-several upstream subtasks) the lines compare in any order; execution plans compare with their
+several upstream subtasks, timers of equal time whose order depends on which record came
+first) the lines compare in any order; execution plans compare with their
 node ids renumbered (``compare.plan_ids_renumbered``).
 """
 
@@ -25,6 +27,7 @@ from tests.pyflink.compare import (
     PROGRAMS,
     assert_same_lines,
     assert_same_output,
+    by_prefix,
     expected_output,
     plan_ids_renumbered,
     without_subtasks,
@@ -55,6 +58,22 @@ def _split_plans(text: str) -> tuple[str, str]:
     return text[:end], text[end:]
 
 
+def _priced(actual: str, expected: str) -> None:
+    """The keyed totals per print prefix, in order; the priced orders without their subtask
+    numbers (they reach the parallelism-2 operator through rebalance, which starts at a random
+    subtask in Flink)."""
+    totals, flink_totals = (
+        {p: lines for p, lines in by_prefix(text).items() if p.startswith("totals")}
+        for text in (actual, expected)
+    )
+    assert totals == flink_totals
+    priced, flink_priced = (
+        [line for line in without_subtasks(text) if line.startswith("priced")]
+        for text in (actual, expected)
+    )
+    assert priced == flink_priced
+
+
 PROGRAM_CASES: list[tuple[str, Callable[[str, str], None]]] = [
     ("collected_in_order", assert_same_output),
     ("keyed_print", assert_same_lines),
@@ -66,6 +85,11 @@ PROGRAM_CASES: list[tuple[str, Callable[[str, str], None]]] = [
     ("sink_function", assert_same_lines),
     ("log_routing", assert_same_lines),
     ("aligned_watermarks", assert_same_output),
+    ("late_clicks", assert_same_lines),
+    ("fraud_rules", assert_same_output),
+    ("order_timeouts", assert_same_lines),
+    ("log_levels", assert_same_output),
+    ("batch_price_list", _priced),
 ]
 
 
@@ -89,6 +113,10 @@ def test_the_comparisons_can_fail() -> None:
     _plans(plan + "one:2> b\n", plan + "one:1> b\n")
     with pytest.raises(AssertionError):
         _plans(plan + "one:2> b\n", plan + "one:1> c\n")
+    _priced("priced:1> a\ntotals:2> t\n", "priced:2> a\ntotals:2> t\n")
+    for wrong in ("priced:1> b\ntotals:2> t\n", "priced:1> a\ntotals:1> t\n"):
+        with pytest.raises(AssertionError):
+            _priced(wrong, "priced:2> a\ntotals:2> t\n")
 
 
 def _program(tmp_path: Path, body: str) -> Path:

@@ -1,4 +1,5 @@
-"""``pyflink.datastream``: the environment, streams, functions, state, windows, checkpointing."""
+"""``pyflink.datastream``: the environment, streams, functions, state, windows, checkpointing,
+side outputs and broadcast state."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from ckptsim.pyflink._unsupported import missing
 from ckptsim.pyflink.datastream.checkpoint_config import CheckpointConfig
 from ckptsim.pyflink.datastream.checkpointing_mode import CheckpointingMode
 from ckptsim.pyflink.datastream.data_stream import (
+    BroadcastConnectedStream,
+    BroadcastStream,
     ConnectedStreams,
     DataStream,
     DataStreamSink,
@@ -19,11 +22,13 @@ from ckptsim.pyflink.datastream.externalized_checkpoint_retention import (
 from ckptsim.pyflink.datastream.functions import (
     AggregateFunction,
     AllWindowFunction,
+    BroadcastProcessFunction,
     CoFlatMapFunction,
     CoMapFunction,
     CoProcessFunction,
     FilterFunction,
     FlatMapFunction,
+    KeyedBroadcastProcessFunction,
     KeyedCoProcessFunction,
     KeyedProcessFunction,
     KeySelector,
@@ -35,6 +40,7 @@ from ckptsim.pyflink.datastream.functions import (
     RuntimeContext,
     WindowFunction,
 )
+from ckptsim.pyflink.datastream.output_tag import OutputTag
 from ckptsim.pyflink.datastream.stream_execution_environment import StreamExecutionEnvironment
 from ckptsim.pyflink.datastream.time_characteristic import TimeCharacteristic
 from ckptsim.pyflink.datastream.time_domain import TimeDomain
@@ -55,6 +61,9 @@ __getattr__ = missing("pyflink.datastream")
 __all__ = [
     "AggregateFunction",
     "AllWindowFunction",
+    "BroadcastConnectedStream",
+    "BroadcastProcessFunction",
+    "BroadcastStream",
     "CheckpointConfig",
     "CheckpointingMode",
     "CoFlatMapFunction",
@@ -69,11 +78,13 @@ __all__ = [
     "FlatMapFunction",
     "GlobalWindow",
     "KeySelector",
+    "KeyedBroadcastProcessFunction",
     "KeyedCoProcessFunction",
     "KeyedProcessFunction",
     "KeyedStream",
     "MapFunction",
     "MergingWindowAssigner",
+    "OutputTag",
     "ProcessAllWindowFunction",
     "ProcessFunction",
     "ProcessWindowFunction",

@@ -5,7 +5,8 @@ ckptsim's graph holds the operators that run; PyFlink's has a few more and a few
 fuses Python operators:
 
 - a ``key_by`` is a Python operator of its own (``_stream_key_by_map_operator``, at the
-  parallelism of its input, which it forwards from) before the hash edge;
+  parallelism of its input, which it forwards from) before the hash edge, made when the
+  program called ``key_by``;
 - a record's conversion to its declared type (a chained operator here) is part of the
   operator that declared it, and the watermark strategy of ``from_source`` part of the source;
 - a Python timestamp assigner is three operators (``Extract-Timestamp``, Java's
@@ -54,6 +55,7 @@ class PlanAnnotations(Protocol):
     _timestamp_nodes: dict[int, bool]
     _pinned: set[int]
     _sink_bases: dict[str, str]
+    _key_by_ranks: dict[int, float]
 
     def _cache_sinks(self) -> set[int]: ...
 
@@ -164,7 +166,7 @@ class PyFlinkGraph:
                     keying = key_by.get(selector)
                     if keying is None:
                         keying = self._add(
-                            node_id - 0.5,
+                            notes._key_by_ranks.get(id(edge.key_selector), node_id - 0.5),
                             KEY_BY_OPERATOR,
                             "Operator",
                             source.parallelism,

@@ -33,12 +33,14 @@ from ckptsim.pyflink.common.typeinfo import (
     printed,
 )
 from ckptsim.pyflink.datastream.functions import (
+    BroadcastProcessFunction,
     CoFlatMapFunction,
     CoMapFunction,
     CoProcessFunction,
     FilterFunction,
     FlatMapFunction,
     Function,
+    KeyedBroadcastProcessFunction,
     KeyedCoProcessFunction,
     KeyedProcessFunction,
     KeySelector,
@@ -47,9 +49,11 @@ from ckptsim.pyflink.datastream.functions import (
     ReduceFunction,
     SinkFunction,
 )
+from ckptsim.pyflink.datastream.output_tag import OutputTag
 from runtime import datastream as ck
 from runtime.graph import StreamNode
 from runtime.row import Row
+from runtime.state import MapStateDescriptor
 from runtime.watermarks import WatermarkStrategy
 
 if TYPE_CHECKING:
@@ -67,6 +71,7 @@ class _Environment(Protocol):
     _values_nodes: set[int]
     _timestamp_nodes: dict[int, bool]
     _pinned: set[int]
+    _key_by_ranks: dict[int, float]
 
     def _cache(self, node: StreamNode) -> None: ...
 
@@ -252,6 +257,8 @@ class DataStream:
         keyed = self._stream.key_by(
             selector, key_hash=key_hash(key_type), key_order=key_order(key_type)
         )
+        # PyFlink's key_by operator comes after every operator made so far
+        self._env._key_by_ranks[id(keyed._key_selector)] = keyed.env.graph._next_id - 0.5
         return KeyedStream(self._env, keyed, self, key_type)
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy) -> DataStream:
@@ -278,13 +285,21 @@ class DataStream:
     def forward(self) -> DataStream:
         return DataStream(self._env, self._stream.forward(), self._type, [])
 
-    def broadcast(self, broadcast_state_descriptor: Any = None) -> DataStream:
-        if broadcast_state_descriptor is not None:
-            unsupported(
-                "broadcast(MapStateDescriptor) (broadcast state)",
-                "use connect() with a CoProcessFunction, or broadcast() of a plain stream",
-            )
-        return DataStream(self._env, self._stream.broadcast(), self._type, [])
+    def broadcast(
+        self,
+        broadcast_state_descriptor: MapStateDescriptor | None = None,
+        *other_broadcast_state_descriptors: MapStateDescriptor,
+    ) -> Any:
+        """Every record to every subtask of the next operator; with ``MapStateDescriptor``s, a
+        ``BroadcastStream`` to connect a stream with (broadcast state, one map each)."""
+        broadcast = DataStream(self._env, self._stream.broadcast(), self._type, [])
+        if broadcast_state_descriptor is None:
+            return broadcast
+        descriptors = [broadcast_state_descriptor, *other_broadcast_state_descriptors]
+        for descriptor in descriptors:
+            if not isinstance(descriptor, MapStateDescriptor):
+                raise TypeError("broadcast_state_descriptor must be MapStateDescriptor")
+        return BroadcastStream(broadcast, descriptors)
 
     def rescale(self) -> DataStream:
         """Each subtask deals its records round-robin to its own subset of the next
@@ -329,7 +344,11 @@ class DataStream:
         output = TupleTypeInfo([types[i] for i in field_indexes])
         return self.map(lambda v: tuple(v[i] for i in field_indexes), output_type=output)
 
-    def connect(self, ds: DataStream) -> Any:
+    def connect(self, ds: DataStream | BroadcastStream) -> Any:
+        """Two streams (``ConnectedStreams``), or this stream and a ``BroadcastStream``
+        (``BroadcastConnectedStream``)."""
+        if isinstance(ds, BroadcastStream):
+            return BroadcastConnectedStream(self, ds, ds.broadcast_state_descriptors)
         return ConnectedStreams(self, ds)
 
     def window_all(self, window_assigner: Any) -> Any:
@@ -397,9 +416,19 @@ class DataStream:
             records = [as_collected(r) for r in records]
         return records if limit is not None else CloseableIterator(records)
 
-    def get_side_output(self, output_tag: Any) -> DataStream:
-        unsupported(
-            "side outputs (OutputTag, get_side_output)", "emit tagged records and filter them"
+    def get_side_output(self, output_tag: OutputTag) -> DataStream:
+        """The records the operator emitted to the side output ``output_tag`` (``yield
+        output_tag, value``; late records of a window after ``side_output_late_data``), as
+        PyFlink reads them: through a map to the tag's type."""
+        node = self._operator()
+        if node is None:
+            raise TypeError(
+                "get_side_output() needs the stream an operator emits, not a union, a "
+                "repartitioned or a keyed stream"
+            )
+        side = ck.DataStream(self._stream.env, [node]).get_side_output(output_tag)
+        return DataStream(self._env, side, None, []).map(
+            _identity, output_type=output_tag.type_info
         )
 
     def cache(self) -> CachedDataStream:
@@ -573,7 +602,9 @@ class KeyedStream(DataStream):
     def union(self, *streams: DataStream) -> DataStream:
         return DataStream(self._env, self._plain(), self._type).union(*streams)
 
-    def connect(self, ds: DataStream) -> Any:
+    def connect(self, ds: DataStream | BroadcastStream) -> Any:
+        if isinstance(ds, BroadcastStream):
+            return BroadcastConnectedStream(self, ds, ds.broadcast_state_descriptors)
         return ConnectedStreams(self, ds)
 
     def _values(self) -> DataStream:
@@ -588,8 +619,14 @@ class KeyedStream(DataStream):
     def forward(self) -> DataStream:
         return self._values().forward()
 
-    def broadcast(self, broadcast_state_descriptor: Any = None) -> DataStream:
-        return self._values().broadcast(broadcast_state_descriptor)
+    def broadcast(
+        self,
+        broadcast_state_descriptor: MapStateDescriptor | None = None,
+        *other_broadcast_state_descriptors: MapStateDescriptor,
+    ) -> Any:
+        return self._values().broadcast(
+            broadcast_state_descriptor, *other_broadcast_state_descriptors
+        )
 
     def project(self, *field_indexes: int) -> DataStream:
         return self._values().project(*field_indexes)
@@ -685,6 +722,63 @@ class ConnectedStreams:
         return self._derive(self._connected().process(func, name=name), output_type)
 
 
+class BroadcastStream:
+    """A stream broadcast with broadcast state (``DataStream.broadcast(MapStateDescriptor,
+    ...)``): it can only be connected to a stream."""
+
+    def __init__(
+        self, input_stream: DataStream, broadcast_state_descriptors: list[MapStateDescriptor]
+    ) -> None:
+        self.input_stream = input_stream
+        self.broadcast_state_descriptors = broadcast_state_descriptors
+
+
+class BroadcastConnectedStream:
+    """A keyed or non-keyed stream connected with a ``BroadcastStream``: ``process`` with a
+    ``BroadcastProcessFunction`` or ``KeyedBroadcastProcessFunction``."""
+
+    def __init__(
+        self,
+        non_broadcast_stream: DataStream,
+        broadcast_stream: BroadcastStream,
+        broadcast_state_descriptors: list[MapStateDescriptor],
+    ) -> None:
+        self.non_broadcast_stream = non_broadcast_stream
+        self.broadcast_stream = broadcast_stream
+        self.broadcast_state_descriptors = broadcast_state_descriptors
+
+    def _is_keyed_stream(self) -> bool:
+        return isinstance(self.non_broadcast_stream, KeyedStream)
+
+    def process(
+        self,
+        func: BroadcastProcessFunction | KeyedBroadcastProcessFunction,
+        output_type: TypeInformation | list[Any] | None = None,
+    ) -> DataStream:
+        keyed = self._is_keyed_stream()
+        if isinstance(func, BroadcastProcessFunction) and keyed:
+            raise TypeError("BroadcastProcessFunction should be applied to non-keyed DataStream")
+        if isinstance(func, KeyedBroadcastProcessFunction) and not keyed:
+            raise TypeError("KeyedBroadcastProcessFunction should be applied to keyed DataStream")
+        if isinstance(output_type, list):
+            output_type = RowTypeInfo(output_type)
+        elif output_type is not None and not isinstance(output_type, TypeInformation):
+            raise TypeError("output_type must be None, list or TypeInformation")
+        broadcast = ck.BroadcastStream(
+            self.broadcast_stream.input_stream._stream, tuple(self.broadcast_state_descriptors)
+        )
+        name = "Keyed-Co-Process-Broadcast" if keyed else "Co-Process-Broadcast"
+        stream = ck.BroadcastConnectedStream(self.non_broadcast_stream._stream, broadcast).process(
+            func, name=name
+        )
+        # PyFlink gives the operator the environment's parallelism of the moment: a parallelism
+        # set by the program (BATCH mode's scheduler keeps it)
+        node = stream.nodes[0]
+        node.parallelism = stream.env.parallelism
+        self.non_broadcast_stream._env._pinned.add(node.node_id)
+        return self.non_broadcast_stream._derive(stream, output_type, python=False)
+
+
 class WindowedStream:
     """A keyed stream cut into windows: ``reduce``, ``aggregate``, ``apply``, ``process``."""
 
@@ -706,8 +800,11 @@ class WindowedStream:
         self._windowed = self._windowed.allowed_lateness(time_ms)
         return self
 
-    def side_output_late_data(self, output_tag: Any) -> WindowedStream:
-        unsupported("side_output_late_data() (side outputs)", "allow lateness, or filter late data")
+    def side_output_late_data(self, output_tag: OutputTag) -> WindowedStream:
+        """Records later than the allowed lateness go to the side output ``output_tag`` (read
+        it with ``get_side_output`` on the window's result) instead of being dropped."""
+        self._windowed = self._windowed.side_output_late_data(output_tag)
+        return self
 
     def _result(self, stream: Any, output_type: TypeInformation | None) -> DataStream:
         return self._keyed_stream._derive(stream, output_type, python=False)
@@ -970,6 +1067,8 @@ __getattr__ = missing("pyflink.datastream.data_stream")
 
 __all__ = [
     "AllWindowedStream",
+    "BroadcastConnectedStream",
+    "BroadcastStream",
     "CachedDataStream",
     "CloseableIterator",
     "ConnectedStreams",

@@ -1,5 +1,5 @@
-"""``pyflink.datastream.state``: state descriptors, state kinds and ``StateTtlConfig`` (the job
-model's own, ``runtime.state``). The time and type names PyFlink's module imported (``Time``,
+"""``pyflink.datastream.state``: state descriptors, state kinds (broadcast states too) and
+``StateTtlConfig`` (the job model's own, ``runtime.state``). The time and type names PyFlink's module imported (``Time``,
 ``Duration``, ``Types``, ``TypeInformation``) resolve here too (``_unsupported.missing``)."""
 
 from __future__ import annotations
@@ -8,10 +8,12 @@ from ckptsim.pyflink._unsupported import missing
 from runtime.state import (
     AggregatingState,
     AggregatingStateDescriptor,
+    BroadcastState,
     ListState,
     ListStateDescriptor,
     MapState,
     MapStateDescriptor,
+    ReadOnlyBroadcastState,
     ReducingState,
     ReducingStateDescriptor,
     State,
@@ -26,10 +28,12 @@ __getattr__ = missing("pyflink.datastream.state")
 __all__ = [
     "AggregatingState",
     "AggregatingStateDescriptor",
+    "BroadcastState",
     "ListState",
     "ListStateDescriptor",
     "MapState",
     "MapStateDescriptor",
+    "ReadOnlyBroadcastState",
     "ReducingState",
     "ReducingStateDescriptor",
     "State",

@@ -136,6 +136,9 @@ class StreamExecutionEnvironment:
         self._timestamp_nodes: dict[int, bool] = {}
         self._pinned: set[int] = set()
         self._sink_bases: dict[str, str] = {}
+        #: where each key_by's operator is in the order the program made operators (PyFlink
+        #: makes it at the key_by() call), by the id of the key selector its edges carry
+        self._key_by_ranks: dict[int, float] = {}
         #: operators up to this node id ran in an earlier execute()
         self._executed = 0
 
