@@ -100,6 +100,9 @@ class ParquetSink:
         self.schema: Any = None
         if schema is not None:
             self._set_schema(_arrow_schema(schema))
+        #: called when a sink subtask finishes (after its final checkpoint completed, before
+        #: the job ends): ``run_topology(state=...)`` keeps the final checkpoint then
+        self.on_finish: Callable[[], None] | None = None
 
     def __call__(
         self,
@@ -491,6 +494,8 @@ class ParquetConnector(StagedFiles):
         self._discard_staged()
         # .staging itself stays: another subtask may be about to write into it (removing it
         # here raced with that: FileNotFoundError); ParquetSink.remove_staging() after the job
+        if self.sink.on_finish is not None:
+            self.sink.on_finish()
         return None
 
     # --- files ----------------------------------------------------------------------------------
