@@ -74,6 +74,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/simulation.py
 	$(BIN)/python benchmarks/spark_feed.py
 	$(BIN)/python benchmarks/spark_main_job.py
+	$(BIN)/python benchmarks/spark_typed_memory.py  # 1M, 4M and 10M rows of decimals and timestamps: peak RSS of the driver's Python and JVM
 	$(BIN)/python benchmarks/vs_pyflink.py  # against PyFlink when CKPTSIM_PYFLINK_PYTHON names a Python with apache-flink
 
 lint: $(STAMP)

@@ -39,6 +39,7 @@ from runtime.restart import BOUNDED_RESTARTS
 from runtime.state import ValueStateDescriptor
 from runtime.status import JobStatus
 from runtime.watermarks import MAX_WATERMARK
+from spark_bridge.carry import StateFolder, operators_not_carried
 from spark_bridge.locations import (
     Location,
     check_cluster_can_read,
@@ -134,6 +135,8 @@ def run_topology_job(
     final_only: bool | Callable[[Any], Any] = False,
     source_name: str = "Spark Source",
     source_uid: str = "spark-source",
+    state: str | Path | None = None,
+    run_id: str | None = None,
 ) -> TopologyRun:
     """Run a topology over a Spark DataFrame or RDD on actors, from the driver.
 
@@ -175,6 +178,17 @@ def run_topology_job(
     spark_schema = _spark_schema(spark, schema)
     master = str(spark.sparkContext.master)
     settings = _driver_folders(dict(config or {}))
+    attempt = None
+    if state is not None:
+        if checkpoint_interval is None:
+            raise ValueError(
+                "state= carries the state of the run's final checkpoint: give a "
+                "checkpoint_interval (not None)"
+            )
+        attempt = StateFolder(state).start(run_id)  # type: ignore[arg-type]
+        settings = attempt.config(settings)
+    elif run_id is not None:
+        raise ValueError("run_id= names a run of a state folder: give state= too")
     location = _output_location(output, master)
     input_schema = _input_schema(data)
     sink = ParquetSink(
@@ -212,6 +226,10 @@ def run_topology_job(
             stream = _final_values(stream, final_only)
         stream.sink_to(sink, name=OUTPUT_SINK)
         faults = _check_fault_tasks(env, name, faults)
+        drop: set[str] = set()
+        if attempt is not None:
+            sink.on_finish = attempt.keep_final
+            drop = {*operators_not_carried(env.build_job_graph(name)), FINAL_VALUE_UID}
         options: dict[str, Any] = {"runtime": runtime, "faults": faults}
         if seed is not None:
             options["seed"] = seed
@@ -221,6 +239,10 @@ def run_topology_job(
             options["progress"] = progress
             options["progress_interval"] = progress_interval
         result = env.execute(name, **options)
+    except BaseException:
+        if attempt is not None:
+            attempt.abandon()
+        raise
     finally:
         feed.release()
     log.info(
@@ -231,8 +253,12 @@ def run_topology_job(
         output=location.uri,
     )
     if not result.succeeded:
+        if attempt is not None:
+            attempt.abandon()
         raise TopologyFailed(result)
     sink.remove_staging()
+    if attempt is not None:
+        attempt.commit(drop, location.uri, result.job_id)
     if sink.committed_files() and output is None and not is_local_master(master):
         # the driver's temporary folder, which executors elsewhere cannot read: the result
         # goes to Spark from the driver's memory, as Arrow
@@ -248,6 +274,10 @@ def run_topology_job(
             known = input_schema
         dataframe = spark.createDataFrame([], known if known is not None else StructType([]))
     return TopologyRun(dataframe=dataframe, result=result, path=sink.path, uri=location.uri)
+
+
+#: the uid of the operator ``final_only`` adds
+FINAL_VALUE_UID = "ckptsim-final-value"
 
 
 class _FinalValue(KeyedProcessFunction):
@@ -283,7 +313,7 @@ def _final_values(stream: DataStream, final_only: bool | Callable[[Any], Any]) -
             )
         (found,) = selectors
         key = found
-    return stream.key_by(key).process(_FinalValue(), name="Final value").uid("ckptsim-final-value")
+    return stream.key_by(key).process(_FinalValue(), name="Final value").uid(FINAL_VALUE_UID)
 
 
 def describe_tasks(env: StreamEnvironment, name: str = "ckptsim job") -> list[str]:

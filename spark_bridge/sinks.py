@@ -100,6 +100,9 @@ class ParquetSink:
         self.schema: Any = None
         if schema is not None:
             self._set_schema(_arrow_schema(schema))
+        #: called when a sink subtask finishes (after its final checkpoint completed, before
+        #: the job ends): ``run_topology(state=...)`` keeps the final checkpoint then
+        self.on_finish: Callable[[], None] | None = None
 
     def __call__(
         self,
@@ -205,6 +208,8 @@ class ParquetSink:
                     to_arrow_column(pa, values, kind, self.time_zone)
                 except self._errors:
                     kind = None  # not the input's column any more: infer its type
+            if kind is None and hint is not None:
+                kind = self._input_struct(values)
             if kind is None:
                 try:
                     kind = infer_type(pa, values)
@@ -215,6 +220,23 @@ class ParquetSink:
                     ) from None
             fields.append(pa.field(name, kind))
         return pa.schema(fields)
+
+    def _input_struct(self, values: Sequence[Any]) -> Any:
+        """Rows whose fields are all named as input columns (an input row passed through as
+        a column, or part of one) as a struct of the input columns' types (decimal precision,
+        timestamp_ntz, a struct's field types: none of it guessed from the values); None if
+        they are not, or do not fit it."""
+        hint = self.input_schema
+        first = next((v for v in values if v is not None), None)
+        names = field_names(first) if first is not None else None
+        if not names or not all(name in hint.names for name in names):
+            return None
+        kind = self.pa.struct([hint.field(hint.names.index(name)) for name in names])
+        try:
+            to_arrow_column(self.pa, values, kind, self.time_zone)
+        except self._errors:
+            return None
+        return kind
 
     def _fix_schema(self, make: Callable[[], Any]) -> Any:
         """Fix the sink's schema from the first records (the first subtask to write wins)."""
@@ -491,6 +513,8 @@ class ParquetConnector(StagedFiles):
         self._discard_staged()
         # .staging itself stays: another subtask may be about to write into it (removing it
         # here raced with that: FileNotFoundError); ParquetSink.remove_staging() after the job
+        if self.sink.on_finish is not None:
+            self.sink.on_finish()
         return None
 
     # --- files ----------------------------------------------------------------------------------

@@ -169,6 +169,12 @@ NESTED = (
 )
 
 
+NESTED_STRUCT = (
+    "id:bigint,price:decimal(12,2),at:timestamp,day:date,tags:map<string,int>,"
+    "scores:array<double>,address:struct<city:string,since:timestamp>,raw:binary"
+)
+
+
 def nested(spark: Any) -> Any:
     rows = [
         (
@@ -236,6 +242,37 @@ def test_rows_a_function_returns_name_the_output_columns(spark: Any, tmp_path: P
     got = {r["id"]: r for r in back.collect()}
     assert got[7]["when"] == dt.date(2024, 1, 8) and got[7]["first_tag"] == 7
     assert got[6]["first_tag"] is None and got[5]["prices"] == {"p": None}
+
+
+def test_an_input_row_returned_as_a_column_keeps_the_input_types(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The latest row per key kept whole (``last=r``): the struct column has the input
+    columns' types (decimal(12,2), not a guessed precision; the map, the struct with a null
+    field in the first buffer), not types inferred from the first records."""
+    df = nested(spark)
+    back = run_topology(
+        spark,
+        df,
+        lambda s: (
+            s.map(lambda r: TupleRow(key=r.id % 3, last=r))
+            .key_by(lambda r: r.key)
+            .reduce(lambda a, b: b if b.last.id > a.last.id else a)
+        ),
+        output=str(tmp_path / "out"),
+        final_only=True,
+        parallelism=2,
+        config={"ckptsim.buffer.records": 3},
+    )
+    assert back.schema.simpleString() == f"struct<key:bigint,last:struct<{NESTED_STRUCT}>>"
+    got = {r["key"]: tuple(r["last"]) for r in back.collect()}
+    theirs = {
+        r["key"]: tuple(r["last"])
+        for r in df.groupBy((F.col("id") % 3).alias("key"))
+        .agg(F.max_by(F.struct(*df.columns), "id").alias("last"))
+        .collect()
+    }
+    assert got == theirs
 
 
 def test_an_empty_input_keeps_its_schema(spark: Any, tmp_path: Path) -> None:
