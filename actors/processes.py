@@ -79,6 +79,10 @@ log = get_logger(__name__)
 DEPLOY_TIMEOUT_S = 60.0
 #: how long a stopped TaskManager may take to end before it is killed
 SHUTDOWN_GRACE_S = 5.0
+#: a TaskManager's GIL switch interval (Python's default: 5 ms): a message that arrives while
+#: a task computes waits for its reader thread to get the GIL, and credits make round trips,
+#: so a shorter interval keeps producers fed (measured: p=2 about 1.5x faster with it)
+SWITCH_INTERVAL_S = 0.0005
 #: most messages in one frame
 _BATCH = 256
 _HEADER = struct.Struct("!Q")
@@ -662,6 +666,7 @@ def _task_manager_main(
         with contextlib.suppress(OSError):
             sock.close()
     reset_registry_after_fork()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     shutdown = threading.Event()
     targets: dict[str, Any] = {}
     rt = ThreadedRuntime()
