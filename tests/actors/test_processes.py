@@ -23,6 +23,7 @@ import pytest
 
 from actors.faults import CrashTask, FailTask
 from actors.processes import ProcessRuntime, placement
+from actors.protocol import QueryJob
 from actors.trace import TraceCollector
 from ckptsim import StreamExecutionEnvironment, check_trace
 from ckptsim._cli import main
@@ -253,3 +254,68 @@ def test_the_command_line_runs_a_script_on_task_manager_processes(
     out = capsys.readouterr().out
     assert code == 0, out
     assert "processes 2" in out and "sum 4950" in out
+
+
+class _AskOnCheckpoint:
+    """A tracer that, when the first checkpoint completes, asks every task for its progress
+    as the progress line and the REST API do (``ref.proxy().progress()``), then opens
+    ``release`` (which the job waits for)."""
+
+    def __init__(self, release: Any) -> None:
+        self.level = TraceCollector().level
+        self.release = release
+        self.master: pykka.ActorRef[Any] | None = None
+        self.answers: dict[str, dict[str, Any]] = {}
+        self._asked = False
+        self._lock = threading.Lock()
+
+    def job_started(self, *, master: pykka.ActorRef[Any], **_: Any) -> None:
+        self.master = master
+
+    def job_ended(self, job_id: str, result: JobResult) -> None:
+        pass
+
+    def record(self, event: MutableMapping[str, Any]) -> None:
+        if event["event"] != "checkpoint_completed":
+            return
+        with self._lock:
+            if self._asked:
+                return
+            self._asked = True
+        threading.Thread(target=self._ask, daemon=True).start()
+
+    def _ask(self) -> None:
+        try:
+            assert self.master is not None
+            info: dict[str, Any] = self.master.ask(QueryJob(), block=True, timeout=GUARD_S)
+            futures = {t: ref.proxy().progress() for t, ref in info["tasks"].items()}
+            self.answers = {t: f.get(timeout=GUARD_S) for t, f in futures.items()}
+        finally:
+            self.release.set()
+
+
+def test_a_running_task_answers_progress_questions_from_its_task_manager() -> None:
+    release = multiprocessing.get_context("fork").Event()
+
+    def hold_the_last_record(r: tuple[int, int, int]) -> tuple[int, int, int]:
+        if r[1] >= N - 2:
+            release.wait()
+        return r
+
+    env = StreamExecutionEnvironment(parallelism=2)
+    env.enable_checkpointing(10)
+    env.configure({"ckptsim.buffer.records": 50})
+    (
+        env.from_generator(record, N, rate=30_000)
+        .map(hold_the_last_record)
+        .key_by(lambda r: r[0])
+        .reduce(lambda a, b: (a[0], b[1], a[2] + b[2]))
+        .collect("counts")
+    )
+    asker = _AskOnCheckpoint(release)
+    result = env.execute("count", runtime="processes", trace=asker, observer=asker, timeout=GUARD_S)
+    assert result.status is JobStatus.FINISHED, result.failure
+    assert len(asker.answers) == 4
+    for answer in asker.answers.values():
+        assert answer["status"] in {"RUNNING", "DATA_ENDED", "FINISHED"}
+        assert "records_in" in answer and "io" in answer
