@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import tempfile
 import threading
 from collections import Counter
 from collections.abc import MutableMapping
@@ -20,6 +21,8 @@ from typing import Any
 
 import pykka
 import pytest
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
 
 from actors.faults import CrashTask, FailTask
 from actors.processes import ProcessRuntime, placement
@@ -27,8 +30,17 @@ from actors.protocol import QueryJob
 from actors.trace import TraceCollector
 from ckptsim import StreamExecutionEnvironment, check_trace
 from ckptsim._cli import main
+from ckptsim.testing import ThreadedRun, Topology, threaded_runs
 from runtime.job import JobResult, plan_execution
 from runtime.status import JobStatus
+from tests.conftest import threaded_examples
+from tests.properties.test_soak import (
+    HANG_GUARD,
+    assert_output,
+    checkpointing,
+    finished,
+    modes_and_topologies,
+)
 
 pytestmark = pytest.mark.skipif(
     "fork" not in multiprocessing.get_all_start_methods(), reason="TaskManagers are forked"
@@ -319,3 +331,50 @@ def test_a_running_task_answers_progress_questions_from_its_task_manager() -> No
     for answer in asker.answers.values():
         assert answer["status"] in {"RUNNING", "DATA_ENDED", "FINISHED"}
         assert "records_in" in answer and "io" in answer
+
+
+class ProcessRun(ThreadedRun):
+    """``ckptsim.testing.ThreadedRun`` on TaskManager processes: the same drawn faults, the
+    same trace check."""
+
+    def run(
+        self,
+        build: Any,
+        settings: Any = None,
+        *,
+        check: bool = True,
+        timeout: float = 120.0,
+        name: str = "process job",
+        shrink_seconds: float | None = None,
+    ) -> JobResult:
+        return self._run(
+            build,
+            settings,
+            check=check,
+            name=name,
+            shrink_seconds=shrink_seconds,
+            runtime="processes",
+            timeout=timeout,
+        )
+
+
+@settings(max_examples=threaded_examples(ci=4), deadline=None)
+@given(drawn=modes_and_topologies(), run=threaded_runs(), interval=st.integers(10, 25))
+def test_on_task_manager_processes_the_committed_output_after_faults_is_the_failure_free_one(
+    drawn: tuple[str, Topology], run: ThreadedRun, interval: int
+) -> None:
+    """The soak property (``tests/properties/test_soak.py``) on TaskManager processes: random
+    topologies, one to three faults of every kind (they strike in the TaskManagers and the
+    JobManager alike), every checkpointing mode: the committed output is the failure-free
+    one (at-least-once: nothing lost), and the trace passes the trace checker."""
+    mode, topology = drawn
+    on_processes = ProcessRun(faults=run.faults)
+    note(f"mode: {mode}; topology: {topology!r}; run: {on_processes!r}")
+    with tempfile.TemporaryDirectory(prefix="ckptsim-procs-") as tmp:
+        result = on_processes.run(
+            topology.build,
+            checkpointing(mode, interval, Path(tmp) / "checkpoints", retained=2),
+            timeout=HANG_GUARD,
+        )
+    finished(result, on_processes, mode)
+    assert_output(mode, topology, topology.observe(result))
