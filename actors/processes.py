@@ -16,11 +16,13 @@ for an actor in another process, and its ``tell`` writes the message to a socket
   the producer emitted them, and credits and ``AllDataProcessed`` cross back to the producer
   (credit-based flow control as in one process: a producer sends a buffer only against a
   credit).
-- **Wire format.** Pickle (protocol 5), a batch of ``(address, message)`` pairs per frame:
-  records are arbitrary Python values (tuples stay tuples, rows keep their fields), which
-  msgpack would not round-trip. Each link has a writer thread, so ``tell`` never blocks on a
-  full socket (the credits bound what is in flight) and back-to-back small messages (credits)
-  share a frame; a reader thread per link hands what arrives to the local actors.
+- **Wire format.** Pickle (protocol 5), one length-prefixed ``(address, message)`` pair per
+  message, pickled on the sender's thread (so a record that cannot cross fails its task,
+  naming it): records are arbitrary Python values (tuples stay tuples, rows keep their
+  fields), which msgpack would not round-trip. Each link has a writer thread, so ``tell``
+  never blocks on a full socket (the credits bound what is in flight) and back-to-back small
+  messages (credits) share one write; a reader thread per link hands what arrives to the
+  local actors.
 - **User functions** reach the TaskManagers by ``fork``: a TaskManager is forked from the
   launching process when its deployment starts, so lambdas, closures and a script's functions
   run there as they are, with nothing pickled (only messages are). This needs the ``fork``
@@ -83,7 +85,7 @@ SHUTDOWN_GRACE_S = 5.0
 #: a task computes waits for its reader thread to get the GIL, and credits make round trips,
 #: so a shorter interval keeps producers fed (measured: p=2 about 1.5x faster with it)
 SWITCH_INTERVAL_S = 0.0005
-#: most messages in one frame
+#: most messages written at once
 _BATCH = 256
 _HEADER = struct.Struct("!Q")
 
@@ -134,7 +136,7 @@ _STOP = object()
 
 class Link:
     """One end of a socket between two processes: ``send(address, message)`` from any
-    thread, a writer thread that frames and pickles what was sent, a reader thread that hands
+    thread (pickled there), a writer thread that writes what was sent, a reader thread that hands
     each message that arrives to ``dispatch(address, message)`` and calls ``on_lost()`` when
     the other end is gone."""
 
@@ -164,11 +166,22 @@ class Link:
         self._reader.start()
 
     def send(self, address: str, message: Any) -> None:
-        if not self.closed:
-            self._queue.put((address, message))
+        """Pickle ``(address, message)`` here, on the sender's thread (a message that cannot
+        cross raises ``TypeError`` to the sender, naming it), and queue it for the writer."""
+        if self.closed:
+            return
+        try:
+            data = pickle.dumps((address, message), protocol=5)
+        except Exception as error:
+            raise TypeError(
+                f"a message to {address} cannot cross to another process (pickle: "
+                f"{type(error).__name__}: {error}); on runtime='processes' records and "
+                "sink values must be picklable"
+            ) from error
+        self._queue.put(_HEADER.pack(len(data)) + data)
 
     def receive_one(self) -> list[tuple[str, Any]]:
-        """Read one frame on the caller's thread (before the reader thread starts)."""
+        """Read one message on the caller's thread (before the reader thread starts)."""
         frame = self._read_frame()
         if frame is None:
             raise EOFError(f"{self.name}: the other end closed")
@@ -182,8 +195,8 @@ class Link:
         data = self._file.read(size)
         if len(data) < size:
             return None
-        batch: list[tuple[str, Any]] = pickle.loads(data)
-        return batch
+        message: tuple[str, Any] = pickle.loads(data)
+        return [message]
 
     def _write(self) -> None:
         queue, sock = self._queue, self.sock
@@ -197,9 +210,7 @@ class Link:
             batch = [entry for entry in batch if entry is not _STOP]
             if batch:
                 try:
-                    data = pickle.dumps(batch, protocol=5)
-                    sock.sendall(_HEADER.pack(len(data)))
-                    sock.sendall(data)
+                    sock.sendall(b"".join(batch))
                 except OSError:  # the other end is gone: what it was sent is moot
                     self.closed = True
                     return
@@ -334,7 +345,10 @@ class _ForwardedTrace:
         self._link = link
 
     def record(self, event: Event) -> None:
-        self._link.send(_TRACE, dict(event))
+        try:
+            self._link.send(_TRACE, dict(event))
+        except TypeError:  # a field that cannot be pickled: as the trace file writes it
+            self._link.send(_TRACE, {key: str(value) for key, value in event.items()})
 
 
 class _TaskManagerFaults(FaultPlan):

@@ -378,3 +378,19 @@ def test_on_task_manager_processes_the_committed_output_after_faults_is_the_fail
         )
     finished(result, on_processes, mode)
     assert_output(mode, topology, topology.observe(result))
+
+
+def test_a_record_that_cannot_cross_to_another_process_fails_the_job_naming_why() -> None:
+    env = StreamExecutionEnvironment(parallelism=2)
+    (
+        env.from_collection(range(100))
+        .map(lambda x: (x % 2, threading.Lock()))  # locks cannot be pickled
+        .key_by(lambda r: r[0])
+        .map(lambda r: r[0])
+        .collect()
+    )
+    result = env.execute("locks", runtime="processes", timeout=GUARD_S)
+    assert result.status is JobStatus.FAILED
+    assert result.failure is not None
+    assert "cannot cross to another process" in result.failure, result.failure
+    assert "must be picklable" in result.failure
