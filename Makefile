@@ -68,6 +68,7 @@ docs: $(DOCS_STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
+	$(BIN)/python benchmarks/processes.py
 	$(BIN)/python benchmarks/sinks.py
 	$(BIN)/python benchmarks/parquet_sink.py
 	$(BIN)/python benchmarks/unaligned.py

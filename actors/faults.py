@@ -247,6 +247,16 @@ class FaultPlan:
                 and f.consumer == consumer
             ]
 
+    def spent(self) -> set[int]:
+        """The faults that struck (by their index in ``faults``)."""
+        with self._lock:
+            return set(self._fired)
+
+    def mark_spent(self, indices: Iterable[int]) -> None:
+        """These faults struck elsewhere (in a TaskManager process): not again in this run."""
+        with self._lock:
+            self._fired.update(indices)
+
     def stall_began(self, fault: StallChannel) -> None:
         with self._lock:
             self._fired.update(i for i, f in enumerate(self.faults) if f is fault)

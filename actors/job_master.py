@@ -259,6 +259,41 @@ class JobMaster(pykka.ThreadingActor):
         runtime = self.runtime
         assert self.coordinator is not None
         self.tasks, self.channels, self.attempt = {}, [], attempt
+        deploy = getattr(runtime, "deploy_tasks", None)
+        if deploy is not None:  # the tasks run elsewhere (actors.processes: TaskManagers)
+            self.tasks = deploy(
+                attempt=attempt,
+                plan=plan,
+                report_records_every=step,
+                storage=self.storage,
+                job_master=self.actor_ref,
+                coordinator=self.coordinator,
+            )
+        else:
+            self._spawn_tasks(plan, step)
+        self.coordinator.tell(WireCoordinator(self.tasks))
+        self.log.info(
+            "job_deployed",
+            attempt=attempt,
+            tasks=len(self.tasks),
+            channels=len(plan.channels),
+            vertices=[v.name for v in plan.job.vertices],
+            # what a trace checker needs: every channel as [producer, its output index,
+            # consumer, its input index], and which tasks are sources
+            topology={
+                "sources": sorted(str(t) for t in plan.job.source_tasks()),
+                "channels": [
+                    [str(c.upstream), c.output_index, str(c.downstream), c.input_index]
+                    for c in plan.channels
+                ],
+            },
+        )
+
+    def _spawn_tasks(self, plan: ExecutionPlan, step: int) -> None:
+        """One ``StreamTask`` actor per subtask and one channel actor per connected pair, on
+        this runtime, wired."""
+        runtime = self.runtime
+        assert self.coordinator is not None
         sources = set(plan.job.source_tasks())
         for task, spec in plan.tasks.items():
             self.tasks[task] = runtime.spawn(
@@ -294,23 +329,6 @@ class JobMaster(pykka.ThreadingActor):
                     [inputs[task][i] for i in range(len(inputs[task]))],
                 )
             )
-        self.coordinator.tell(WireCoordinator(self.tasks))
-        self.log.info(
-            "job_deployed",
-            attempt=attempt,
-            tasks=len(self.tasks),
-            channels=len(self.channels),
-            vertices=[v.name for v in plan.job.vertices],
-            # what a trace checker needs: every channel as [producer, its output index,
-            # consumer, its input index], and which tasks are sources
-            topology={
-                "sources": sorted(str(t) for t in plan.job.source_tasks()),
-                "channels": [
-                    [str(c.upstream), c.output_index, str(c.downstream), c.input_index]
-                    for c in plan.channels
-                ],
-            },
-        )
 
     def _load_in_background(self, attempt: int, checkpoint: RestoredFromCheckpoint) -> None:
         """Read and verify a checkpoint off this thread (Flink's I/O executor); the outcome

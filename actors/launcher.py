@@ -24,6 +24,7 @@ from actors.execution import ThreadedRuntime
 from actors.faults import Fault, FaultPlan, parse_faults
 from actors.job_master import JobMaster
 from actors.logs import get_logger
+from actors.processes import ProcessRuntime
 from actors.protocol import CancelJob, Deploy, FailJob, QueryProgress
 from actors.simulation import SimulationRuntime
 from actors.trace import EventLog, Tracer
@@ -47,16 +48,19 @@ log = get_logger(__name__)
 Progress = Callable[[dict[str, Any]], None]
 
 
-RUNTIMES = ("threaded", "simulation")
+RUNTIMES = ("threaded", "processes", "simulation")
 
 
 def make_runtime(
     name: str, conf: Configuration, *, seed: int = 0, schedule: Sequence[int] = ()
 ) -> ActorRuntime:
-    """``threaded`` (Pykka threads, wall clock) or ``simulation`` (one thread, seeded
-    scheduler, virtual clock)."""
+    """``threaded`` (Pykka threads, wall clock), ``processes`` (the JobManager's actors on
+    threads, subtasks in TaskManager processes: ``actors.processes``) or ``simulation`` (one
+    thread, seeded scheduler, virtual clock)."""
     if name == "threaded":
         return ThreadedRuntime(channel_threads=conf["ckptsim.channel.threads"])
+    if name == "processes":
+        return ProcessRuntime(slots=conf["taskmanager.numberOfTaskSlots"])
     if name == "simulation":
         return SimulationRuntime(
             seed=seed,
@@ -105,7 +109,8 @@ def execute(
 ) -> JobResult:
     """Deploy ``job`` on actors, wait for it to end, stop every actor, return the result.
 
-    ``runtime``: ``"threaded"`` (default) or ``"simulation"`` (or a runtime object);
+    ``runtime``: ``"threaded"`` (default: ``ckptsim.runtime``), ``"processes"``
+    (TaskManager processes, ``actors.processes``) or ``"simulation"`` (or a runtime object);
     ``seed`` (default ``ckptsim.seed``) seeds every random choice, and in the simulation the
     schedule, whose first choices ``schedule`` may fix; ``faults`` (``actors.faults``) are
     injected; ``timeout`` in seconds (virtual
@@ -160,7 +165,7 @@ def execute(
         ignore_unclaimed=conf["execution.state-recovery.ignore-unclaimed-state"],
     )
     rt: ActorRuntime = (
-        make_runtime(runtime or "threaded", conf, seed=seed, schedule=schedule)
+        make_runtime(runtime or conf["ckptsim.runtime"].lower(), conf, seed=seed, schedule=schedule)
         if runtime is None or isinstance(runtime, str)
         else runtime
     )
@@ -336,7 +341,7 @@ def _run(
             if progress and isinstance(rt, SimulationRuntime):
                 rt.progress_interval = progress_interval
                 rt.on_progress = _simulated_progress(rt, master, progress)
-            elif progress and rt.name == "threaded":
+            elif progress and rt.name in ("threaded", "processes"):
                 reporter = _ProgressReporter(master, progress, progress_interval)
             try:
                 result: JobResult = rt.wait(future, timeout)

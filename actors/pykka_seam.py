@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import sys
+import threading
 from typing import Any, ClassVar
 
 import pykka
@@ -75,6 +76,7 @@ __all__ = [
     "ThreadingFuture",
     "check_pykka",
     "deliver",
+    "reset_registry_after_fork",
     "run_on_start",
     "stop_now",
 ]
@@ -125,6 +127,13 @@ class ExpectedFailures(pykka.ThreadingActor):
             self.actor_stopped.set()
             return
         super()._handle_failure(exception_type, exception_value, traceback)
+
+
+def reset_registry_after_fork() -> None:
+    """In a process just forked from a threaded one: Pykka's actor registry lock may have
+    been held by a thread that does not exist here; give the registry a new one (the
+    registered references are the parent's, and stay unused)."""
+    pykka.ActorRegistry._actor_refs_lock = threading.RLock()
 
 
 def run_on_start(actor: pykka.Actor) -> None:

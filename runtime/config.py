@@ -966,6 +966,24 @@ OPTIONS: tuple[ConfigOption, ...] = (
         minimum=0,
     ),
     _opt(
+        "ckptsim.runtime",
+        "enum",
+        "THREADED",
+        "Where a job's actors run when execute() is given no runtime: threaded (a thread per "
+        "task), processes (the JobManager here, subtasks in TaskManager processes of "
+        "taskmanager.numberOfTaskSlots slots each) or simulation (seeded, virtual time).",
+        choices=("THREADED", "PROCESSES", "SIMULATION"),
+    ),
+    _opt(
+        "taskmanager.numberOfTaskSlots",
+        "int",
+        1,
+        "Slots per TaskManager process on the processes runtime: slot i holds subtask i of "
+        "every vertex (slot sharing), so a job of parallelism p runs in ceil(p / slots) "
+        "TaskManagers.",
+        minimum=1,
+    ),
+    _opt(
         "ckptsim.channel.threads",
         "bool",
         False,

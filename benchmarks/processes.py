@@ -1,0 +1,95 @@
+"""TaskManagers as processes: records/s at parallelism 1, 2 and 4 on ``runtime="processes"``
+(one slot per TaskManager, so p TaskManager processes), and the ratios to p=1.
+
+    python benchmarks/processes.py [--records 1000000] [--keys 1000] [--repeat 3]
+
+The job is ``benchmarks/throughput.py``'s: source -> map -> key_by/reduce -> collect, with
+checkpoints every 200 ms. Target on 2 cores: p=2 (two TaskManagers) >= 1.5x p=1. The threaded
+runtime at p=1 and p=2 is measured beside it (threads share one GIL: p=2 is no faster there).
+Every figure is the best of ``--repeat`` interleaved runs; the load average is printed, as
+other work on the machine moves the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import structlog
+
+from benchmarks.throughput import final_sums, make_functions, plain_loop
+from ckptsim import StreamExecutionEnvironment
+from runtime.job import JobResult
+
+
+def run(n: int, keys: int, parallelism: int, runtime: str) -> tuple[float, JobResult]:
+    generate, double, key, add = make_functions(keys)
+    env = StreamExecutionEnvironment(parallelism=parallelism)
+    env.enable_checkpointing(200)
+    env.configure({"taskmanager.numberOfTaskSlots": 1})
+    env.from_generator(generate, n).map(double).key_by(key).reduce(add).collect("out")
+    gc.collect()
+    started = time.perf_counter()
+    result = env.execute("processes", runtime=runtime, timeout=600)
+    elapsed = time.perf_counter() - started
+    if not result.succeeded:
+        raise SystemExit(f"the job did not finish: {result.status.value} {result.failure}")
+    return elapsed, result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--keys", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    n, keys = args.records, args.keys
+    expected = plain_loop(n, keys)[1]
+    configs = [
+        ("processes", 1),
+        ("processes", 2),
+        ("processes", 4),
+        ("threaded", 1),
+        ("threaded", 2),
+    ]
+    best: dict[tuple[str, int], float] = {}
+    load_before = os.getloadavg()
+    run(10_000, keys, 2, "processes")  # warm up: first-use imports
+    for _ in range(args.repeat):
+        for config in configs:
+            elapsed, result = run(n, keys, config[1], config[0])
+            assert final_sums(result) == expected, f"{config}: output differs from a plain loop"
+            del result
+            best[config] = min(best.get(config, float("inf")), elapsed)
+    load_after = os.getloadavg()
+    print(
+        f"{n:,} records, {keys:,} keys, checkpoints every 200 ms, best of {args.repeat} "
+        f"(interleaved runs), {os.cpu_count()} cores, load average "
+        f"{load_before[0]:.1f} before, {load_after[0]:.1f} after"
+    )
+    for (runtime, p), elapsed in best.items():
+        tms = f"{p} TaskManager{'s' if p > 1 else ''}" if runtime == "processes" else "threads"
+        print(f"  {runtime:<9} p={p}  {n / elapsed:>12,.0f} records/s  ({tms})")
+    base = best[("processes", 1)]
+    for p in (2, 4):
+        print(
+            f"processes p={p} / p=1 = {base / best[('processes', p)]:.2f}"
+            + ("   (target >= 1.5 on 2 cores)" if p == 2 else "")
+        )
+    print(
+        f"processes p=2 / threaded p=2 = {best[('threaded', 2)] / best[('processes', 2)]:.2f}; "
+        f"processes p=1 / threaded p=1 = {best[('threaded', 1)] / best[('processes', 1)]:.2f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,396 @@
+"""TaskManagers as processes (``runtime="processes"``, ``actors.processes``): the same jobs
+give the same output as on threads, with checkpoints, an injected failure and a TaskManager
+process killed with SIGKILL; ``taskmanager.numberOfTaskSlots`` decides the processes.
+
+A job here forks its TaskManagers (a few tens of ms each, more on a busy machine); the jobs
+are small. Nothing waits on the wall clock: where a test must act while the job runs, the job
+waits for it (a ``multiprocessing`` event shared with the forked TaskManagers).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import MutableMapping
+from pathlib import Path
+from typing import Any
+
+import pykka
+import pytest
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+
+from actors.faults import CrashTask, FailTask
+from actors.processes import ProcessRuntime, placement
+from actors.protocol import QueryJob
+from actors.trace import TraceCollector
+from ckptsim import StreamExecutionEnvironment, check_trace
+from ckptsim._cli import main
+from ckptsim.testing import ThreadedRun, Topology, threaded_runs
+from runtime.job import JobResult, plan_execution
+from runtime.status import JobStatus
+from tests.conftest import threaded_examples
+from tests.properties.test_soak import (
+    HANG_GUARD,
+    assert_output,
+    checkpointing,
+    finished,
+    modes_and_topologies,
+)
+
+pytestmark = pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="TaskManagers are forked"
+)
+
+N = 6_000
+KEYS = 10
+#: a guard against a hang, not a measure
+GUARD_S = 300
+RESTARTS: dict[str, object] = {
+    "restart-strategy.type": "fixed-delay",
+    "restart-strategy.fixed-delay.attempts": 3,
+    "restart-strategy.fixed-delay.delay": "5 ms",
+}
+
+
+def record(i: int) -> tuple[int, int, int]:
+    return (i % KEYS, i, 1)
+
+
+def counting_env(
+    settings: dict[str, object] | None = None, *, parallelism: int = 2
+) -> StreamExecutionEnvironment:
+    """A keyed running count (each record's index and its key's count so far), into an
+    exactly-once collect sink, with checkpoints every 10 ms."""
+    env = StreamExecutionEnvironment(parallelism=parallelism)
+    env.enable_checkpointing(10)
+    env.configure({"ckptsim.buffer.records": 50, **RESTARTS, **(settings or {})})
+    (
+        env.from_generator(record, N, rate=30_000)
+        .uid("numbers")
+        .key_by(lambda r: r[0])
+        .reduce(lambda a, b: (a[0], b[1], a[2] + b[2]))
+        .uid("counts")
+        .collect("counts")
+    )
+    return env
+
+
+def observe(result: JobResult) -> tuple[Counter[int], dict[int, list[int]]]:
+    indices: Counter[int] = Counter()
+    counts: dict[int, list[int]] = {}
+    for k, i, c in result.collected("counts"):
+        indices[i] += 1
+        counts.setdefault(k, []).append(c)
+    return indices, {k: sorted(v) for k, v in sorted(counts.items())}
+
+
+def failure_free() -> tuple[Counter[int], dict[int, list[int]]]:
+    return Counter(range(N)), {k: list(range(1, N // KEYS + 1)) for k in range(KEYS)}
+
+
+def events(trace: TraceCollector, name: str) -> list[MutableMapping[str, Any]]:
+    return [e for e in trace.events if e["event"] == name]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{}, {"execution.checkpointing.unaligned.enabled": True}],
+    ids=["aligned", "unaligned"],
+)
+def test_a_keyed_count_with_checkpoints_gives_the_threaded_output(
+    settings: dict[str, object],
+) -> None:
+    threaded = counting_env(settings).execute("count", timeout=GUARD_S)
+    trace = TraceCollector()
+    result = counting_env(settings).execute(
+        "count", runtime="processes", trace=trace, timeout=GUARD_S
+    )
+    assert result.status is JobStatus.FINISHED, result.failure
+    assert observe(result) == observe(threaded) == failure_free()
+    assert result.completed_checkpoint_ids
+    assert events(trace, "job_submitted")[0]["runtime"] == "processes"
+    # the TaskManagers' protocol events reach the run's trace, which holds the invariants
+    assert events(trace, "checkpoint_taken") and events(trace, "barrier_received")
+    assert check_trace(trace.events).violation is None
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [FailTask(task="counts#1", at_record=2_000), CrashTask(task="numbers#0", at_record=2_000)],
+    ids=["fail-task", "crash-task"],
+)
+def test_an_injected_failure_fails_over_to_the_exact_output(fault: Any) -> None:
+    trace = TraceCollector()
+    result = counting_env().execute(
+        "count", runtime="processes", faults=[fault], trace=trace, timeout=GUARD_S
+    )
+    assert result.status is JobStatus.FINISHED, result.failure
+    assert result.restarts == 1  # the fault struck once: the restarted TaskManagers know
+    assert [e["fault"] for e in events(trace, "fault_injected")] == [repr(fault)]
+    assert observe(result) == failure_free()
+    assert check_trace(trace.events).violation is None
+
+
+class _KillOnCheckpoint:
+    """A tracer that kills the TaskManager of subtask 1 with SIGKILL when the first
+    checkpoint completes, then opens ``killed`` (which the job waits for)."""
+
+    def __init__(self, runtime: ProcessRuntime, killed: Any) -> None:
+        self.level = TraceCollector().level
+        self.events: list[MutableMapping[str, Any]] = []
+        self.runtime = runtime
+        self.killed = killed
+        self.victim: int | None = None
+        self._lock = threading.Lock()
+
+    def record(self, event: MutableMapping[str, Any]) -> None:
+        with self._lock:
+            self.events.append({"seq": len(self.events) + 1, **event})
+            if event["event"] == "checkpoint_completed" and self.victim is None:
+                pids = self.runtime.pids()
+                self.victim = pids[-1]
+                os.kill(self.victim, signal.SIGKILL)
+                self.killed.set()
+
+
+def test_a_task_manager_killed_with_sigkill_fails_over_to_the_exact_output() -> None:
+    context = multiprocessing.get_context("fork")
+    killed = context.Event()
+
+    def hold_the_last_record(r: tuple[int, int, int]) -> tuple[int, int, int]:
+        # the job cannot finish before the kill (closures reach the forked TaskManagers)
+        if r[1] >= N - 2:
+            killed.wait()
+        return r
+
+    env = StreamExecutionEnvironment(parallelism=2)
+    env.enable_checkpointing(10)
+    env.configure({"ckptsim.buffer.records": 50, **RESTARTS})
+    (
+        env.from_generator(record, N, rate=30_000)
+        .uid("numbers")
+        .map(hold_the_last_record)
+        .key_by(lambda r: r[0])
+        .reduce(lambda a, b: (a[0], b[1], a[2] + b[2]))
+        .uid("counts")
+        .collect("counts")
+    )
+    runtime = ProcessRuntime(slots=1)
+    tracer = _KillOnCheckpoint(runtime, killed)
+    result = env.execute("count", runtime=runtime, trace=tracer, timeout=GUARD_S)
+    assert tracer.victim is not None
+    assert result.status is JobStatus.FINISHED, result.failure
+    assert result.restarts == 1
+    failovers = [e for e in tracer.events if e["event"] == "job_failover"]
+    assert len(failovers) == 1
+    assert f"(pid {tracer.victim}) lost: killed by SIGKILL" in failovers[0]["cause"]
+    assert observe(result) == failure_free()
+    assert check_trace(tracer.events).violation is None
+    # the restarted job ran in new TaskManagers; none is left
+    with pytest.raises(ProcessLookupError):
+        os.kill(tracer.victim, 0)
+    assert runtime.pids() == []
+
+
+def test_slots_decide_how_many_subtasks_share_a_task_manager() -> None:
+    env = counting_env(parallelism=4)
+    plan = plan_execution(env.build_job_graph("count"), env.configuration)
+    assert set(placement(plan, 1).values()) == {0, 1, 2, 3}
+    two = placement(plan, 2)
+    assert {str(t) for t, k in two.items() if k == 1} == {
+        "numbers#2",
+        "numbers#3",
+        "counts#2",
+        "counts#3",
+    }
+    assert set(placement(plan, 4).values()) == {0}
+
+    pids: set[int] = set()
+
+    def where(r: tuple[int, int, int]) -> tuple[int, int, int]:
+        pids.add(os.getpid())  # in the TaskManager's copy: sent back with the records below
+        return (r[0], r[1], os.getpid())
+
+    env = StreamExecutionEnvironment(parallelism=4)
+    env.configure({"taskmanager.numberOfTaskSlots": 2, "ckptsim.runtime": "processes"})
+    env.from_collection(range(400)).map(record).map(where).collect("where")
+    result = env.execute("where", timeout=GUARD_S)
+    assert result.status is JobStatus.FINISHED, result.failure
+    processes = {pid for _, _, pid in result.collected("where")}
+    assert len(processes) == 2 and os.getpid() not in processes
+    assert not pids  # the user function ran in the TaskManagers, not here
+
+
+def test_no_actor_thread_or_process_is_left_after_a_job() -> None:
+    before = threading.active_count()
+    result = counting_env().execute("cleanup", runtime="processes", timeout=GUARD_S)
+    assert result.succeeded
+    assert pykka.ActorRegistry.get_all() == []
+    assert threading.active_count() == before
+    assert multiprocessing.active_children() == []
+
+
+def test_a_sink_that_cannot_open_fails_the_deployment_as_on_threads(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    failures = []
+    for runtime in ("threaded", "processes"):
+        env = StreamExecutionEnvironment(parallelism=2)
+        env.from_collection(range(10)).sink_to_file(str(blocker / "out"))
+        result = env.execute("unopenable", runtime=runtime, timeout=GUARD_S)
+        assert result.status is JobStatus.FAILED
+        failures.append(result.failure)
+    assert failures[0] == failures[1]
+    assert failures[1] is not None and "NotADirectoryError" in failures[1]
+
+
+def test_the_command_line_runs_a_script_on_task_manager_processes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import os\n"
+        "from ckptsim import StreamExecutionEnvironment\n"
+        "env = StreamExecutionEnvironment(parallelism=2)\n"
+        "env.from_collection(range(100)).map(lambda x: (x, os.getpid())).collect('out')\n"
+        "result = env.execute('script')\n"
+        "print('processes', len({p for _, p in result.collected('out')} - {os.getpid()}))\n"
+        "print('sum', sum(x for x, _ in result.collected('out')))\n"
+    )
+    code = main(["run", str(script), "-D", "ckptsim.runtime=processes"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "processes 2" in out and "sum 4950" in out
+
+
+class _AskOnCheckpoint:
+    """A tracer that, when the first checkpoint completes, asks every task for its progress
+    as the progress line and the REST API do (``ref.proxy().progress()``), then opens
+    ``release`` (which the job waits for)."""
+
+    def __init__(self, release: Any) -> None:
+        self.level = TraceCollector().level
+        self.release = release
+        self.master: pykka.ActorRef[Any] | None = None
+        self.answers: dict[str, dict[str, Any]] = {}
+        self._asked = False
+        self._lock = threading.Lock()
+
+    def job_started(self, *, master: pykka.ActorRef[Any], **_: Any) -> None:
+        self.master = master
+
+    def job_ended(self, job_id: str, result: JobResult) -> None:
+        pass
+
+    def record(self, event: MutableMapping[str, Any]) -> None:
+        if event["event"] != "checkpoint_completed":
+            return
+        with self._lock:
+            if self._asked:
+                return
+            self._asked = True
+        threading.Thread(target=self._ask, daemon=True).start()
+
+    def _ask(self) -> None:
+        try:
+            assert self.master is not None
+            info: dict[str, Any] = self.master.ask(QueryJob(), block=True, timeout=GUARD_S)
+            futures = {t: ref.proxy().progress() for t, ref in info["tasks"].items()}
+            self.answers = {t: f.get(timeout=GUARD_S) for t, f in futures.items()}
+        finally:
+            self.release.set()
+
+
+def test_a_running_task_answers_progress_questions_from_its_task_manager() -> None:
+    release = multiprocessing.get_context("fork").Event()
+
+    def hold_the_last_record(r: tuple[int, int, int]) -> tuple[int, int, int]:
+        if r[1] >= N - 2:
+            release.wait()
+        return r
+
+    env = StreamExecutionEnvironment(parallelism=2)
+    env.enable_checkpointing(10)
+    env.configure({"ckptsim.buffer.records": 50})
+    (
+        env.from_generator(record, N, rate=30_000)
+        .map(hold_the_last_record)
+        .key_by(lambda r: r[0])
+        .reduce(lambda a, b: (a[0], b[1], a[2] + b[2]))
+        .collect("counts")
+    )
+    asker = _AskOnCheckpoint(release)
+    result = env.execute("count", runtime="processes", trace=asker, observer=asker, timeout=GUARD_S)
+    assert result.status is JobStatus.FINISHED, result.failure
+    assert len(asker.answers) == 4
+    for answer in asker.answers.values():
+        assert answer["status"] in {"RUNNING", "DATA_ENDED", "FINISHED"}
+        assert "records_in" in answer and "io" in answer
+
+
+class ProcessRun(ThreadedRun):
+    """``ckptsim.testing.ThreadedRun`` on TaskManager processes: the same drawn faults, the
+    same trace check."""
+
+    def run(
+        self,
+        build: Any,
+        settings: Any = None,
+        *,
+        check: bool = True,
+        timeout: float = 120.0,
+        name: str = "process job",
+        shrink_seconds: float | None = None,
+    ) -> JobResult:
+        return self._run(
+            build,
+            settings,
+            check=check,
+            name=name,
+            shrink_seconds=shrink_seconds,
+            runtime="processes",
+            timeout=timeout,
+        )
+
+
+@settings(max_examples=threaded_examples(ci=4), deadline=None)
+@given(drawn=modes_and_topologies(), run=threaded_runs(), interval=st.integers(10, 25))
+def test_on_task_manager_processes_the_committed_output_after_faults_is_the_failure_free_one(
+    drawn: tuple[str, Topology], run: ThreadedRun, interval: int
+) -> None:
+    """The soak property (``tests/properties/test_soak.py``) on TaskManager processes: random
+    topologies, one to three faults of every kind (they strike in the TaskManagers and the
+    JobManager alike), every checkpointing mode: the committed output is the failure-free
+    one (at-least-once: nothing lost), and the trace passes the trace checker."""
+    mode, topology = drawn
+    on_processes = ProcessRun(faults=run.faults)
+    note(f"mode: {mode}; topology: {topology!r}; run: {on_processes!r}")
+    with tempfile.TemporaryDirectory(prefix="ckptsim-procs-") as tmp:
+        result = on_processes.run(
+            topology.build,
+            checkpointing(mode, interval, Path(tmp) / "checkpoints", retained=2),
+            timeout=HANG_GUARD,
+        )
+    finished(result, on_processes, mode)
+    assert_output(mode, topology, topology.observe(result))
+
+
+def test_a_record_that_cannot_cross_to_another_process_fails_the_job_naming_why() -> None:
+    env = StreamExecutionEnvironment(parallelism=2)
+    (
+        env.from_collection(range(100))
+        .map(lambda x: (x % 2, threading.Lock()))  # locks cannot be pickled
+        .key_by(lambda r: r[0])
+        .map(lambda r: r[0])
+        .collect()
+    )
+    result = env.execute("locks", runtime="processes", timeout=GUARD_S)
+    assert result.status is JobStatus.FAILED
+    assert result.failure is not None
+    assert "cannot cross to another process" in result.failure, result.failure
+    assert "must be picklable" in result.failure
