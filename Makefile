@@ -72,6 +72,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/parquet_sink.py
 	$(BIN)/python benchmarks/unaligned.py
 	$(BIN)/python benchmarks/simulation.py
+	$(BIN)/python benchmarks/simulation_scaling.py
 	$(BIN)/python benchmarks/spark_feed.py
 	$(BIN)/python benchmarks/spark_main_job.py
 	$(BIN)/python benchmarks/vs_pyflink.py  # against PyFlink when CKPTSIM_PYFLINK_PYTHON names a Python with apache-flink
