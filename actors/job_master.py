@@ -67,7 +67,7 @@ from runtime.scheduler.effects import (
     StopDeployment,
 )
 from runtime.status import JobStatus
-from runtime.storage import FileSystemCheckpointStorage, load_checkpoint
+from runtime.storage import FileSystemCheckpointStorage
 
 log = get_logger(__name__)
 
@@ -340,7 +340,7 @@ class JobMaster(pykka.ThreadingActor):
         def run() -> None:
             answer: SchedulerMessage | _LoadCrashed
             try:
-                answer = CheckpointLoaded(attempt=attempt, checkpoint=load_checkpoint(path))
+                answer = CheckpointLoaded(attempt=attempt, checkpoint=self.storage.load(path))
             except OSError as error:  # missing or damaged (CorruptCheckpointError names it)
                 answer = CheckpointLoadFailed(
                     attempt=attempt, checkpoint_id=checkpoint.checkpoint_id, error=str(error)

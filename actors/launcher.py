@@ -39,6 +39,7 @@ from runtime.restart import RestartStrategy, bound_restarts_by_default, restart_
 from runtime.storage import (
     CheckpointStorageError,
     FileSystemCheckpointStorage,
+    JobManagerCheckpointStorage,
     load_checkpoint,
     make_temp_dir,
 )
@@ -264,16 +265,24 @@ def _run(
 ) -> JobResult:
     job_id = uuid.UUID(int=seed * 2**64 + 1).hex if rt.deterministic else uuid.uuid4().hex
     base_dir = plan.checkpoint.checkpoint_dir
-    temporary = base_dir is None
+    in_memory = conf["execution.checkpointing.storage"] == "JOBMANAGER"
+    temporary = base_dir is None and not in_memory
     try:
-        directory = base_dir if base_dir is not None else make_temp_dir()
-        storage = FileSystemCheckpointStorage(
-            directory,
-            job_id,
-            job_name=job.name,
-            savepoint_dir=plan.checkpoint.savepoint_dir,
-            create_subdir=conf["execution.checkpointing.create-subdir"],
-        )
+        storage: FileSystemCheckpointStorage
+        if in_memory:  # Flink's JobManagerCheckpointStorage: no checkpoint directory
+            directory = ""
+            storage = JobManagerCheckpointStorage(
+                job_id, job_name=job.name, savepoint_dir=plan.checkpoint.savepoint_dir
+            )
+        else:
+            directory = base_dir if base_dir is not None else make_temp_dir()
+            storage = FileSystemCheckpointStorage(
+                directory,
+                job_id,
+                job_name=job.name,
+                savepoint_dir=plan.checkpoint.savepoint_dir,
+                create_subdir=conf["execution.checkpointing.create-subdir"],
+            )
     except OSError as error:
         rt.shutdown()  # nothing ran yet: let its timer thread and pool go
         if isinstance(error, CheckpointStorageError):

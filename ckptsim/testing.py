@@ -22,7 +22,9 @@ its latest completed checkpoint (set a restart strategy, e.g. ``restart-strategy
 fixed-delay``). ``sim.run`` runs
 the job on the simulation runtime, checks its trace against the protocol's invariants
 (``ckptsim.check_trace``; a violation fails the test with the events that show it) and returns
-the ``JobResult``. Hypothesis shrinks a failure to a small schedule and prints it as
+the ``JobResult``. Its checkpoints are kept in the JobManager's memory (Flink's
+``JobManagerCheckpointStorage``: no files, no fsync) unless the job's settings choose a storage
+or a checkpoint directory. Hypothesis shrinks a failure to a small schedule and prints it as
 ``Simulation(seed=..., schedule=(...), faults=(...))``, which replays it:
 ``Simulation(seed=..., ...).run(build, settings)``.
 
@@ -69,6 +71,10 @@ from runtime.job import JobResult, plan_execution
 from runtime.tracecheck import TraceReport, check_trace
 
 Build = Callable[[StreamExecutionEnvironment], Any]
+
+
+#: the settings that choose where checkpoints go: a job that sets one keeps its choice
+_STORAGE_KEYS = ("execution.checkpointing.storage", "execution.checkpointing.dir")
 
 
 class TraceViolation(AssertionError):
@@ -130,12 +136,16 @@ class _CheckedRun:
         check: bool,
         name: str,
         shrink_seconds: float | None,
+        storage: str | None = None,
         **execute: Any,
     ) -> JobResult:
         env = StreamExecutionEnvironment()
         build(env)
         if settings:
             env.configure(dict(settings))
+        conf = env.configuration
+        if storage is not None and not any(map(conf.is_set, _STORAGE_KEYS)):
+            env.configure({"execution.checkpointing.storage": storage})
         faults = self.resolve_faults(env, name)
         _shrink_budget(repr(self), SHRINK_SECONDS if shrink_seconds is None else shrink_seconds)
         trace = TraceCollector()
@@ -169,6 +179,11 @@ class Simulation(_CheckedRun):
     #: the protocol events of the last ``run`` (its trace)
     events: list[MutableMapping[str, Any]] = field(default_factory=list, repr=False, compare=False)
     report: TraceReport | None = field(default=None, repr=False, compare=False)
+    #: where checkpoints go unless the job's settings say (``execution.checkpointing.storage``
+    #: or ``.dir``): in the JobManager's memory, as Flink's ``JobManagerCheckpointStorage``
+    #: (no files, no fsync: many more examples per second; a restore reads them back through
+    #: the same checks). ``"filesystem"``: files in a temporary directory, as a run's default.
+    storage: str = field(default="jobmanager", repr=False, compare=False)
 
     def run(
         self,
@@ -182,6 +197,8 @@ class Simulation(_CheckedRun):
     ) -> JobResult:
         """Build the job with ``build(env)``, apply ``settings`` (Flink keys), run it on the
         simulation and check its trace (raising ``TraceViolation``); returns the result.
+        Checkpoints go to ``storage`` (default: the JobManager's memory) unless the job's
+        settings name a checkpoint storage or directory.
 
         Inside a Hypothesis test, ``shrink_seconds`` (None: ``SHRINK_SECONDS``) bounds how long
         the property shrinks after its first failure (``math.inf``: Hypothesis's own limit,
@@ -192,6 +209,7 @@ class Simulation(_CheckedRun):
             check=check,
             name=name,
             shrink_seconds=shrink_seconds,
+            storage=self.storage,
             runtime="simulation",
             seed=self.seed,
             schedule=self.schedule,

@@ -455,10 +455,10 @@ OPTIONS: tuple[ConfigOption, ...] = (
         _CP + "storage",
         "enum",
         "FILESYSTEM",
-        "Checkpoint storage.",
+        "Checkpoint storage: FILESYSTEM (files under execution.checkpointing.dir) or "
+        "JOBMANAGER (in the JobManager's memory, gone with the job; savepoints still go to files).",
         deprecated=("state.checkpoint-storage",),
         choices=("JOBMANAGER", "FILESYSTEM"),
-        inert="checkpoints are always written to the file system",
     ),
     _opt(
         _CP + "create-subdir",

@@ -22,7 +22,7 @@ import stat
 import tempfile
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -134,6 +134,91 @@ def _encode_buffers(channels: dict[int, list[Buffer]], task: TaskId, side: str) 
     }
 
 
+def _state_file_name(snapshot: TaskSnapshot) -> str:
+    return f"{_safe(snapshot.task.vertex)}-{snapshot.task.subtask}.state.json"
+
+
+def _task_state_document(snapshot: TaskSnapshot, names: Mapping[str, str]) -> bytes:
+    """A task's state file: operator and channel state, as JSON. ``names``: each operator's
+    name as declared, by uid (for errors)."""
+    body = {
+        "task": {"vertex": snapshot.task.vertex, "subtask": snapshot.task.subtask},
+        "checkpoint_id": snapshot.checkpoint_id,
+        "operator_states": {
+            uid: serde.encode(
+                state,
+                where=f"state of operator {names[uid]!r} ({uid})"
+                if uid in names
+                else f"state of operator {uid!r}",
+            )
+            for uid, state in snapshot.operator_states.items()
+        },
+        "input_channels": _encode_buffers(snapshot.input_channels, snapshot.task, "input"),
+        "output_channels": _encode_buffers(snapshot.output_channels, snapshot.task, "output"),
+        "ended_input": snapshot.ended_input,
+    }
+    if names:  # every operator the task runs, stateless ones too (a restore checks them)
+        body["operators"] = sorted(names)
+    return json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
+
+
+def _metadata_document(
+    job_id: str,
+    job_name: str,
+    checkpoint: CompletedCheckpoint,
+    directory: str,
+    digest_of: Callable[[str, TaskId], str],
+) -> bytes:
+    """A checkpoint's ``_metadata``: its tasks' state files (relative to ``directory``) with
+    sizes and checksums (``digest_of(key, task)`` for a handle that has none), and a checksum
+    of it all."""
+    # each vertex's parallelism: its subtasks, running or finished (a restore checks that
+    # the checkpoint lists them all)
+    subtasks: dict[str, set[int]] = {}
+    for listed in (*checkpoint.task_states, *checkpoint.finished_tasks):
+        subtasks.setdefault(listed.vertex, set()).add(listed.subtask)
+    tasks = []
+    for task, state in sorted(
+        checkpoint.task_states.items(), key=lambda kv: (kv[0].vertex, kv[0].subtask)
+    ):
+        files = []
+        for handle in state.handles:
+            # computed by the task as it wrote the file
+            digest = handle.checksum if handle.checksum is not None else digest_of(handle.key, task)
+            files.append(
+                {
+                    "file": os.path.relpath(handle.key, directory),
+                    "size": handle.size,
+                    "checksum": digest,
+                }
+            )
+        tasks.append(
+            {
+                "vertex": task.vertex,
+                "subtask": task.subtask,
+                "parallelism": len(subtasks[task.vertex]),
+                "files": files,
+            }
+        )
+    body = {
+        "format": "ckptsim-checkpoint",
+        "version": FORMAT_VERSION,
+        "job_id": job_id,
+        "job_name": job_name,
+        "checkpoint_id": checkpoint.checkpoint_id,
+        "timestamp": checkpoint.timestamp,
+        "completion_timestamp": checkpoint.completion_timestamp,
+        "is_savepoint": checkpoint.is_savepoint,
+        "snapshot_type": checkpoint.props.snapshot_type.value,
+        "tasks": tasks,
+        "finished_tasks": sorted([t.vertex, t.subtask] for t in checkpoint.finished_tasks),
+    }
+    canonical = json.dumps(body, separators=(",", ":"), sort_keys=True)
+    document = {"checksum": serde.checksum(canonical.encode()), "metadata": body}
+    # compact (json's C encoder; indenting would use the slow pure-Python one)
+    return json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
+
+
 class FileSystemCheckpointStorage:
     """Checkpoints under ``<dir>/<job id>/chk-<n>/``: one state file per subtask and a
     ``_metadata`` JSON file with checksums, each written under a temporary name then renamed.
@@ -217,32 +302,13 @@ class FileSystemCheckpointStorage:
     ) -> TaskStateSnapshot:
         """The task's asynchronous part: one JSON file for operator and channel state.
         ``names``: each operator's name as declared, by uid (for errors)."""
-        names = names or {}
         directory = Path(location) if location else self.location(snapshot.checkpoint_id)
         if not directory.is_dir():
             raise CheckpointDiscarded(
                 f"checkpoint {snapshot.checkpoint_id} was discarded ({directory} is gone)"
             )
-        body = {
-            "task": {"vertex": snapshot.task.vertex, "subtask": snapshot.task.subtask},
-            "checkpoint_id": snapshot.checkpoint_id,
-            "operator_states": {
-                uid: serde.encode(
-                    state,
-                    where=f"state of operator {names[uid]!r} ({uid})"
-                    if uid in names
-                    else f"state of operator {uid!r}",
-                )
-                for uid, state in snapshot.operator_states.items()
-            },
-            "input_channels": _encode_buffers(snapshot.input_channels, snapshot.task, "input"),
-            "output_channels": _encode_buffers(snapshot.output_channels, snapshot.task, "output"),
-            "ended_input": snapshot.ended_input,
-        }
-        if names:  # every operator the task runs, stateless ones too (a restore checks them)
-            body["operators"] = sorted(names)
-        data = json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
-        path = directory / f"{_safe(snapshot.task.vertex)}-{snapshot.task.subtask}.state.json"
+        data = _task_state_document(snapshot, names or {})
+        path = directory / _state_file_name(snapshot)
         try:
             _atomic_write(path, data)
         except FileNotFoundError:
@@ -262,58 +328,16 @@ class FileSystemCheckpointStorage:
 
     def finalize(self, checkpoint: CompletedCheckpoint) -> str | None:
         directory = self.location(checkpoint.checkpoint_id)
-        # each vertex's parallelism: its subtasks, running or finished (a restore checks that
-        # the checkpoint lists them all)
-        subtasks: dict[str, set[int]] = {}
-        for listed in (*checkpoint.task_states, *checkpoint.finished_tasks):
-            subtasks.setdefault(listed.vertex, set()).add(listed.subtask)
-        tasks = []
-        for task, state in sorted(
-            checkpoint.task_states.items(), key=lambda kv: (kv[0].vertex, kv[0].subtask)
-        ):
-            files = []
-            for handle in state.handles:
-                path = Path(handle.key)
-                digest = handle.checksum  # computed by the task as it wrote the file
-                if digest is None:
-                    try:
-                        digest = serde.checksum(path.read_bytes())
-                    except OSError as error:
-                        raise CheckpointStorageError(
-                            f"state file {path} of task {task} is missing: {error}"
-                        ) from error
-                files.append(
-                    {
-                        "file": os.path.relpath(path, directory),
-                        "size": handle.size,
-                        "checksum": digest,
-                    }
-                )
-            tasks.append(
-                {
-                    "vertex": task.vertex,
-                    "subtask": task.subtask,
-                    "parallelism": len(subtasks[task.vertex]),
-                    "files": files,
-                }
-            )
-        body = {
-            "format": "ckptsim-checkpoint",
-            "version": FORMAT_VERSION,
-            "job_id": self.job_id,
-            "job_name": self.job_name,
-            "checkpoint_id": checkpoint.checkpoint_id,
-            "timestamp": checkpoint.timestamp,
-            "completion_timestamp": checkpoint.completion_timestamp,
-            "is_savepoint": checkpoint.is_savepoint,
-            "snapshot_type": checkpoint.props.snapshot_type.value,
-            "tasks": tasks,
-            "finished_tasks": sorted([t.vertex, t.subtask] for t in checkpoint.finished_tasks),
-        }
-        canonical = json.dumps(body, separators=(",", ":"), sort_keys=True)
-        document = {"checksum": serde.checksum(canonical.encode()), "metadata": body}
-        # compact (json's C encoder; indenting would use the slow pure-Python one)
-        data = json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
+
+        def digest_of(path: str, task: TaskId) -> str:
+            try:
+                return serde.checksum(Path(path).read_bytes())
+            except OSError as error:
+                raise CheckpointStorageError(
+                    f"state file {path} of task {task} is missing: {error}"
+                ) from error
+
+        data = _metadata_document(self.job_id, self.job_name, checkpoint, str(directory), digest_of)
         _atomic_write(directory / METADATA, data, sync=True)
         return str(directory)
 
@@ -345,6 +369,10 @@ class FileSystemCheckpointStorage:
             if directory.name.startswith("chk-") and directory.resolve() not in keep:
                 shutil.rmtree(directory, ignore_errors=True)
 
+    def load(self, path: str) -> LoadedCheckpoint:
+        """Read and verify the checkpoint or savepoint at ``path`` (``load_checkpoint``)."""
+        return load_checkpoint(path)
+
     @staticmethod
     def _remove_if_only_metadata(directory: Path) -> None:
         if not directory.is_dir():
@@ -352,6 +380,163 @@ class FileSystemCheckpointStorage:
         left = [p for p in directory.iterdir() if p.name != METADATA]
         if not left:
             shutil.rmtree(directory, ignore_errors=True)
+
+
+#: how a checkpoint kept in the JobManager's memory is named: ``jobmanager:<job id>/chk-<n>``
+#: (not a file system path: it means something only to the job that took it)
+MEMORY_SCHEME = "jobmanager:"
+
+
+class JobManagerCheckpointStorage(FileSystemCheckpointStorage):
+    """Flink's ``JobManagerCheckpointStorage`` (``execution.checkpointing.storage:
+    jobmanager``): checkpoints in the JobManager's memory, no file and no fsync.
+
+    A task's asynchronous part encodes its state exactly as into a state file (the same JSON,
+    size and checksum: a state that cannot be encoded fails the snapshot as it would on files)
+    and hands the bytes over; finalizing writes the ``_metadata`` document next to them. A
+    restore of this job (a failover to its latest checkpoint) reads them back through the
+    checks a file checkpoint passes (``load``). Each checkpoint is named
+    ``jobmanager:<job id>/chk-<n>``.
+
+    What it cannot do, as Flink's cannot: a checkpoint does not outlive the job (retained or
+    externalized checkpoints are gone when the job ends, and ``ckptsim run -s`` cannot start
+    from one); savepoints are still written as files, to the target given or
+    ``execution.checkpointing.savepoint-dir`` (with neither, a savepoint fails, as Flink's
+    "no savepoint directory" does). Flink's limit on a state's size (``max-state-size``, 5 MiB
+    by default) is not enforced."""
+
+    def __init__(
+        self, job_id: str, *, job_name: str = "", savepoint_dir: str | None = None
+    ) -> None:
+        # no directory of its own: ``root`` only names the job's checkpoints
+        self.job_id = job_id
+        self.job_name = job_name
+        self.savepoint_dir = Path(savepoint_dir) if savepoint_dir else None
+        self.root = self.base_dir = Path(f"{MEMORY_SCHEME}{job_id}")
+        self._locations = {}
+        self._created = {}
+        #: location -> its documents by name (state files, ``_metadata``)
+        self._memory: dict[str, dict[str, bytes]] = {}
+
+    @property
+    def name(self) -> str:
+        return f"{self.root} (in the JobManager's memory)"
+
+    def _in_memory(self, location: str) -> dict[str, bytes] | None:
+        return self._memory.get(location) if location.startswith(MEMORY_SCHEME) else None
+
+    def initialize_location(
+        self, checkpoint_id: int, props: CheckpointProperties, target: str | None
+    ) -> str | None:
+        if props.is_savepoint:
+            if not target and self.savepoint_dir is None:
+                raise CheckpointStorageError(
+                    "no savepoint directory configured: a savepoint is written to files even "
+                    "with checkpoints in the JobManager's memory; give a target directory or "
+                    "set execution.checkpointing.savepoint-dir"
+                )
+            return super().initialize_location(checkpoint_id, props, target)
+        location = f"{self.root}/chk-{checkpoint_id}"
+        if location in self._memory:
+            raise CheckpointStorageError(
+                f"{location} exists already: a checkpoint location is never reused"
+            )
+        self._memory[location] = {}
+        self._locations[checkpoint_id] = Path(location)
+        return location
+
+    def write_task_state(
+        self,
+        location: str | None,
+        snapshot: TaskSnapshot,
+        names: Mapping[str, str] | None = None,
+    ) -> TaskStateSnapshot:
+        where = location or str(self.location(snapshot.checkpoint_id))
+        if not where.startswith(MEMORY_SCHEME):  # a savepoint: files
+            return super().write_task_state(location, snapshot, names)
+        data = _task_state_document(snapshot, names or {})
+        documents = self._memory.get(where)
+        if documents is None:
+            raise CheckpointDiscarded(
+                f"checkpoint {snapshot.checkpoint_id} was discarded ({where} is gone)"
+            )
+        key = f"{where}/{_state_file_name(snapshot)}"
+        documents[key.rpartition("/")[2]] = data
+        handle = StateHandle(key=key, size=len(data), checksum=serde.checksum(data))
+        return TaskStateSnapshot(handles=(handle,), checkpointed_size=len(data))
+
+    def finalize(self, checkpoint: CompletedCheckpoint) -> str | None:
+        location = str(self.location(checkpoint.checkpoint_id))
+        documents = self._in_memory(location)
+        if documents is None:
+            if location.startswith(MEMORY_SCHEME):
+                raise CheckpointStorageError(f"{location} is gone: it was discarded")
+            return super().finalize(checkpoint)
+
+        def digest_of(key: str, task: TaskId) -> str:
+            data = documents.get(key.rpartition("/")[2])
+            if data is None:
+                raise CheckpointStorageError(f"state file {key} of task {task} is missing")
+            return serde.checksum(data)
+
+        documents[METADATA] = _metadata_document(
+            self.job_id, self.job_name, checkpoint, location, digest_of
+        )
+        return location
+
+    def discard(self, checkpoint_id: int, handles: tuple[StateHandle, ...]) -> None:
+        files = [h for h in handles if not h.key.startswith(MEMORY_SCHEME)]
+        if files or not str(self.location(checkpoint_id)).startswith(MEMORY_SCHEME):
+            super().discard(checkpoint_id, tuple(files))
+        for handle in handles:
+            location, _, name = handle.key.rpartition("/")
+            documents = self._in_memory(location)
+            if documents is not None:
+                documents.pop(name, None)
+        location = str(self.location(checkpoint_id))
+        documents = self._in_memory(location)
+        if documents is not None and set(documents) <= {METADATA}:
+            del self._memory[location]
+
+    def discard_location(self, checkpoint_id: int) -> None:
+        location = str(self.location(checkpoint_id))
+        if location in self._memory:
+            self._locations.pop(checkpoint_id, None)
+            del self._memory[location]
+        else:
+            super().discard_location(checkpoint_id)
+
+    def remove_unretained(self, retained: list[str]) -> None:
+        """After the job: its checkpoints go with it (the JobManager's memory), retained or not."""
+        self._memory.clear()
+
+    def load(self, path: str) -> LoadedCheckpoint:
+        """A checkpoint of this job kept in memory, verified as a file checkpoint is (any other
+        path: ``load_checkpoint``, e.g. a savepoint)."""
+        location = path.removesuffix(f"/{METADATA}")
+        if not location.startswith(MEMORY_SCHEME):
+            return load_checkpoint(path)
+        documents = self._memory.get(location)
+        if documents is None or METADATA not in documents:
+            raise CorruptCheckpointError(
+                f"{location} does not exist: a checkpoint in the JobManager's memory lives "
+                "only as long as the job that took it"
+            )
+
+        def read_state(name: str, at: str, task: TaskId, size: int) -> bytes:
+            data = documents.get(name)
+            if data is None:
+                raise CorruptCheckpointError(
+                    f"state file {location}/{name} of task {task} is missing"
+                )
+            if len(data) != size:
+                raise CorruptCheckpointError(
+                    f"state file {location}/{name} of task {task} is {len(data)} bytes, but "
+                    f"field '{at}.size' of {location}/{METADATA} records {size}"
+                )
+            return data
+
+        return _parse_checkpoint(Path(location), documents[METADATA], read_state)
 
 
 # --- storage work asked for with effects ---------------------------------------------------------
@@ -449,7 +634,22 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
             "(a checkpoint directory looks like <dir>/<job id>/chk-<n>/)"
         )
     root = location.resolve()
-    document = _json_document(_read_inside(root, location, METADATA, None), metadata_path)
+
+    def read_state(name: str, at: str, task: TaskId, size: int) -> bytes:
+        return _read_inside(
+            root, location, name, f"{at}.file", task=task, size=size, size_field=f"{at}.size"
+        )
+
+    return _parse_checkpoint(location, _read_inside(root, location, METADATA, None), read_state)
+
+
+def _parse_checkpoint(
+    location: Path, metadata: bytes, read_state: Callable[[str, str, TaskId, int], bytes]
+) -> LoadedCheckpoint:
+    """The checkpoint at ``location`` from its ``_metadata`` bytes, each state file it names
+    read with ``read_state(name, metadata field, task, recorded size)`` and verified."""
+    metadata_path = location / METADATA
+    document = _json_document(metadata, metadata_path)
     if (
         not isinstance(document, dict)
         or not isinstance(document.get("metadata"), dict)
@@ -513,9 +713,7 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
             expected = fields.text(f"{at}.checksum", file, "checksum")
             size = fields.integer(f"{at}.size", file, "size")
             file_path = location / name
-            data = _read_inside(
-                root, location, name, f"{at}.file", task=task, size=size, size_field=f"{at}.size"
-            )
+            data = read_state(name, at, task, size)
             if serde.checksum(data) != expected:
                 raise CorruptCheckpointError(
                     f"state file {file_path} of task {task} fails its checksum"

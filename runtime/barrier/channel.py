@@ -22,6 +22,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from dataclasses import dataclass
+from heapq import heappush
 
 from runtime.network import (
     Buffer,
@@ -59,6 +60,7 @@ class InputChannelQueue:
         "_priority",
         "_queue",
         "finished",
+        "heads",
         "index",
         "pause_on_aligned_barrier",
         "persisted",
@@ -83,6 +85,10 @@ class InputChannelQueue:
         self._last_barrier_seq: int | None = None
         #: checkpoint id -> buffers persisted as this channel's state of that checkpoint
         self.persisted: dict[int, list[Entry]] = {}
+        #: the gate's heap of (sequence number, channel index) of heads that may be pollable
+        #: (``CheckpointedInputGate``): whenever this channel's queue head can be polled, it is
+        #: there (entries that no longer hold are skipped by the gate)
+        self.heads: list[tuple[int, int]] | None = None
 
     # --- arrival ---------------------------------------------------------------------------
 
@@ -98,6 +104,8 @@ class InputChannelQueue:
             self._priority.append(entry)
         else:
             self._queue.append(entry)
+            if len(self._queue) == 1:
+                self.offer_head()
             if self.remote and isinstance(item, CheckpointBarrier) and item.options.is_timeoutable:
                 announcement = EventAnnouncement(barrier=item, sequence_number=seq)
                 self._priority.append(Entry(seq, announcement))
@@ -116,6 +124,23 @@ class InputChannelQueue:
             return False
         return self._pause_seq is None or self._queue[0].seq < self._pause_seq
 
+    def offers(self, seq: int) -> bool:
+        """The queue's (non-priority) head is ``seq`` and can be polled now."""
+        queue = self._queue
+        return (
+            bool(queue)
+            and queue[0].seq == seq
+            and (self._pause_seq is None or seq < self._pause_seq)
+        )
+
+    def offer_head(self) -> None:
+        """The queue's head changed or may have become pollable: put it in the gate's heap."""
+        heads, queue = self.heads, self._queue
+        if heads is not None and queue:
+            seq = queue[0].seq
+            if self._pause_seq is None or seq < self._pause_seq:
+                heappush(heads, (seq, self.index))
+
     def head(self) -> Entry | None:
         """The entry ``poll`` would deliver (None if nothing can be polled now)."""
         if self._priority:
@@ -127,7 +152,12 @@ class InputChannelQueue:
     def poll(self) -> Entry:
         if not self.can_poll():
             raise IndexError(f"channel {self.index} has nothing to deliver")
-        entry = self._priority.popleft() if self._priority else self._queue.popleft()
+        if self._priority:
+            entry = self._priority.popleft()
+            from_queue = False
+        else:
+            entry = self._queue.popleft()
+            from_queue = True
         item = entry.item
         if (
             self.pause_on_aligned_barrier
@@ -137,6 +167,8 @@ class InputChannelQueue:
             self._pause_seq = entry.seq
         elif isinstance(item, EndOfPartition):
             self.finished = True
+        if from_queue:
+            self.offer_head()
         return entry
 
     def head_is_priority(self) -> bool:
@@ -153,6 +185,7 @@ class InputChannelQueue:
 
     def resume(self) -> None:
         self._pause_seq = None
+        self.offer_head()
 
     def __len__(self) -> int:
         return len(self._priority) + len(self._queue)
@@ -173,8 +206,11 @@ class InputChannelQueue:
                     raise ValueError(
                         f"channel {self.index}: item {sequence_number} is not a barrier"
                     )
+                was_head = self._queue[0] is entry
                 self._queue.remove(entry)
                 self._priority.append(entry)
+                if was_head:
+                    self.offer_head()
                 return True
         return False
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from heapq import heappop
 
 from runtime.barrier.base import CheckpointBarrierHandler
 from runtime.barrier.channel import Entry, InputChannelQueue
@@ -74,6 +75,15 @@ class CheckpointedInputGate:
         self._next_seq = 0
         #: a priority item may be queued (set on arrival or conversion, cleared when none is)
         self._priority_pending = False
+        #: (sequence number, channel) of the channels' queue heads, a heap: each channel puts
+        #: its head here whenever it may be polled (``InputChannelQueue.heads``); an entry
+        #: that no longer holds (polled since, or the channel paused) is dropped when met. So
+        #: finding the next head in arrival order does not visit every channel.
+        self._heads: list[tuple[int, int]] = []
+        for position, queue in enumerate(channels):
+            assert queue.index == position, "a gate's channels are in index order"
+            queue.heads = self._heads
+            queue.offer_head()
 
     # --- arrival and delivery ---------------------------------------------------------------
 
@@ -95,6 +105,22 @@ class CheckpointedInputGate:
     def pollable(self) -> list[int]:
         return [c.index for c in self.channels if c.can_poll()]
 
+    def has_input(self) -> bool:
+        """Some channel can deliver now (a priority item, or a queue head that is not held
+        back by a pause)."""
+        return self.has_priority_event or self._next_head() is not None
+
+    def _next_head(self) -> int | None:
+        """The channel whose pollable (non-priority) head came first in arrival order: the
+        smallest sequence number, the lowest channel index on a tie."""
+        heads, channels = self._heads, self.channels
+        while heads:
+            seq, index = heads[0]
+            if channels[index].offers(seq):
+                return index
+            heappop(heads)  # polled since, or its channel paused: met again when it resumes
+        return None
+
     @property
     def has_priority_event(self) -> bool:
         """Some channel holds a priority item (an unaligned barrier, an announcement, a barrier
@@ -109,15 +135,11 @@ class CheckpointedInputGate:
         sequence number (arrival order); None when no channel can deliver."""
         if self.has_priority_event:
             return self.poll_priority(now)
-        best: InputChannelQueue | None = None
-        best_seq = 0
-        for queue in self.channels:
-            head = queue.head()
-            if head is not None and (best is None or head.seq < best_seq):
-                best, best_seq = queue, head.seq
-        if best is None:
+        index = self._next_head()
+        if index is None:
             return None
-        return self.poll(best.index, now)
+        heappop(self._heads)  # polling puts the channel's next head in
+        return self.poll(index, now)
 
     def poll_priority(self, now: int) -> GatePoll | None:
         """Hand on the priority head with the smallest sequence number, if any."""

@@ -112,7 +112,7 @@ class StreamInputProcessor:
     @property
     def is_available(self) -> bool:
         """Some input can be polled now."""
-        return self.gate.replay_pending or any(c.can_poll() for c in self.gate.channels)
+        return self.gate.replay_pending or self.gate.has_input()
 
     @property
     def all_data_ended(self) -> bool:

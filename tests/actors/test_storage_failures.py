@@ -83,7 +83,7 @@ def full_disk_for_location_2(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_failed_finalize_says_why_and_past_the_tolerable_count_fails_the_job_over(
     tmp_path: Path,
 ) -> None:
-    sim = Simulation(seed=3)
+    sim = Simulation(seed=3, storage="filesystem")
     settings = {
         "execution.checkpointing.dir": str(tmp_path),
         "execution.checkpointing.tolerable-failed-checkpoints": 0,
@@ -112,7 +112,7 @@ def test_a_failed_finalize_says_why_and_past_the_tolerable_count_fails_the_job_o
 
 @pytest.mark.usefixtures("full_disk_for_location_2")
 def test_a_location_that_cannot_be_made_is_an_io_exception_naming_the_storage() -> None:
-    sim = Simulation(seed=3)
+    sim = Simulation(seed=3, storage="filesystem")
     settings = {
         "execution.checkpointing.tolerable-failed-checkpoints": 0,
         "restart-strategy.type": "none",
@@ -143,7 +143,7 @@ def full_disk_for_task_state_2(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_task_state_file_that_cannot_be_written_names_the_storage_and_the_errno() -> None:
     """The task's asynchronous part declines with CHECKPOINT_ASYNC_EXCEPTION, and what made it
     fail reaches the statistics and the job's failure."""
-    sim = Simulation(seed=3)
+    sim = Simulation(seed=3, storage="filesystem")
     settings = {
         "execution.checkpointing.tolerable-failed-checkpoints": 0,
         "restart-strategy.type": "none",
@@ -164,7 +164,7 @@ def test_storage_completions_replay_by_seed() -> None:
     """They come back through the coordinator's mailbox: one seed, one schedule."""
     runs = []
     for _ in range(2):
-        sim = Simulation(seed=5)
+        sim = Simulation(seed=5, storage="filesystem")
         sim.run(build, {"execution.checkpointing.tolerable-failed-checkpoints": 5})
         runs.append([(e["event"], e.get("checkpoint_id"), e.get("time_ms")) for e in sim.events])
     assert runs[0] == runs[1]

@@ -2,8 +2,9 @@
 with their options.
 
 ckptsim writes checkpoints to files under ``execution.checkpointing.dir`` (a temporary
-directory when none is set), whichever storage a program names: these objects hold the
-settings a program gives them and answer its getters as PyFlink's do. (PyFlink 2.3 has no
+directory when none is set), or with ``execution.checkpointing.storage: jobmanager`` keeps them
+in the JobManager's memory; these objects hold the settings a program gives them and answer
+its getters as PyFlink's do. (PyFlink 2.3 has no
 ``set_checkpoint_storage``: a program picks its storage with ``execution.checkpointing.storage``
 and ``execution.checkpointing.dir``.) ``CustomCheckpointStorage`` wraps a Java object and is
 refused.

@@ -1,0 +1,158 @@
+"""The deterministic simulation as jobs grow, and small property-test jobs per second.
+
+    python benchmarks/simulation_scaling.py [--records 40000] [--parallelism 8,32,128]
+                                            [--examples 40] [--repeat 2]
+
+(1) µs of CPU time per scheduler step of a keyed job (source -> map -> key_by/reduce ->
+    collect, checkpoints every 20 virtual ms) at each parallelism, and the ratio of the largest
+    to the smallest (target: within 0.75-1.25: a step's cost does not grow with the job);
+(2) small examples per second of the property-test job (source -> map -> key_by/reduce ->
+    collect, p=2, 2,000 records, one task failure, trace checked), with the checkpoints in
+    files (``execution.checkpointing.storage: filesystem``, the default of a run) and in the
+    JobManager's memory (``jobmanager``, the default of ``ckptsim.testing``'s simulations),
+    both measured in this process (target: >= 50 examples/s in memory).
+
+Machines here are noisy: every figure is the best of ``--repeat`` runs; the load average is
+printed with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import structlog
+
+from actors.faults import FailTask
+from actors.launcher import make_runtime
+from actors.simulation import SimulationRuntime
+from ckptsim import StreamExecutionEnvironment
+from ckptsim.testing import Simulation
+from runtime.job import plan_execution
+
+
+def keyed_job(parallelism: int, records: int) -> StreamExecutionEnvironment:
+    env = StreamExecutionEnvironment(parallelism=parallelism)
+    env.enable_checkpointing(20)
+    keys = 1000
+    (
+        env.from_generator(lambda i: (i % keys, i % 7), records, rate=records * 2.0)
+        .map(lambda r: (r[0], r[1] * 2))
+        .key_by(lambda r: r[0])
+        .reduce(lambda a, b: (a[0], a[1] + b[1]))
+        .collect("out")
+    )
+    return env
+
+
+def step_cost(parallelism: int, records: int) -> tuple[float, int, float]:
+    """(µs of CPU time per step, steps, CPU seconds) of the keyed job on the simulation (CPU
+    time of this process: the simulation runs on one thread, and other processes on a busy
+    machine do not count)."""
+    env = keyed_job(parallelism, records)
+    runtime: Any = make_runtime("simulation", env.configuration, seed=1)
+    assert isinstance(runtime, SimulationRuntime)
+    gc.collect()
+    started = time.process_time()
+    result = env.execute("scaling", runtime=runtime, timeout=3600)
+    elapsed = time.process_time() - started
+    if not result.succeeded:
+        raise SystemExit(f"the job did not finish: {result.status.value} {result.failure}")
+    return elapsed / runtime.steps * 1e6, runtime.steps, elapsed
+
+
+def property_job(env: StreamExecutionEnvironment) -> None:
+    env.set_parallelism(2)
+    env.enable_checkpointing(10)
+    env.configure({"restart-strategy.type": "fixed-delay", "ckptsim.buffer.records": 50})
+    (
+        env.from_generator(lambda i: (i % 20, 1), 2_000, rate=20_000.0)
+        .name("source")
+        .map(lambda r: (r[0], r[1] * 2))
+        .key_by(lambda r: r[0])
+        .reduce(lambda a, b: (a[0], a[1] + b[1]))
+        .collect("out")
+    )
+
+
+def examples_per_second(storage: str, count: int) -> float:
+    """Property-test examples per second: each a seed and a task failure midway."""
+    settings = {"execution.checkpointing.storage": storage}
+    started = time.perf_counter()
+    for seed in range(count):
+        sim = Simulation(seed=seed, faults=(FailTask(task=_map_task(), at_record=300 + seed % 400),))
+        result = sim.run(property_job, settings)
+        finals: dict[int, int] = {}
+        for k, v in result.collected("out"):
+            finals[k] = max(finals.get(k, 0), v)
+        assert finals == {k: 200 for k in range(20)}, (storage, seed, finals)
+    return count / (time.perf_counter() - started)
+
+
+_MAP_TASK: list[str] = []
+
+
+def _map_task() -> str:
+    """The name of the first subtask of the job's source chain (what a failure strikes)."""
+    if not _MAP_TASK:
+        env = StreamExecutionEnvironment()
+        property_job(env)
+        plan = plan_execution(env.build_job_graph("x"), env.configuration)
+        _MAP_TASK.append(sorted(str(t) for t in plan.tasks)[0])
+    return _MAP_TASK[0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=40_000)
+    parser.add_argument("--parallelism", default="8,32,128")
+    parser.add_argument("--examples", type=int, default=40)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--skip-steps", action="store_true")
+    parser.add_argument("--skip-examples", action="store_true")
+    args = parser.parse_args()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if not args.skip_steps:
+        levels = [int(p) for p in args.parallelism.split(",")]
+        best: dict[int, float] = {}
+        print(f"(1) keyed job, {args.records:,} records, simulated, best of {args.repeat}:")
+        for p in levels:
+            runs = [step_cost(p, args.records) for _ in range(args.repeat)]
+            us, steps, wall = min(runs)
+            best[p] = us
+            print(f"  P={p:<4} {us:6.1f} µs/step  ({steps:,} steps, {wall:.1f} s CPU)")
+        ratio = best[levels[-1]] / best[levels[0]]
+        print(
+            f"  µs/step P={levels[-1]} / P={levels[0]}: {ratio:.2f} "
+            f"(target 0.75-1.25: {'met' if 0.75 <= ratio <= 1.25 else 'NOT met'})"
+        )
+    if not args.skip_examples:
+        print(
+            f"(2) property-test job (p=2, 2,000 records, one task failure), {args.examples} "
+            f"examples, best of {args.repeat}:"
+        )
+        rates = {}
+        for storage in ("filesystem", "jobmanager"):
+            rates[storage] = max(
+                examples_per_second(storage, args.examples) for _ in range(args.repeat)
+            )
+            print(f"  checkpoints in {storage:<10} {rates[storage]:6.1f} examples/s")
+        print(
+            f"  in memory / in files: {rates['jobmanager'] / rates['filesystem']:.2f}; target "
+            f">= 50 examples/s: {'met' if rates['jobmanager'] >= 50 else 'NOT met'}"
+        )
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
