@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from runtime.state import DEFAULT_MAX_PARALLELISM, hash_code, murmur_hash
 
@@ -46,6 +46,23 @@ class HashingKeySelector:
 
     def __call__(self, record: Any) -> Any:
         return self.fn(record)
+
+
+#: at most this many keys' channels are cached (per cache)
+_CACHED_KEYS = 1 << 20
+
+
+def _raise_unhashable(keys: Sequence[Any]) -> NoReturn:
+    """The ``TypeError`` for the first unhashable key of ``keys``."""
+    for key in keys:
+        try:
+            hash(key)
+        except TypeError as error:
+            raise TypeError(
+                f"key_by produced an unhashable key {key!r} ({type(key).__name__}); "
+                "return a str, int, tuple or other hashable value"
+            ) from error
+    raise AssertionError("a key that did not hash hashed")
 
 
 def _same_types(a: Any, b: Any) -> bool:
@@ -184,8 +201,10 @@ class ChannelSelector:
         self._key_hash = key_hash_of(key_selector)
         self.max_parallelism = max_parallelism
         self._next = start % num_channels if num_channels else 0
-        #: key -> (the key object the entry was made for, its channel)
+        #: key -> (the key object the entry was made for, its channel): keys of mixed types
         self._channel_of_key: dict[Any, tuple[Any, int]] = {}
+        #: type -> (key -> channel): buffers whose keys have one type (not tuple)
+        self._channel_by_type: dict[type, dict[Any, int]] = {}
         #: shuffle: a random channel per record, seeded per subtask (a run is replayable)
         self._random = random.Random(start) if partitioner is Partitioner.SHUFFLE else None
         self._custom = key_selector if isinstance(key_selector, CustomPartitioning) else None
@@ -255,32 +274,73 @@ class ChannelSelector:
     def _split_by_key(
         self, records: Sequence[Any]
     ) -> list[tuple[int, Sequence[Any], list[Any] | None]]:
+        """Per buffer, not per record where it can: the keys in one pass of the user's
+        selector, their channels computed once per distinct key (``_channels_of``); a buffer
+        whose records all go to one channel is passed on as it is, not copied."""
         assert self.key_selector is not None
         key_of = self.key_selector
-        cache = self._channel_of_key
-        parts: list[list[Any]] = [[] for _ in range(self.num_channels)]
-        keys: list[list[Any]] = [[] for _ in range(self.num_channels)]
-        for record in records:
-            key = key_of(record)
-            try:
-                stored, channel = cache[key]
-                if stored is not key:
-                    # equal keys of other types (1, True, 1.0) hash apart, as in Java
-                    kt = type(key)
-                    if type(stored) is not kt or (kt is tuple and not _same_types(stored, key)):
-                        channel = self.channel_for_key(key)
-            except KeyError:
-                channel = self.channel_for_key(key)
-                if len(cache) < 1 << 20:
-                    cache[key] = (key, channel)
-            except TypeError as error:  # an unhashable key
-                raise TypeError(
-                    f"key_by produced an unhashable key {key!r} ({type(key).__name__}); "
-                    "return a str, int, tuple or other hashable value"
-                ) from error
+        keys = [key_of(record) for record in records]
+        if not keys:
+            return []
+        channels = self._channels_of(keys)
+        if isinstance(channels, int):  # a list as the hash edge always gave, not copied
+            return [(channels, records if isinstance(records, list) else list(records), keys)]
+        n = self.num_channels
+        parts: list[list[Any]] = [[] for _ in range(n)]
+        part_keys: list[list[Any]] = [[] for _ in range(n)]
+        for record, key, channel in zip(records, keys, channels, strict=True):
             parts[channel].append(record)
-            keys[channel].append(key)
-        return [(c, p, keys[c]) for c, p in enumerate(parts) if p]
+            part_keys[channel].append(key)
+        return [(c, p, part_keys[c]) for c, p in enumerate(parts) if p]
+
+    def _channels_of(self, keys: list[Any]) -> int | list[int]:
+        """The channel of every key (an int: all of them go to that one). Keys of one type
+        (not tuples, whose items' types matter) look their channel up in that type's cache;
+        keys of several types are checked against the type of the key a channel was cached
+        for, since equal keys of other types (1, True, 1.0) hash apart, as in Java."""
+        if self.num_channels == 1:
+            try:
+                set(keys)  # every key hashes, or the key_by fails here, naming the key
+            except TypeError:
+                _raise_unhashable(keys)
+            return 0
+        kinds = set(map(type, keys))
+        kind = kinds.pop() if len(kinds) == 1 else tuple
+        if kind is tuple:
+            return [self._channel_of_mixed(key) for key in keys]
+        cache = self._channel_by_type.get(kind)
+        if cache is None:
+            cache = self._channel_by_type[kind] = {}
+        try:
+            missing = set(keys).difference(cache)
+        except TypeError:
+            _raise_unhashable(keys)
+        if missing:
+            if len(cache) + len(missing) > _CACHED_KEYS:
+                cache.clear()
+            channel_for_key = self.channel_for_key
+            for key in missing:
+                cache[key] = channel_for_key(key)
+        channels = list(map(cache.__getitem__, keys))
+        first = channels[0]
+        return first if channels.count(first) == len(channels) else channels
+
+    def _channel_of_mixed(self, key: Any) -> int:
+        cache = self._channel_of_key
+        try:
+            stored, channel = cache[key]
+        except KeyError:
+            channel = self.channel_for_key(key)
+            if len(cache) < _CACHED_KEYS:
+                cache[key] = (key, channel)
+            return channel
+        except TypeError:
+            _raise_unhashable([key])
+        if stored is not key:
+            kt = type(key)
+            if type(stored) is not kt or (kt is tuple and not _same_types(stored, key)):
+                return self.channel_for_key(key)
+        return channel
 
     def _shuffle(
         self, records: Sequence[Any], timestamps: Sequence[int | None] | None
@@ -323,24 +383,22 @@ class ChannelSelector:
     ) -> list[tuple[int, Sequence[Any], list[Any] | None, Sequence[int | None]]]:
         assert self.key_selector is not None
         key_of = self.key_selector
+        keys = [key_of(record) for record in records]
+        if not keys:
+            return []
+        channels = self._channels_of(keys)
+        if isinstance(channels, int):
+            whole = records if isinstance(records, list) else list(records)
+            return [(channels, whole, keys, timestamps)]
         n = self.num_channels
         parts: list[list[Any]] = [[] for _ in range(n)]
-        keys: list[list[Any]] = [[] for _ in range(n)]
+        part_keys: list[list[Any]] = [[] for _ in range(n)]
         stamps: list[list[int | None]] = [[] for _ in range(n)]
-        for record, ts in zip(records, timestamps, strict=True):
-            key = key_of(record)
-            try:
-                hash(key)
-            except TypeError as error:
-                raise TypeError(
-                    f"key_by produced an unhashable key {key!r} ({type(key).__name__}); "
-                    "return a str, int, tuple or other hashable value"
-                ) from error
-            channel = self.channel_for_key(key)
+        for record, key, ts, channel in zip(records, keys, timestamps, channels, strict=True):
             parts[channel].append(record)
-            keys[channel].append(key)
+            part_keys[channel].append(key)
             stamps[channel].append(ts)
-        return [(c, p, keys[c], stamps[c]) for c, p in enumerate(parts) if p]
+        return [(c, p, part_keys[c], stamps[c]) for c, p in enumerate(parts) if p]
 
     def channel_for_key(self, key: Any) -> int:
         key_group = murmur_hash(self._key_hash(key)) % self.max_parallelism

@@ -128,6 +128,47 @@ def test_equal_keys_of_other_types_are_routed_by_their_own_hash_whatever_came_fi
         assert warmed.split([then]) == fresh.split([then]), (first, then)
 
 
+def test_equal_keys_of_other_types_in_one_buffer_are_routed_each_by_its_own_hash() -> None:
+    """A buffer mixing 1, True, 1.0 and tuples of them: every record goes where it would
+    alone, whichever type's channel was cached first."""
+    keys = [1, True, 1.0, (1, "a"), (True, "a"), 2, "x", 1]
+    alone = ChannelSelector(Partitioner.HASH, 64, key_selector=lambda r: r)
+    where = {repr(k): alone.channel_for_key(k) for k in keys}
+    assert len(set(where.values())) > 2
+    selector = ChannelSelector(Partitioner.HASH, 64, key_selector=lambda r: r)
+    for buffer in ([1, 2, 1], keys, [True, True], [1.0], keys[::-1]):
+        for channel, part, part_keys in selector.split(buffer):
+            assert part_keys == part
+            assert all(where[repr(k)] == channel for k in part), (buffer, channel, part)
+        stamped = selector.split_timestamped(buffer, list(range(len(buffer))))
+        assert [(c, p, k) for c, p, k, _ in stamped] == selector.split(buffer)
+        assert all([buffer[t] for t in ts] == p for _, p, _, ts in stamped)
+
+
+def test_a_buffer_whose_records_go_to_one_channel_is_not_copied() -> None:
+    records = [("k", n) for n in range(100)]
+    for channels in (1, 4):
+        selector = ChannelSelector(Partitioner.HASH, channels, key_selector=lambda r: r[0])
+        [(channel, part, keys)] = selector.split(records)
+        assert part is records and keys == ["k"] * 100
+        assert channel == selector.channel_for_key("k")
+    spread = ChannelSelector(Partitioner.HASH, 4, key_selector=lambda r: r[1])
+    parts = spread.split(records)
+    assert len(parts) > 1 and sorted(r for _, p, _ in parts for r in p) == records
+
+
+def test_an_unhashable_key_fails_on_every_path() -> None:
+    for channels in (1, 4):
+        for keys in ([[1]], [1, [1]], [(1,), ([1],)]):
+            selector = ChannelSelector(Partitioner.HASH, channels, key_selector=lambda r: r)
+            with pytest.raises(
+                TypeError, match=r"unhashable key \[1\] \(list\)|unhashable key \(\[1\],\)"
+            ):
+                selector.split(keys)
+            with pytest.raises(TypeError, match="unhashable key"):
+                selector.split_timestamped(keys, [None] * len(keys))
+
+
 @pytest.mark.parametrize(
     ("upstream", "downstream", "subsets"),
     [
