@@ -318,7 +318,11 @@ class FileSystemCheckpointStorage:
         return str(directory)
 
     def discard(self, checkpoint_id: int, handles: tuple[StateHandle, ...]) -> None:
-        """Delete state files; the checkpoint's directory goes once nothing else is in it."""
+        """Delete the metadata first (as Flink does: a checkpoint whose discarding was cut short,
+        by a ``kill -9`` say, is then no checkpoint at all rather than one that lacks state
+        files), then the state files; the directory goes once nothing else is in it."""
+        with contextlib.suppress(FileNotFoundError):
+            (self.location(checkpoint_id) / METADATA).unlink()
         directories = set()
         for handle in handles:
             path = Path(handle.key)
