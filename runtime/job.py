@@ -3,13 +3,14 @@ task restores from a checkpoint, the job status state machine, and the result of
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.checkpoint import TaskId
 from runtime.config import CheckpointConfig, Configuration
 from runtime.coordinator import CheckpointPlanCalculator, CoordinatorConfig
-from runtime.descriptors import KEYED, SourceDescriptor
+from runtime.descriptors import KEYED, SinkDescriptor, SinkKind, SourceDescriptor
 from runtime.failure import TaskFailure
 from runtime.graph import ChannelSpec, JobGraph, JobVertex, StreamNode
 from runtime.partition import Partitioner
@@ -63,6 +64,8 @@ def restore_plan(
             )
         if source:
             _check_positions(checkpoint, op, parallelism)
+        if isinstance(op.operator, SinkDescriptor):
+            _check_sink_states(checkpoint, op)
     # Flink's execution.state-recovery.without-channel-state.checkpoint-id: restore this
     # checkpoint's operator state only, without its in-flight data (records are lost)
     channel_state = checkpoint.checkpoint_id != plan.checkpoint.recover_without_channel_state
@@ -209,6 +212,70 @@ def _check_positions(checkpoint: LoadedCheckpoint, op: StreamNode, parallelism: 
             raise RestoreError(
                 f"{where}.position' of {op.name!r}: {text}: the source cannot be there"
             ) from None
+
+
+def _check_sink_states(checkpoint: LoadedCheckpoint, op: StreamNode) -> None:
+    """Each restored state of sink ``op`` (``runtime.task.sinks``): its pending transactions
+    are checkpoint ids up to the restored one, its lineage ``[writer, up_to]`` pairs with such
+    ids (a crafted one committed another checkpoint's files, or took files out of the output
+    that the checkpoint stands for)."""
+    assert isinstance(op.operator, SinkDescriptor)
+    collect = op.operator.sink is SinkKind.COLLECT
+    cid = checkpoint.checkpoint_id
+    for task, state in sorted(
+        checkpoint.tasks.items(), key=lambda kv: (kv[0].vertex, kv[0].subtask)
+    ):
+        if op.uid not in state.operator_states:
+            continue
+        saved = state.operator_states[op.uid]
+        where = f"{_state_file(checkpoint, task)}: field 'operator_states[{op.uid!r}]"
+        if saved is None:
+            continue
+        if not isinstance(saved, dict):
+            raise RestoreError(f"{where}' must be an object (a sink's state), got {_brief(saved)}")
+        pending = saved.get("pending", [])
+        if not isinstance(pending, list):
+            raise RestoreError(f"{where}.pending' must be a list, got {_brief(pending)}")
+        for i, entry in enumerate(pending):
+            txn = entry
+            if collect and saved.get("writer") is None and isinstance(entry, list) and entry:
+                txn = entry[0]  # an older checkpoint: [id, records]
+            if not _is_id(txn, cid):
+                raise RestoreError(
+                    f"{where}.pending[{i}]' is {_brief(txn)}: a pending transaction is the id "
+                    f"of a checkpoint up to this one ({cid})"
+                )
+        if collect:
+            writer = saved.get("writer")
+            if writer is not None and not isinstance(writer, str):
+                raise RestoreError(f"{where}.writer' must be a string, got {_brief(writer)}")
+            continue
+        lineage = saved.get("lineage")
+        if lineage is None:
+            continue
+        if not isinstance(lineage, list):
+            raise RestoreError(f"{where}.lineage' must be a list, got {_brief(lineage)}")
+        for i, entry in enumerate(lineage):
+            if (
+                not isinstance(entry, list)
+                or len(entry) != 2
+                or not isinstance(entry[0], str)
+                or not _WRITER.fullmatch(entry[0])
+                or not _is_id(entry[1], cid)
+            ):
+                raise RestoreError(
+                    f"{where}.lineage[{i}]' is {_brief(entry)}: a lineage entry is [writer "
+                    f"id, the id of a checkpoint up to this one ({cid})]"
+                )
+
+
+#: a writer id in a sink's lineage: a UUID, or ``*`` (any writer)
+_WRITER = re.compile(r"\*|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _is_id(value: Any, up_to: int) -> bool:
+    """``value`` is a checkpoint id from 1 to ``up_to``."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= up_to
 
 
 def _not_whole(value: Any) -> str | None:

@@ -11,6 +11,7 @@ sums) or failed later with a traceback.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Callable
@@ -157,6 +158,18 @@ def a_sparse_state_file(chk: Path) -> tuple[Path, str]:
     return path, rf"is {3 * 2**30} bytes, but field 'tasks\[\d\]\.files\[0\]\.size' .* {recorded}"
 
 
+def collect_pending(value: object) -> Craft:
+    """Sink 'counts' (a collect sink) of counts#1 holds ``value`` as its pending transactions:
+    a crafted id committed another checkpoint's records, or failed the job later."""
+
+    def craft(chk: Path) -> tuple[Path, str]:
+        state = {"pending": value, "writer": "counts#1"}
+        path = set_operator_state(chk, "counts#1", "sink-counts", state)
+        return path, r"field 'operator_states\['sink-counts'\]\.pending\[0\]' is "
+
+    return craft
+
+
 CRAFTED: dict[str, Craft] = {
     "a negative source position": negative_position,
     "a source position past the end": position_past_the_end,
@@ -171,6 +184,9 @@ CRAFTED: dict[str, Craft] = {
     "a vertex left out": a_vertex_left_out,
     "a state file that is a directory": a_state_file_that_is_a_directory,
     "a 3 GB sparse state file": a_sparse_state_file,
+    "a negative pending transaction": collect_pending([-5]),
+    "a pending transaction after the checkpoint": collect_pending([10**12]),
+    "a pending transaction that is no number": collect_pending(["2"]),
 }
 
 
@@ -223,3 +239,64 @@ def test_a_sparse_state_file_is_refused_without_being_read(chk: Path) -> None:
     with pytest.raises(CorruptCheckpointError, match=r"\(it was not read\)") as caught:
         load_checkpoint(str(chk))
     assert f"state file {path} of task counts#0 is 3221225472 bytes" in str(caught.value)
+
+
+@pytest.fixture(scope="module")
+def retained_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A retained checkpoint of the counting job into part files, and its sink's folder."""
+    root = tmp_path_factory.mktemp("retained-files")
+    env = StreamExecutionEnvironment()
+    counting(env, out=root / "out")
+    env.configure({**RETAIN, "execution.checkpointing.dir": str(root / "chk")})
+    result = env.execute("first", runtime="simulation", seed=1, timeout=0.03)
+    assert result.status is JobStatus.CANCELED
+    (path,) = result.retained_checkpoints
+    return Path(path), root / "out"
+
+
+LINEAGES: dict[str, object] = {
+    "not a list": "x",
+    "a negative checkpoint id": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07", -3]],
+    "a NaN checkpoint id": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07", float("nan")]],
+    "an id after the checkpoint": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07", 10**6]],
+    "a writer that is no id": [["../../etc", 1]],
+    "an entry that is no pair": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07"]],
+}
+
+
+@pytest.mark.parametrize("case", list(LINEAGES))
+def test_a_crafted_lineage_of_a_file_sink_exits_2_naming_the_file_and_field(
+    retained_files: tuple[Path, Path],
+    tmp_path: Path,
+    case: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A file sink's lineage says which part files the checkpoint stands for: a crafted one
+    took committed output away (a negative id: records lost) or crashed the task (NaN: a
+    traceback). It is refused before the job starts."""
+    retained, folder = retained_files
+    chk = tmp_path / "chk" / retained.name
+    shutil.copytree(retained, chk)
+    shutil.copytree(folder, tmp_path / "out")
+    state = json.loads(state_file_of(chk, "counts#0").read_text())["operator_states"]
+    path = set_operator_state(
+        chk, "counts#0", "sink-files", {**state["sink-files"], "lineage": LINEAGES[case]}
+    )
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT_INTO_FILES.format(out=str(tmp_path / "out")))
+    assert main(["run", str(script), "-q", "--simulate", "--from-checkpoint", str(chk)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and err.startswith("ckptsim run: "), err
+    assert str(path) in err and "field 'operator_states['sink-files'].lineage" in err, err
+    assert not list((tmp_path / "out").glob("part-*-end.*"))
+
+
+#: the counting job into part files under {out}, as a script for ``ckptsim run``
+SCRIPT_INTO_FILES = """
+from pathlib import Path
+from tests.actors.test_failover import counting
+
+
+def build(env):
+    counting(env, out=Path({out!r}))
+"""
