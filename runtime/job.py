@@ -15,6 +15,7 @@ from runtime.failure import TaskFailure
 from runtime.graph import ChannelSpec, JobGraph, JobVertex, StreamNode
 from runtime.partition import Partitioner
 from runtime.snapshot import LoadedCheckpoint
+from runtime.state import key_group_range
 from runtime.status import ExecutionState, JobStatus
 from runtime.task import NetworkSettings, OutputEdge, TaskRestore, TaskSpec
 
@@ -66,6 +67,8 @@ def restore_plan(
             _check_positions(checkpoint, op, parallelism)
         if isinstance(op.operator, SinkDescriptor):
             _check_sink_states(checkpoint, op)
+        if op.is_keyed:
+            _check_keyed_states(checkpoint, op, plan.job.max_parallelism)
     # Flink's execution.state-recovery.without-channel-state.checkpoint-id: restore this
     # checkpoint's operator state only, without its in-flight data (records are lost)
     channel_state = checkpoint.checkpoint_id != plan.checkpoint.recover_without_channel_state
@@ -267,6 +270,71 @@ def _check_sink_states(checkpoint: LoadedCheckpoint, op: StreamNode) -> None:
                     f"{where}.lineage[{i}]' is {_brief(entry)}: a lineage entry is [writer "
                     f"id, the id of a checkpoint up to this one ({cid})]"
                 )
+
+
+#: the kinds of keyed state (``runtime.state``)
+_STATE_KINDS = frozenset({"value", "list", "map", "reducing", "aggregating"})
+
+
+def _check_keyed_states(checkpoint: LoadedCheckpoint, op: StreamNode, max_parallelism: int) -> None:
+    """Each restored keyed state of ``op``: written with the job's max parallelism (as Flink
+    requires), each state of a known kind, its key groups whole numbers of the range of the
+    subtask that wrote them, its keys and values side by side. A crafted key group outside
+    that range dropped its keys' state (wrong results); the others crashed the task."""
+    for task, state in sorted(
+        checkpoint.tasks.items(), key=lambda kv: (kv[0].vertex, kv[0].subtask)
+    ):
+        saved = state.operator_states.get(op.uid)
+        if not saved:
+            continue
+        where = f"{_state_file(checkpoint, task)}: field 'operator_states[{op.uid!r}]"
+        if not isinstance(saved, dict):
+            raise RestoreError(f"{where}' must be an object (keyed state), got {_brief(saved)}")
+        written = saved.get("max_parallelism", max_parallelism)
+        if written != max_parallelism or isinstance(written, bool):
+            raise RestoreError(
+                f"{where}.max_parallelism' is {_brief(written)}, but the job's max parallelism "
+                f"is {max_parallelism}: keyed state is restored only with the max parallelism "
+                "it was written with (set it with env.set_max_parallelism)"
+            )
+        ran = sum(
+            1 for t in [*checkpoint.tasks, *checkpoint.finished_tasks] if t.vertex == task.vertex
+        )
+        groups = (
+            key_group_range(task.subtask, ran, max_parallelism) if task.subtask < ran else range(0)
+        )
+        states = saved.get("states", {})
+        if not isinstance(states, dict):
+            raise RestoreError(f"{where}.states' must be an object, got {_brief(states)}")
+        for name, table in states.items():
+            at = f"{where}.states[{name!r}]"
+            if not isinstance(table, dict) or table.get("kind", "value") not in _STATE_KINDS:
+                kind = table.get("kind") if isinstance(table, dict) else table
+                raise RestoreError(
+                    f"{at}.kind' is {_brief(kind)}: a keyed state is one of "
+                    f"{', '.join(sorted(_STATE_KINDS))}"
+                )
+            key_groups = table.get("key_groups")
+            if not isinstance(key_groups, dict):
+                raise RestoreError(f"{at}.key_groups' must be an object, got {_brief(key_groups)}")
+            for group, columns in key_groups.items():
+                number = int(group) if isinstance(group, str) and group.isdigit() else None
+                if number is None or number not in groups:
+                    raise RestoreError(
+                        f"{at}.key_groups[{group!r}]': subtask {task.subtask} of {ran} holds key "
+                        f"groups {groups.start} to {groups.stop - 1} of {max_parallelism}, so "
+                        "its keys' state would be lost"
+                    )
+                if (
+                    not isinstance(columns, dict)
+                    or not isinstance(columns.get("keys"), list)
+                    or not isinstance(columns.get("values"), list)
+                    or len(columns["keys"]) != len(columns["values"])
+                ):
+                    raise RestoreError(
+                        f"{at}.key_groups[{group!r}]' must hold lists 'keys' and 'values' of "
+                        "one length"
+                    )
 
 
 #: a writer id in a sink's lineage: a UUID, or ``*`` (any writer)

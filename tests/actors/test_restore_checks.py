@@ -16,6 +16,7 @@ import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -170,6 +171,31 @@ def collect_pending(value: object) -> Craft:
     return craft
 
 
+def keyed(edit: Callable[[dict[str, Any]], object], field: str) -> Craft:
+    """``edit`` changes the keyed state of 'counts' in counts#0's state file (the running
+    counts: a state '_reduce' of a few key groups)."""
+
+    def craft(chk: Path) -> tuple[Path, str]:
+        state = json.loads(state_file_of(chk, "counts#0").read_text())["operator_states"]
+        edit(state["counts"])
+        return set_operator_state(chk, "counts#0", "counts", state["counts"]), field
+
+    return craft
+
+
+def _move_a_key_group(to: str) -> Callable[[dict[str, Any]], None]:
+    def edit(state: dict[str, Any]) -> None:
+        groups = state["states"]["_reduce"]["key_groups"]
+        groups[to] = groups.pop(sorted(groups)[0])
+
+    return edit
+
+
+def _unpair(state: dict[str, Any]) -> None:
+    groups = state["states"]["_reduce"]["key_groups"]
+    groups[sorted(groups)[0]]["keys"].append(77)
+
+
 CRAFTED: dict[str, Craft] = {
     "a negative source position": negative_position,
     "a source position past the end": position_past_the_end,
@@ -187,6 +213,23 @@ CRAFTED: dict[str, Craft] = {
     "a negative pending transaction": collect_pending([-5]),
     "a pending transaction after the checkpoint": collect_pending([10**12]),
     "a pending transaction that is no number": collect_pending(["2"]),
+    "keyed state of another max parallelism": keyed(
+        lambda state: state.update(max_parallelism=0),
+        r"field 'operator_states\['counts'\]\.max_parallelism' is 0, but the job's max "
+        r"parallelism is 128",
+    ),
+    "a key group past the max parallelism": keyed(
+        _move_a_key_group("999"), r"\.key_groups\['999'\]': subtask 0 of 2 holds key groups 0"
+    ),
+    "a key group of the other subtask": keyed(
+        _move_a_key_group("100"), r"\.key_groups\['100'\]': subtask 0 of 2 holds key groups 0"
+    ),
+    "a key group that is no number": keyed(_move_a_key_group("-1"), r"\.key_groups\['-1'\]'"),
+    "more keys than values": keyed(_unpair, r"must hold lists 'keys' and 'values' of one length"),
+    "a keyed state of no kind": keyed(
+        lambda state: state["states"]["_reduce"].update(kind="bogus"),
+        r"field 'operator_states\['counts'\]\.states\['_reduce'\]\.kind' is 'bogus'",
+    ),
 }
 
 
