@@ -32,6 +32,7 @@ from tests.crafted_checkpoints import (
     list_no_file_for,
     make_sparse,
     replace_with_a_directory,
+    reseal,
     set_operator_state,
     state_file_of,
 )
@@ -343,3 +344,32 @@ from tests.actors.test_failover import counting
 def build(env):
     counting(env, out=Path({out!r}))
 """
+
+
+def test_a_state_file_of_the_recorded_size_that_fails_its_checksum_is_never_held_whole(
+    chk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crafted state file of exactly the recorded size (64 MB of holes, resealed, then one
+    byte changed) is refused by its checksum, computed a piece at a time, before it is read
+    into memory (before: a 1 GB one peaked at 2.1 GB RSS to fail its checksum)."""
+    from runtime import storage  # noqa: PLC0415
+
+    path = state_file_of(chk, "counts#0")
+    with path.open("r+b") as file:
+        file.truncate(64 * 2**20)
+    reseal(chk)
+    with path.open("r+b") as file:
+        file.seek(32 * 2**20)
+        file.write(b"x")
+    read_whole: list[str] = []
+    read_at_most = storage._read_at_most
+
+    def watched(fd: int, limit: int, what: str) -> bytes:
+        read_whole.append(what)
+        return read_at_most(fd, limit, what)
+
+    monkeypatch.setattr(storage, "_read_at_most", watched)
+    with pytest.raises(CorruptCheckpointError, match="fails its checksum") as caught:
+        load_checkpoint(str(chk))
+    assert f"state file {path} of task counts#0 fails its checksum" in str(caught.value)
+    assert not [what for what in read_whole if str(path) in what], read_whole
