@@ -3,17 +3,19 @@ task restores from a checkpoint, the job status state machine, and the result of
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.checkpoint import TaskId
 from runtime.config import CheckpointConfig, Configuration
 from runtime.coordinator import CheckpointPlanCalculator, CoordinatorConfig
-from runtime.descriptors import KEYED, SourceDescriptor
+from runtime.descriptors import KEYED, SinkDescriptor, SinkKind, SourceDescriptor
 from runtime.failure import TaskFailure
 from runtime.graph import ChannelSpec, JobGraph, JobVertex, StreamNode
 from runtime.partition import Partitioner
 from runtime.snapshot import LoadedCheckpoint
+from runtime.state import key_group_range
 from runtime.status import ExecutionState, JobStatus
 from runtime.task import NetworkSettings, OutputEdge, TaskRestore, TaskSpec
 
@@ -63,6 +65,10 @@ def restore_plan(
             )
         if source:
             _check_positions(checkpoint, op, parallelism)
+        if isinstance(op.operator, SinkDescriptor):
+            _check_sink_states(checkpoint, op)
+        if op.is_keyed:
+            _check_keyed_states(checkpoint, op, plan.job.max_parallelism)
     # Flink's execution.state-recovery.without-channel-state.checkpoint-id: restore this
     # checkpoint's operator state only, without its in-flight data (records are lost)
     channel_state = checkpoint.checkpoint_id != plan.checkpoint.recover_without_channel_state
@@ -209,6 +215,135 @@ def _check_positions(checkpoint: LoadedCheckpoint, op: StreamNode, parallelism: 
             raise RestoreError(
                 f"{where}.position' of {op.name!r}: {text}: the source cannot be there"
             ) from None
+
+
+def _check_sink_states(checkpoint: LoadedCheckpoint, op: StreamNode) -> None:
+    """Each restored state of sink ``op`` (``runtime.task.sinks``): its pending transactions
+    are checkpoint ids up to the restored one, its lineage ``[writer, up_to]`` pairs with such
+    ids (a crafted one committed another checkpoint's files, or took files out of the output
+    that the checkpoint stands for)."""
+    assert isinstance(op.operator, SinkDescriptor)
+    collect = op.operator.sink is SinkKind.COLLECT
+    cid = checkpoint.checkpoint_id
+    for task, state in sorted(
+        checkpoint.tasks.items(), key=lambda kv: (kv[0].vertex, kv[0].subtask)
+    ):
+        if op.uid not in state.operator_states:
+            continue
+        saved = state.operator_states[op.uid]
+        where = f"{_state_file(checkpoint, task)}: field 'operator_states[{op.uid!r}]"
+        if saved is None:
+            continue
+        if not isinstance(saved, dict):
+            raise RestoreError(f"{where}' must be an object (a sink's state), got {_brief(saved)}")
+        pending = saved.get("pending", [])
+        if not isinstance(pending, list):
+            raise RestoreError(f"{where}.pending' must be a list, got {_brief(pending)}")
+        for i, entry in enumerate(pending):
+            txn = entry
+            if collect and saved.get("writer") is None and isinstance(entry, list) and entry:
+                txn = entry[0]  # an older checkpoint: [id, records]
+            if not _is_id(txn, cid):
+                raise RestoreError(
+                    f"{where}.pending[{i}]' is {_brief(txn)}: a pending transaction is the id "
+                    f"of a checkpoint up to this one ({cid})"
+                )
+        if collect:
+            writer = saved.get("writer")
+            if writer is not None and not isinstance(writer, str):
+                raise RestoreError(f"{where}.writer' must be a string, got {_brief(writer)}")
+            continue
+        lineage = saved.get("lineage")
+        if lineage is None:
+            continue
+        if not isinstance(lineage, list):
+            raise RestoreError(f"{where}.lineage' must be a list, got {_brief(lineage)}")
+        for i, entry in enumerate(lineage):
+            if (
+                not isinstance(entry, list)
+                or len(entry) != 2
+                or not isinstance(entry[0], str)
+                or not _WRITER.fullmatch(entry[0])
+                or not _is_id(entry[1], cid)
+            ):
+                raise RestoreError(
+                    f"{where}.lineage[{i}]' is {_brief(entry)}: a lineage entry is [writer "
+                    f"id, the id of a checkpoint up to this one ({cid})]"
+                )
+
+
+#: the kinds of keyed state (``runtime.state``)
+_STATE_KINDS = frozenset({"value", "list", "map", "reducing", "aggregating"})
+
+
+def _check_keyed_states(checkpoint: LoadedCheckpoint, op: StreamNode, max_parallelism: int) -> None:
+    """Each restored keyed state of ``op``: written with the job's max parallelism (as Flink
+    requires), each state of a known kind, its key groups whole numbers of the range of the
+    subtask that wrote them, its keys and values side by side. A crafted key group outside
+    that range dropped its keys' state (wrong results); the others crashed the task."""
+    for task, state in sorted(
+        checkpoint.tasks.items(), key=lambda kv: (kv[0].vertex, kv[0].subtask)
+    ):
+        saved = state.operator_states.get(op.uid)
+        if not saved:
+            continue
+        where = f"{_state_file(checkpoint, task)}: field 'operator_states[{op.uid!r}]"
+        if not isinstance(saved, dict):
+            raise RestoreError(f"{where}' must be an object (keyed state), got {_brief(saved)}")
+        written = saved.get("max_parallelism", max_parallelism)
+        if written != max_parallelism or isinstance(written, bool):
+            raise RestoreError(
+                f"{where}.max_parallelism' is {_brief(written)}, but the job's max parallelism "
+                f"is {max_parallelism}: keyed state is restored only with the max parallelism "
+                "it was written with (set it with env.set_max_parallelism)"
+            )
+        ran = sum(
+            1 for t in [*checkpoint.tasks, *checkpoint.finished_tasks] if t.vertex == task.vertex
+        )
+        groups = (
+            key_group_range(task.subtask, ran, max_parallelism) if task.subtask < ran else range(0)
+        )
+        states = saved.get("states", {})
+        if not isinstance(states, dict):
+            raise RestoreError(f"{where}.states' must be an object, got {_brief(states)}")
+        for name, table in states.items():
+            at = f"{where}.states[{name!r}]"
+            if not isinstance(table, dict) or table.get("kind", "value") not in _STATE_KINDS:
+                kind = table.get("kind") if isinstance(table, dict) else table
+                raise RestoreError(
+                    f"{at}.kind' is {_brief(kind)}: a keyed state is one of "
+                    f"{', '.join(sorted(_STATE_KINDS))}"
+                )
+            key_groups = table.get("key_groups")
+            if not isinstance(key_groups, dict):
+                raise RestoreError(f"{at}.key_groups' must be an object, got {_brief(key_groups)}")
+            for group, columns in key_groups.items():
+                number = int(group) if isinstance(group, str) and group.isdigit() else None
+                if number is None or number not in groups:
+                    raise RestoreError(
+                        f"{at}.key_groups[{group!r}]': subtask {task.subtask} of {ran} holds key "
+                        f"groups {groups.start} to {groups.stop - 1} of {max_parallelism}, so "
+                        "its keys' state would be lost"
+                    )
+                if (
+                    not isinstance(columns, dict)
+                    or not isinstance(columns.get("keys"), list)
+                    or not isinstance(columns.get("values"), list)
+                    or len(columns["keys"]) != len(columns["values"])
+                ):
+                    raise RestoreError(
+                        f"{at}.key_groups[{group!r}]' must hold lists 'keys' and 'values' of "
+                        "one length"
+                    )
+
+
+#: a writer id in a sink's lineage: a UUID, or ``*`` (any writer)
+_WRITER = re.compile(r"\*|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _is_id(value: Any, up_to: int) -> bool:
+    """``value`` is a checkpoint id from 1 to ``up_to``."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= up_to
 
 
 def _not_whole(value: Any) -> str | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -342,7 +343,11 @@ class FileSystemCheckpointStorage:
         return str(directory)
 
     def discard(self, checkpoint_id: int, handles: tuple[StateHandle, ...]) -> None:
-        """Delete state files; the checkpoint's directory goes once nothing else is in it."""
+        """Delete the metadata first (as Flink does: a checkpoint whose discarding was cut short,
+        by a ``kill -9`` say, is then no checkpoint at all rather than one that lacks state
+        files), then the state files; the directory goes once nothing else is in it."""
+        with contextlib.suppress(FileNotFoundError):
+            (self.location(checkpoint_id) / METADATA).unlink()
         directories = set()
         for handle in handles:
             path = Path(handle.key)
@@ -523,7 +528,7 @@ class JobManagerCheckpointStorage(FileSystemCheckpointStorage):
                 "only as long as the job that took it"
             )
 
-        def read_state(name: str, at: str, task: TaskId, size: int) -> bytes:
+        def read_state(name: str, at: str, task: TaskId, size: int, checksum: str) -> bytes:
             data = documents.get(name)
             if data is None:
                 raise CorruptCheckpointError(
@@ -635,19 +640,29 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
         )
     root = location.resolve()
 
-    def read_state(name: str, at: str, task: TaskId, size: int) -> bytes:
+    def read_state(name: str, at: str, task: TaskId, size: int, checksum: str) -> bytes:
         return _read_inside(
-            root, location, name, f"{at}.file", task=task, size=size, size_field=f"{at}.size"
+            root,
+            location,
+            name,
+            f"{at}.file",
+            task=task,
+            size=size,
+            size_field=f"{at}.size",
+            checksum=checksum,
         )
 
     return _parse_checkpoint(location, _read_inside(root, location, METADATA, None), read_state)
 
 
 def _parse_checkpoint(
-    location: Path, metadata: bytes, read_state: Callable[[str, str, TaskId, int], bytes]
+    location: Path,
+    metadata: bytes,
+    read_state: Callable[[str, str, TaskId, int, str], bytes],
 ) -> LoadedCheckpoint:
     """The checkpoint at ``location`` from its ``_metadata`` bytes, each state file it names
-    read with ``read_state(name, metadata field, task, recorded size)`` and verified."""
+    read with ``read_state(name, metadata field, task, recorded size, recorded checksum)`` and
+    verified."""
     metadata_path = location / METADATA
     document = _json_document(metadata, metadata_path)
     if (
@@ -713,8 +728,8 @@ def _parse_checkpoint(
             expected = fields.text(f"{at}.checksum", file, "checksum")
             size = fields.integer(f"{at}.size", file, "size")
             file_path = location / name
-            data = read_state(name, at, task, size)
-            if serde.checksum(data) != expected:
+            data = read_state(name, at, task, size, expected)
+            if serde.checksum(data) != expected:  # (a file: it changed between the two reads)
                 raise CorruptCheckpointError(
                     f"state file {file_path} of task {task} fails its checksum"
                 )
@@ -955,13 +970,16 @@ def _read_inside(
     task: TaskId | None = None,
     size: int | None = None,
     size_field: str | None = None,
+    checksum: str | None = None,
 ) -> bytes:
     """The bytes of the regular file ``name`` inside the checkpoint directory ``root``
     (resolved). Absolute paths, paths leading out (``..``, a symbolic link) and anything but a
     regular file are refused, naming the metadata field that gave the name (None: the
     metadata file itself). ``size``: the size the metadata records (field ``size_field``),
     compared before reading (without one: at most ``MAX_METADATA_BYTES``); the file is read
-    in pieces, never past that size."""
+    in pieces, never past that size. ``checksum``: the one the metadata records, compared
+    first in a pass that holds one piece at a time, so a file that fails it (a crafted one
+    of the recorded size, however large) is never held in memory."""
     shown = location / name
     what = f"state file {shown} of task {task}" if task is not None else str(shown)
     entry = f"{location / METADATA}: field '{field}' ({name!r})" if field else str(shown)
@@ -999,9 +1017,32 @@ def _read_inside(
                 f"{what} is {info.st_size} bytes: more than the {limit} a ckptsim checkpoint's "
                 "metadata can be (it was not read)"
             )
+        if checksum is not None:
+            if _digest(fd, limit, what) != checksum:
+                raise CorruptCheckpointError(f"{what} fails its checksum")
+            os.lseek(fd, 0, os.SEEK_SET)
         return _read_at_most(fd, limit, what)
     finally:
         os.close(fd)
+
+
+def _digest(fd: int, limit: int, what: str) -> str:
+    """The checksum (``serde.checksum``'s) of the file's bytes, read a piece at a time."""
+    digest = hashlib.sha256()
+    left = limit
+    try:
+        while True:
+            piece = os.read(fd, min(READ_CHUNK, left) if left else 1)
+            if not piece:
+                return "sha256:" + digest.hexdigest()
+            if not left:
+                raise CorruptCheckpointError(
+                    f"{what} holds more than the {limit} bytes recorded for it: it is changing"
+                )
+            digest.update(piece)
+            left -= len(piece)
+    except OSError as error:
+        raise CorruptCheckpointError(f"{what} cannot be read: {error}") from error
 
 
 def _read_at_most(fd: int, limit: int, what: str) -> bytes:

@@ -10,10 +10,11 @@ sink is transactional (two-phase commit):
   checkpoint;
 - when checkpoint *n* completes, the pending files up to *n* are renamed to
   ``<path>/part-<vertex>-<subtask>-<writer>-<n>.parquet``: committed, and visible to readers;
-- after a failure the job restores the latest completed checkpoint: the sink commits the
-  pending files that checkpoint holds (commits are idempotent), deletes every other file
-  it staged and retracts its part files committed for later checkpoints (the restored
-  sources write those records again).
+- a restore (after a failure, or a resume from any retained checkpoint of any run) makes the
+  committed files exactly the checkpoint's lineage (``runtime.task.sinks``): it commits the
+  pending files that checkpoint holds (commits are idempotent) and takes every other file
+  of the subtask out of the committed output (the restored sources write those records
+  again), whatever other runs did to the folder since, as ``sink_to_file`` does.
 
 ``spark.read.parquet(path)`` reads only committed files (Spark skips names starting with
 ``.``), so a reader sees every record once: exactly once, with exactly-once checkpoints and a
@@ -47,6 +48,7 @@ from typing import Any
 from actors.logs import get_logger
 from runtime.checkpoint import TaskId
 from runtime.row import Row
+from runtime.task.sinks import ANY_WRITER, Lineage, restored_lineage
 from spark_bridge.locations import Location, resolve
 from spark_bridge.session import arrow_schema_of, require_pyarrow, require_pyspark
 from spark_bridge.values import UTC, field_names, infer_type, to_arrow_column
@@ -59,6 +61,9 @@ ROW_GROUP_ROWS = 65_536
 #: where the ids of writers derived from a taken one come from (``uuid.uuid5``)
 _WRITERS = uuid.UUID("5c0b7e0a-3f55-4c8e-9d1e-2b6f0c9a4e13")
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+#: where a restore puts part files that are not in the lineage of the checkpoint it restores
+#: but may be in another's (a checkpoint of another run), as ``sink_to_file`` does
+RETRACTED = ".retracted"
 
 
 class SchemaMismatch(ValueError):
@@ -299,9 +304,13 @@ class StagedFiles:
     checkpoint *n* moves it to the pending file ``...-<writer>-<n>.pending``; the checkpoint's
     completion moves that to ``<dir>/part-<vertex>-<subtask>-<writer>-<n>.<suffix>``, the file
     readers see (a rename on a local disk and HDFS; a copy and a delete on an object store,
-    whose readers see a file whole or not at all). A restore from checkpoint *n* commits the
-    restored pending files (whichever writer staged them), deletes every other staged file of
-    the subtask and retracts its part files committed after *n*. Subclasses write the
+    whose readers see a file whole or not at all). A checkpoint stands for a *lineage* of the
+    subtask's part files (``runtime.task.sinks``): a restore makes the committed files exactly
+    the restored lineage's, whatever other runs did to the folder since, as
+    ``actors.connectors.StagedFiles`` does: it commits the lineage's pending files and brings
+    back its files another restore set aside; every other part file leaves the committed
+    output (deleted when this job wrote it or it was committed at an end, else moved to
+    ``<dir>/.retracted/`` for a restore of another run's checkpoint). Subclasses write the
     in-progress file (``in_progress``, in ``filesystem``) and close it (``_close_writer``)."""
 
     def __init__(
@@ -317,6 +326,7 @@ class StagedFiles:
         self.directory = location.path.rstrip("/")
         self.staging = f"{self.directory}/.staging"
         self.filesystem.create_dir(self.staging, recursive=True)
+        self.retracted = f"{self.directory}/{RETRACTED}"
         self.stem = f"{prefix}-{task.vertex}-{task.subtask}"
         self.suffix = suffix
         #: this subtask's files, of any writer (and the names of earlier ckptsim versions:
@@ -328,6 +338,8 @@ class StagedFiles:
         self.writer_id = self._unused(writer or str(uuid.uuid4()))
         self.in_progress = f"{self.staging}/{self.stem}-{self.writer_id}.inprogress"
         self.pending: list[int] = []
+        #: the lineage the last restore restored (None: none known, an older checkpoint's)
+        self.lineage: Lineage | None = None
 
     def _listing(self, folder: str) -> list[str]:
         """The names of the files in ``folder`` (none if it is not there)."""
@@ -347,14 +359,20 @@ class StagedFiles:
 
     def _unused(self, writer: str) -> str:
         """``writer``, or (if files of that id are here already: a second simulated run of
-        one seed) an id derived from it that no file here has."""
+        one seed) an id derived from it, of the same job (its first group), that no file here
+        has."""
         while any(
             name.startswith((f"{self.stem}-{writer}-", f"{self.stem}-{writer}."))
-            for folder in (self.directory, self.staging)
+            for folder in (self.directory, self.staging, self.retracted)
             for name in self._listing(folder)
         ):
-            writer = str(uuid.uuid5(_WRITERS, writer))
+            writer = f"{writer[:8]}{str(uuid.uuid5(_WRITERS, writer))[8:]}"
         return writer
+
+    def _same_job(self, writer: str) -> bool:
+        """``writer`` is one of this job's (an earlier attempt's): a checkpoint of another run
+        cannot stand for its files."""
+        return bool(writer) and writer[:8] == self.writer_id[:8]
 
     def _close_writer(self) -> bool:
         """Close the in-progress file; False when nothing was written since the last one."""
@@ -372,12 +390,14 @@ class StagedFiles:
         middle = f"-{writer}" if writer else ""
         return f"{self.directory}/{self.stem}{middle}-{checkpoint_id}.{self.suffix}"
 
-    def _files(self, folder: str, kind: str) -> list[tuple[str, str, str | None]]:
-        """This subtask's files of ``kind`` in ``folder``: (path, writer, transaction)."""
+    def _files(self, folder: str, kind: str | None) -> list[tuple[str, str, str | None]]:
+        """This subtask's files of ``kind`` (None: the pending and committed ones) in
+        ``folder``: (path, writer, transaction)."""
         found = []
+        kinds = (kind,) if kind is not None else ("pending", self.suffix)
         for name in self._listing(folder):
             match = self._names.fullmatch(name)
-            if match is not None and match["kind"] == kind:
+            if match is not None and match["kind"] in kinds:
                 found.append((f"{folder}/{name}", match["writer"] or "", match["txn"]))
         return found
 
@@ -400,8 +420,9 @@ class StagedFiles:
             self.pending.remove(k)
 
     def _commit(self, checkpoint_id: int | str) -> None:
-        """Commit checkpoint ``checkpoint_id``'s pending file: this writer's, or (restored)
-        the one an earlier writer staged; nothing if it was committed already."""
+        """Commit checkpoint ``checkpoint_id``'s pending file: this writer's, or (restored
+        from a checkpoint that recorded no lineage) the one an earlier writer staged; nothing
+        if it was committed already."""
         own = self._pending_path(checkpoint_id)
         if self._exists(own):
             self.filesystem.move(own, self.final_path(checkpoint_id))
@@ -411,40 +432,90 @@ class StagedFiles:
         for pending, writer in staged:
             self.filesystem.move(pending, self.final_path(checkpoint_id, writer))
         if not staged and not any(t == txn for _, _, t in self._files(self.directory, self.suffix)):
-            raise FileNotFoundError(
-                f"cannot commit checkpoint {checkpoint_id} of {self.stem}: its pending file "
-                f"is gone from {self.staging} (was the sink's directory changed?)"
-            )
+            raise self._gone(checkpoint_id)
+
+    def _gone(self, checkpoint_id: int | str) -> FileNotFoundError:
+        return FileNotFoundError(
+            f"cannot commit checkpoint {checkpoint_id} of {self.stem}: its pending file "
+            f"is gone from {self.staging} (was the sink's directory changed?)"
+        )
 
     def _recover(self, states: list[Any]) -> tuple[list[int], list[str]]:
-        """Commit the restored pending files (idempotent) and delete what the subtask staged
-        after that checkpoint; returns the committed ids and the discarded file names."""
+        """Commit the restored lineage's pending files (and bring back its retracted ones)
+        and take whatever else is staged out of ``.staging``; returns the restored pending
+        checkpoint ids and the names of what left ``.staging``. Committed files outside the
+        lineage go with ``retract_after``."""
         keep: set[int] = set()
         for state in states:
             keep.update(int(k) for k in (state or {}).get("pending", []))
+        recorded = [s for s in states if isinstance(s, dict) and "lineage" in s]
+        if not recorded:  # a restart from scratch, or a checkpoint without lineage
+            self.lineage = None  # retract_after knows which
+            for k in sorted(keep):
+                self._commit(k)
+            return sorted(keep), self._discard_staged(but=self.in_progress)
+        self.lineage = restored_lineage(recorded, 0)
+        back = self._files(self.staging, "pending") + self._files(self.retracted, None)
+        for path, writer, txn in back:
+            if self._stands_for(writer, txn, explicit_only=True):
+                self.filesystem.move(path, self.final_path(txn, writer))
+        # the restored pending transactions are the last writer's: each is committed now
+        last = self.lineage[-1][0] if self.lineage else None
+        committed = {(w, t) for _, w, t in self._files(self.directory, self.suffix)}
         for k in sorted(keep):
-            self._commit(k)
+            if (last, str(k)) not in committed:
+                raise self._gone(k)
         return sorted(keep), self._discard_staged(but=self.in_progress)
+
+    def _stands_for(self, writer: str, txn: str | None, *, explicit_only: bool = False) -> bool:
+        """The restored lineage holds part file ``txn`` of ``writer`` (``explicit_only``: a
+        lineage entry names the writer; else one for any writer counts too)."""
+        if self.lineage is None or txn is None or txn == "end":
+            return False
+        number = int(txn)
+        return any(
+            number <= up_to and (w == writer or (w == ANY_WRITER and not explicit_only))
+            for w, up_to in self.lineage
+        )
 
     def retract_after(self, checkpoint_id: int) -> list[str]:
         """After a restore of checkpoint ``checkpoint_id`` (0: a restart with no checkpoint):
-        delete this subtask's part files, of any writer, committed for later checkpoints (or
-        at an end without a final checkpoint), whose records the replay writes again; returns
-        their names."""
+        take this subtask's part files, of any writer, that the restored lineage does not
+        hold out of the committed output (without a recorded lineage: those committed for
+        later checkpoints, or at an end without a final checkpoint); the replay writes their
+        records again. Returns their names."""
+        if self.lineage is None:
+            self.lineage = restored_lineage([], checkpoint_id)
         retracted = []
-        for part, _, txn in self._files(self.directory, self.suffix):
-            if txn == "end" or (txn is not None and int(txn) > checkpoint_id):
-                self._delete(part)
-                retracted.append(part.rsplit("/", 1)[-1])
+        for part, writer, txn in self._files(self.directory, self.suffix):
+            if txn is None or self._stands_for(writer, txn):
+                continue  # the one file of a run without checkpoints is nobody's transaction
+            self._set_aside(part, writer, txn)
+            retracted.append(part.rsplit("/", 1)[-1])
         return sorted(retracted)
 
+    def _set_aside(self, path: str, writer: str, txn: str | None) -> None:
+        """``path`` leaves the committed output or ``.staging``: deleted if no checkpoint of
+        another run can stand for it (an earlier attempt of this job wrote it, or it was
+        committed at an end), else moved to ``.retracted``."""
+        if txn in (None, "end") or self._same_job(writer) or not writer:
+            self._delete(path)
+            return
+        self.filesystem.create_dir(self.retracted, recursive=True)
+        with contextlib.suppress(FileNotFoundError):
+            self.filesystem.move(path, f"{self.retracted}/{path.rsplit('/', 1)[-1]}")
+
     def _discard_staged(self, but: str | None = None) -> list[str]:
+        """Clear ``.staging`` of this subtask's files but ``but``: in-progress files are
+        deleted (no checkpoint stands for them), pending ones set aside (``_set_aside``)."""
         discarded = []
-        for kind in ("inprogress", "pending"):
-            for leftover, _, _ in self._files(self.staging, kind):
-                if leftover != but:
-                    self._delete(leftover)
-                    discarded.append(leftover.rsplit("/", 1)[-1])
+        for leftover, _, _ in self._files(self.staging, "inprogress"):
+            if leftover != but:
+                self._delete(leftover)
+                discarded.append(leftover.rsplit("/", 1)[-1])
+        for leftover, writer, txn in self._files(self.staging, "pending"):
+            self._set_aside(leftover, writer, txn)
+            discarded.append(leftover.rsplit("/", 1)[-1])
         return sorted(discarded)
 
     def _commit_rest(self) -> None:

@@ -11,10 +11,12 @@ sums) or failed later with a traceback.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,6 +32,7 @@ from tests.crafted_checkpoints import (
     list_no_file_for,
     make_sparse,
     replace_with_a_directory,
+    reseal,
     set_operator_state,
     state_file_of,
 )
@@ -157,6 +160,43 @@ def a_sparse_state_file(chk: Path) -> tuple[Path, str]:
     return path, rf"is {3 * 2**30} bytes, but field 'tasks\[\d\]\.files\[0\]\.size' .* {recorded}"
 
 
+def collect_pending(value: object) -> Craft:
+    """Sink 'counts' (a collect sink) of counts#1 holds ``value`` as its pending transactions:
+    a crafted id committed another checkpoint's records, or failed the job later."""
+
+    def craft(chk: Path) -> tuple[Path, str]:
+        state = {"pending": value, "writer": "counts#1"}
+        path = set_operator_state(chk, "counts#1", "sink-counts", state)
+        return path, r"field 'operator_states\['sink-counts'\]\.pending\[0\]' is "
+
+    return craft
+
+
+def keyed(edit: Callable[[dict[str, Any]], object], field: str) -> Craft:
+    """``edit`` changes the keyed state of 'counts' in counts#0's state file (the running
+    counts: a state '_reduce' of a few key groups)."""
+
+    def craft(chk: Path) -> tuple[Path, str]:
+        state = json.loads(state_file_of(chk, "counts#0").read_text())["operator_states"]
+        edit(state["counts"])
+        return set_operator_state(chk, "counts#0", "counts", state["counts"]), field
+
+    return craft
+
+
+def _move_a_key_group(to: str) -> Callable[[dict[str, Any]], None]:
+    def edit(state: dict[str, Any]) -> None:
+        groups = state["states"]["_reduce"]["key_groups"]
+        groups[to] = groups.pop(sorted(groups)[0])
+
+    return edit
+
+
+def _unpair(state: dict[str, Any]) -> None:
+    groups = state["states"]["_reduce"]["key_groups"]
+    groups[sorted(groups)[0]]["keys"].append(77)
+
+
 CRAFTED: dict[str, Craft] = {
     "a negative source position": negative_position,
     "a source position past the end": position_past_the_end,
@@ -171,6 +211,26 @@ CRAFTED: dict[str, Craft] = {
     "a vertex left out": a_vertex_left_out,
     "a state file that is a directory": a_state_file_that_is_a_directory,
     "a 3 GB sparse state file": a_sparse_state_file,
+    "a negative pending transaction": collect_pending([-5]),
+    "a pending transaction after the checkpoint": collect_pending([10**12]),
+    "a pending transaction that is no number": collect_pending(["2"]),
+    "keyed state of another max parallelism": keyed(
+        lambda state: state.update(max_parallelism=0),
+        r"field 'operator_states\['counts'\]\.max_parallelism' is 0, but the job's max "
+        r"parallelism is 128",
+    ),
+    "a key group past the max parallelism": keyed(
+        _move_a_key_group("999"), r"\.key_groups\['999'\]': subtask 0 of 2 holds key groups 0"
+    ),
+    "a key group of the other subtask": keyed(
+        _move_a_key_group("100"), r"\.key_groups\['100'\]': subtask 0 of 2 holds key groups 0"
+    ),
+    "a key group that is no number": keyed(_move_a_key_group("-1"), r"\.key_groups\['-1'\]'"),
+    "more keys than values": keyed(_unpair, r"must hold lists 'keys' and 'values' of one length"),
+    "a keyed state of no kind": keyed(
+        lambda state: state["states"]["_reduce"].update(kind="bogus"),
+        r"field 'operator_states\['counts'\]\.states\['_reduce'\]\.kind' is 'bogus'",
+    ),
 }
 
 
@@ -223,3 +283,93 @@ def test_a_sparse_state_file_is_refused_without_being_read(chk: Path) -> None:
     with pytest.raises(CorruptCheckpointError, match=r"\(it was not read\)") as caught:
         load_checkpoint(str(chk))
     assert f"state file {path} of task counts#0 is 3221225472 bytes" in str(caught.value)
+
+
+@pytest.fixture(scope="module")
+def retained_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A retained checkpoint of the counting job into part files, and its sink's folder."""
+    root = tmp_path_factory.mktemp("retained-files")
+    env = StreamExecutionEnvironment()
+    counting(env, out=root / "out")
+    env.configure({**RETAIN, "execution.checkpointing.dir": str(root / "chk")})
+    result = env.execute("first", runtime="simulation", seed=1, timeout=0.03)
+    assert result.status is JobStatus.CANCELED
+    (path,) = result.retained_checkpoints
+    return Path(path), root / "out"
+
+
+LINEAGES: dict[str, object] = {
+    "not a list": "x",
+    "a negative checkpoint id": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07", -3]],
+    "a NaN checkpoint id": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07", float("nan")]],
+    "an id after the checkpoint": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07", 10**6]],
+    "a writer that is no id": [["../../etc", 1]],
+    "an entry that is no pair": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07"]],
+}
+
+
+@pytest.mark.parametrize("case", list(LINEAGES))
+def test_a_crafted_lineage_of_a_file_sink_exits_2_naming_the_file_and_field(
+    retained_files: tuple[Path, Path],
+    tmp_path: Path,
+    case: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A file sink's lineage says which part files the checkpoint stands for: a crafted one
+    took committed output away (a negative id: records lost) or crashed the task (NaN: a
+    traceback). It is refused before the job starts."""
+    retained, folder = retained_files
+    chk = tmp_path / "chk" / retained.name
+    shutil.copytree(retained, chk)
+    shutil.copytree(folder, tmp_path / "out")
+    state = json.loads(state_file_of(chk, "counts#0").read_text())["operator_states"]
+    path = set_operator_state(
+        chk, "counts#0", "sink-files", {**state["sink-files"], "lineage": LINEAGES[case]}
+    )
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT_INTO_FILES.format(out=str(tmp_path / "out")))
+    assert main(["run", str(script), "-q", "--simulate", "--from-checkpoint", str(chk)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and err.startswith("ckptsim run: "), err
+    assert str(path) in err and "field 'operator_states['sink-files'].lineage" in err, err
+    assert not list((tmp_path / "out").glob("part-*-end.*"))
+
+
+#: the counting job into part files under {out}, as a script for ``ckptsim run``
+SCRIPT_INTO_FILES = """
+from pathlib import Path
+from tests.actors.test_failover import counting
+
+
+def build(env):
+    counting(env, out=Path({out!r}))
+"""
+
+
+def test_a_state_file_of_the_recorded_size_that_fails_its_checksum_is_never_held_whole(
+    chk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crafted state file of exactly the recorded size (64 MB of holes, resealed, then one
+    byte changed) is refused by its checksum, computed a piece at a time, before it is read
+    into memory (before: a 1 GB one peaked at 2.1 GB RSS to fail its checksum)."""
+    from runtime import storage  # noqa: PLC0415
+
+    path = state_file_of(chk, "counts#0")
+    with path.open("r+b") as file:
+        file.truncate(64 * 2**20)
+    reseal(chk)
+    with path.open("r+b") as file:
+        file.seek(32 * 2**20)
+        file.write(b"x")
+    read_whole: list[str] = []
+    read_at_most = storage._read_at_most
+
+    def watched(fd: int, limit: int, what: str) -> bytes:
+        read_whole.append(what)
+        return read_at_most(fd, limit, what)
+
+    monkeypatch.setattr(storage, "_read_at_most", watched)
+    with pytest.raises(CorruptCheckpointError, match="fails its checksum") as caught:
+        load_checkpoint(str(chk))
+    assert f"state file {path} of task counts#0 fails its checksum" in str(caught.value)
+    assert not [what for what in read_whole if str(path) in what], read_whole

@@ -167,6 +167,31 @@ def test_discarding_a_subsumed_checkpoint_removes_its_directory(tmp_path: Path) 
     assert (tmp_path / "job1").is_dir()
 
 
+def test_a_discard_cut_short_leaves_no_checkpoint_that_lacks_its_state_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process killed while it discards a subsumed checkpoint (here: the first state file's
+    deletion is the last thing it does) leaves a directory that is no checkpoint at all, as
+    in Flink (the metadata goes first), not a ``_metadata`` naming files that are gone."""
+    storage = FileSystemCheckpointStorage(str(tmp_path), "job1")
+    checkpoint = write_checkpoint(storage, 1)
+    unlink = Path.unlink
+
+    def killed_after_the_first_state_file(path: Path, missing_ok: bool = False) -> None:
+        unlink(path, missing_ok)
+        if path.name != METADATA:
+            raise KeyboardInterrupt("killed")
+
+    monkeypatch.setattr(Path, "unlink", killed_after_the_first_state_file)
+    with pytest.raises(KeyboardInterrupt):
+        storage.discard(1, checkpoint.handles())
+    monkeypatch.undo()
+    left = path_of(checkpoint)
+    assert any(left.iterdir()), "a state file is left"
+    with pytest.raises(CorruptCheckpointError, match="is not a checkpoint: it has no _metadata"):
+        load_checkpoint(str(left))
+
+
 def test_a_directory_holding_checkpoints_is_refused_without_per_job_subdirectories(
     tmp_path: Path,
 ) -> None:

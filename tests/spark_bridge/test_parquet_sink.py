@@ -226,3 +226,61 @@ def test_a_column_of_the_input_keeps_its_type_and_naive_times_are_the_sessions(
     assert later.column(1).to_pylist() == [dt.datetime(2024, 7, 1, 13, tzinfo=dt.UTC)]
     with pytest.raises(SchemaMismatch, match="column 'price'"):
         sink.to_batch([TupleRow(price="cheap", at=None)])
+
+
+def _counting_into_parquet(out: Path, root: Path, *, seed: int, **run: Any) -> Any:
+    """The counting job of ``test_failover`` into a Parquet sink, on the simulation, its
+    checkpoints retained under ``root``; resumed from ``start_from``, cancelled after
+    ``kill_after`` virtual seconds (else it runs to its end)."""
+    from ckptsim import StreamExecutionEnvironment  # noqa: PLC0415
+    from tests.actors.test_failover import RESTARTS, count, key, record  # noqa: PLC0415
+
+    env = StreamExecutionEnvironment(parallelism=2)
+    env.enable_checkpointing(10)
+    env.configure(
+        {
+            "ckptsim.buffer.records": 50,
+            **RESTARTS,
+            "execution.checkpointing.num-retained": 3,
+            "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+            "execution.checkpointing.dir": str(root),
+        }
+    )
+    if run.get("start_from") is not None:
+        env.configure({"execution.state-recovery.path": run["start_from"]})
+    (
+        env.from_generator(record, 2_000, rate=50_000)
+        .uid("numbers")
+        .key_by(key)
+        .reduce(count)
+        .uid("counts")
+        .processing_cost(per_buffer_ms=1)
+        .sink_to(ParquetSink(out), name="files")
+    )
+    timeout = run.get("kill_after") or 600.0
+    return env.execute(f"run {seed}", runtime="simulation", seed=seed, timeout=timeout)
+
+
+def test_a_branching_resume_leaves_exactly_the_last_lineages_parquet_files(tmp_path: Path) -> None:
+    """Issue 22's branching resume into Parquet files, as into ``sink_to_file``'s: run 1 is
+    killed keeping three checkpoints; run 2 resumes from the oldest and finishes; run 3
+    resumes from run 1's newest. Each leaves exactly the failure-free records (before, run 3
+    kept run 2's files for the ids after the oldest checkpoint: thousands of duplicates)."""
+    from runtime.status import JobStatus  # noqa: PLC0415
+    from runtime.storage import load_checkpoint  # noqa: PLC0415
+    from tests.actors.test_failover import failure_free, observe  # noqa: PLC0415
+
+    out = tmp_path / "out"
+    first = _counting_into_parquet(out, tmp_path / "chk1", seed=1, kill_after=0.06)
+    assert first.status is JobStatus.CANCELED
+    kept = sorted(first.retained_checkpoints, key=lambda p: load_checkpoint(p).checkpoint_id)
+    assert len(kept) == 3
+    second = _counting_into_parquet(out, tmp_path / "chk2", seed=2, start_from=kept[0])
+    assert second.status is JobStatus.FINISHED
+    assert observe(committed(out)) == failure_free()
+    third = _counting_into_parquet(out, tmp_path / "chk3", seed=3, start_from=kept[-1])
+    assert third.status is JobStatus.FINISHED
+    assert observe(committed(out)) == failure_free()
+    fourth = _counting_into_parquet(out, tmp_path / "chk4", seed=4, start_from=kept[1])
+    assert fourth.status is JobStatus.FINISHED
+    assert observe(committed(out)) == failure_free()
