@@ -10,6 +10,7 @@ Select with ``HYPOTHESIS_PROFILE=dev make test``.
 from __future__ import annotations
 
 import os
+import random
 from typing import Any, NoReturn
 
 import pytest
@@ -51,6 +52,25 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # ``xdist_group`` marker: xdist 3.8 marks a group in ``item._nodeid``, which pytest 9 no
 # longer reads.)
 GROUPS = {"tests/spark_bridge/": "spark", "tests/test_docs.py": "docs"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist every worker must collect the same tests, named alike; a set's
+    order of strings (a parametrized test's id: ``ids=repr``) follows the hash seed, which
+    each process draws for itself. So the workers share one, drawn afresh for each run (as a
+    run in one process has one), unless PYTHONHASHSEED says which."""
+    if (
+        config.pluginmanager.hasplugin("xdist")
+        and config.getoption("numprocesses", None)
+        and not hasattr(config, "workerinput")  # the controller, before it starts its workers
+        and "PYTHONHASHSEED" not in os.environ
+    ):
+        os.environ["PYTHONHASHSEED"] = str(random.SystemRandom().randint(1, 2**32 - 1))
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    seed = os.environ.get("PYTHONHASHSEED")
+    return f"PYTHONHASHSEED={seed} (replay: PYTHONHASHSEED={seed} make test)" if seed else None
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: a run without xdist ignores it
