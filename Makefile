@@ -86,8 +86,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# the suite on up to 4 workers (pytest-xdist; 2 on CI's 2 cores): the Spark tests in one of
+# them, with the one SparkSession, the docs pages in one (tests/conftest.py: GROUPS)
+WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
+
 unit: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(WORKERS) --dist loadgroup
 
 test: $(STAMP) java lint typecheck unit
 

@@ -10,7 +10,8 @@ Select with ``HYPOTHESIS_PROFILE=dev make test``.
 from __future__ import annotations
 
 import os
-from typing import NoReturn
+import random
+from typing import Any, NoReturn
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -39,6 +40,53 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# pytest-xdist (``make test`` runs ``pytest -n 2 --dist loadgroup``): the tests of a group run
+# in one worker, in file order. ``spark``: every Spark test, so that the suite starts one
+# SparkSession (the session-scoped ``spark`` fixture, tests/spark_bridge/conftest.py) and one
+# JVM. ``docs``: every page's examples, so that a page repeating an earlier one's (Getting
+# started repeats the README's tour) replays its commands (tests/test_docs.py) instead of
+# running them again. The groups go out first (xdist orders work by its number of tests), so
+# that the single tests even out the end. (Grouped here, by path, and not with xdist's
+# ``xdist_group`` marker: xdist 3.8 marks a group in ``item._nodeid``, which pytest 9 no
+# longer reads.)
+GROUPS = {"tests/spark_bridge/": "spark", "tests/test_docs.py": "docs"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist every worker must collect the same tests, named alike; a set's
+    order of strings (a parametrized test's id: ``ids=repr``) follows the hash seed, which
+    each process draws for itself. So the workers share one, drawn afresh for each run (as a
+    run in one process has one), unless PYTHONHASHSEED says which."""
+    if (
+        config.pluginmanager.hasplugin("xdist")
+        and config.getoption("numprocesses", None)
+        and not hasattr(config, "workerinput")  # the controller, before it starts its workers
+        and "PYTHONHASHSEED" not in os.environ
+    ):
+        os.environ["PYTHONHASHSEED"] = str(random.SystemRandom().randint(1, 2**32 - 1))
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    seed = os.environ.get("PYTHONHASHSEED")
+    return f"PYTHONHASHSEED={seed} (replay: PYTHONHASHSEED={seed} make test)" if seed else None
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: a run without xdist ignores it
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getoption("dist") != "loadgroup":
+        return None  # xdist's own scheduler
+    from xdist.scheduler import LoadGroupScheduling  # noqa: PLC0415 - only with xdist
+
+    class Groups(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            for prefix, group in GROUPS.items():
+                if nodeid.startswith(prefix):
+                    return group
+            return str(super()._split_scope(nodeid))
+
+    return Groups(config, log)
 
 
 def skip_unless_ci(reason: str) -> NoReturn:
@@ -76,7 +124,6 @@ structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.
 
 import contextlib  # noqa: E402
 from collections.abc import Iterator, MutableMapping  # noqa: E402
-from typing import Any  # noqa: E402
 
 from structlog.testing import capture_logs  # noqa: E402
 

@@ -11,13 +11,16 @@ JobMaster's report, then triggers that task's successors, as Flink's plan does o
 is FINISHED. A stop-with-savepoint stops the periodic checkpoints first, as Flink's does: one
 under way then is aborted as the scheduler suspends, none is triggered after the savepoint.
 
-Before the fix, 86 of the 200 seeds below failed a checkpoint of the bounded job and 162 one
-after the stop; 4 of 4 threaded runs of the issue's job did. Both now hold for any
+Before the fix, 86 of 200 seeds failed a checkpoint of the bounded job and 162 one after the
+stop; of the first 50 (the tests' seeds; 200 with HYPOTHESIS_PROFILE=thorough), 23 and 42, at
+every parallelism and, for the stop, aligned and unaligned: every setting that failed on any of
+the 200. 4 of 4 threaded runs of the issue's job did. Both now hold for any
 interleaving (with one checkpoint at a time, the default), so they are asserted on threads
 too, at parallelism 2 and 4."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import MutableMapping, Sequence
 from typing import Any
 
@@ -29,7 +32,8 @@ from runtime.job import JobResult
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import JobStatus
 
-SEEDS = range(200)
+#: the first 50 seeds: every setting that failed before the fix fails on them (see above)
+SEEDS = range(200 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 50)
 #: wall seconds a threaded run may take before it is cancelled: a guard against a hang
 GUARD_S = 600
 
@@ -132,14 +136,14 @@ def assert_nothing_failed_but_what_the_stop_suspended(result: JobResult, events:
     assert not later, f"checkpoints triggered after the savepoint: {later}"
 
 
-def test_a_bounded_job_fails_no_checkpoint_on_200_seeds() -> None:
+def test_a_bounded_job_fails_no_checkpoint_on_many_seeds() -> None:
     for seed in SEEDS:
         sim = Simulation(seed=seed)
         result = sim.run(two_sources, settings(seed))
         assert_no_failed_checkpoint(result, sim.events)
 
 
-def test_a_stop_with_savepoint_fails_no_checkpoint_after_it_on_200_seeds() -> None:
+def test_a_stop_with_savepoint_fails_no_checkpoint_after_it_on_many_seeds() -> None:
     for seed in SEEDS:
         sim = Simulation(seed=seed)
         result = sim.run(stopped, settings(seed))

@@ -166,8 +166,9 @@ def test_a_job_whose_timer_thread_dies_fails_with_the_cause_instead_of_hanging(
 
 
 def test_the_simulation_timer_heap_stays_small_over_many_checkpoints() -> None:
-    """40 virtual seconds of checkpoints every 50 ms with the default 10-minute timeout: each
-    checkpoint's timeout timer is cancelled when it completes, and leaves the heap."""
+    """10 virtual seconds of checkpoints every 50 ms with the default 10-minute timeout: each
+    checkpoint's timeout timer is cancelled when it completes, and leaves the heap (a timer
+    left behind would grow it by one a checkpoint, to about 200)."""
     runtime = SimulationRuntime(seed=1)
     sizes: list[int] = []
 
@@ -177,8 +178,8 @@ def test_the_simulation_timer_heap_stays_small_over_many_checkpoints() -> None:
 
     env = StreamExecutionEnvironment(parallelism=2)
     env.enable_checkpointing("50 ms")
-    env.from_generator(lambda i: i, 40_000, rate=1_000).map_batch(observe).collect()
+    env.from_generator(lambda i: i, 10_000, rate=1_000).map_batch(observe).collect()
     result = env.execute("heap", runtime=runtime)
     assert result.succeeded, result.failure
-    assert result.checkpoints["counts"]["completed"] >= 700
+    assert result.checkpoints["counts"]["completed"] >= 175
     assert max(sizes) <= 10, max(sizes)
