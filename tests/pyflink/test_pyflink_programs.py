@@ -90,6 +90,7 @@ PROGRAM_CASES: list[tuple[str, Callable[[str, str], None]]] = [
     ("order_timeouts", assert_same_lines),
     ("log_levels", assert_same_output),
     ("batch_price_list", _priced),
+    ("rejected_orders", assert_same_output),
 ]
 
 
