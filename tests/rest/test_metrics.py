@@ -8,6 +8,7 @@ Flink 2.3 printed for the same program (``tests/pyflink/expected/rejected_orders
 
 from __future__ import annotations
 
+import json
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from actors.session import Session
+from ckptsim._cli import main
 from ckptsim._client import PROMETHEUS_FACTORY, RunOutputs
 from ckptsim._prometheus import PrometheusReporter, metric_name, ports
 from ckptsim._scripts import run_script
@@ -306,3 +308,50 @@ def test_run_starts_the_reporter_when_configured(capsys: pytest.CaptureFixture[s
     other = {"metrics.reporter.prom.factory.class": "org.example.JmxReporterFactory"}
     assert RunOutputs.prepare(args, other).reporter is None
     assert "JmxReporterFactory ignored" in capsys.readouterr().err
+
+
+def test_a_program_setting_the_reporter_itself_runs_and_is_told_where_the_keys_go(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "job.py"
+    script.write_text(
+        "from pyflink.common import Configuration\n"
+        "from pyflink.datastream import StreamExecutionEnvironment\n"
+        "config = Configuration()\n"
+        'config.set_string("metrics.reporter.prom.port", "9250")\n'
+        "env = StreamExecutionEnvironment.get_execution_environment(config)\n"
+        "env.from_collection([1, 2]).print()\n"
+        "env.execute()\n"
+    )
+    code = main(["run", str(script), "--simulate", "--log-format", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert sorted(line.split("> ")[-1] for line in out.splitlines()) == ["1", "2"]
+    events = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    (ignored,) = [e for e in events if e["event"] == "pyflink_call_ignored"]
+    assert ignored["call"] == "configuration key metrics.reporter.prom.port"
+    assert "-D on the ckptsim run command line" in ignored["reason"]
+
+
+def test_metrics_leave_a_simulated_run_replayable(orders: Finished) -> None:
+    """The same seed again: the same output and the same metrics, a meter's rate (measured on
+    the simulation's virtual clock) included."""
+    _, view, result = orders
+    registry = JobRegistry()
+    session = Session(
+        settings={"parallelism.default": "2"},
+        options={"observer": registry, "runtime": "simulation", "seed": 1},
+    )
+    again = run_script(str(PROGRAMS / "rejected_orders.py"), session)
+    (other,) = registry.finished_views()
+    assert again.output == result.output
+    vertex = _check_vertex(view)
+
+    def user(v: rest.JobView) -> list[Any]:
+        return [
+            s.metrics["operators"]
+            for s in next(x for x in v.vertices if x.id == vertex.id).subtasks
+        ]
+
+    assert user(other) == user(view)
+    assert any(op["user"] for ops in user(view) for op in ops.values())
