@@ -410,7 +410,7 @@ class StreamTask(ExpectedFailures):
             "records_out": self.core.records_out,
             "backpressured": self.core.is_backpressured,
             "status": self.core.status.value,
-            "io": self.io.snapshot(self.runtime.clock.now()),
+            "io": self._metrics(self.runtime.clock.now()),
         }
 
     def _trace_sent(self, channel: int, item: object) -> None:
@@ -476,9 +476,13 @@ class StreamTask(ExpectedFailures):
                 message=message,
                 attempt=self.spec.attempt,
                 failure=failure,
-                metrics=self.io.snapshot(now),
+                metrics=self._metrics(now),
             )
         )
+
+    def _metrics(self, now: int) -> dict[str, Any]:
+        """The task's IO metrics and Flink's task and operator metrics (the user's too)."""
+        return {**self.io.snapshot(now), **self.core.metrics()}
 
 
 def _restore(connector: Connector, states: list[Any], checkpoint_id: int, events: EventLog) -> None:

@@ -114,6 +114,8 @@ class RunOutputs:
     args: argparse.Namespace
     registry: Any = None
     server: Any = None
+    #: the Prometheus reporter (``metrics.reporter.prom.*``), if configured
+    reporter: Any = None
     options: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -148,12 +150,22 @@ class RunOutputs:
                 raise UsageError(f"cannot write the timeline file {args.timeline}")
         if args.flink_dashboard and not args.web:
             raise UsageError("--flink-dashboard goes with --web")
-        if not (args.web or args.stats or args.timeline):
+        reporter = Configuration(settings)["metrics.reporter.prom.factory.class"]
+        prometheus = reporter is not None and reporter.strip() == PROMETHEUS_FACTORY
+        if reporter is not None and not prometheus:
+            print(
+                f"ckptsim: metrics.reporter.prom.factory.class {reporter} ignored: ckptsim has "
+                f"Flink's Prometheus reporter only ({PROMETHEUS_FACTORY})",
+                file=sys.stderr,
+            )
+        if not (args.web or args.stats or args.timeline or prometheus):
             return outputs
         from ckptsim._web import JobRegistry  # noqa: PLC0415
 
         outputs.registry = JobRegistry()
         outputs.options["observer"] = outputs.registry
+        if prometheus:
+            outputs.reporter = start_reporter(outputs.registry, Configuration(settings))
         if args.web:
             conf = Configuration(settings)
             host = conf["rest.bind-address"] or conf["rest.address"]
@@ -218,6 +230,9 @@ class RunOutputs:
         if self.server is not None:
             self.server.stop()
             self.server = None
+        if self.reporter is not None:
+            self.reporter.stop()
+            self.reporter = None
 
 
 def _why(error: OSError) -> str:
@@ -273,6 +288,24 @@ def start_server(
     except (OverflowError, ValueError) as error:  # e.g. a host name no resolver takes
         raise UsageError(f"cannot serve on {host}:{port}: {error}") from None
     return server.start()
+
+
+#: ``metrics.reporter.prom.factory.class`` of Flink's Prometheus reporter
+PROMETHEUS_FACTORY = "org.apache.flink.metrics.prometheus.PrometheusReporterFactory"
+
+
+def start_reporter(registry: Any, conf: Any) -> Any:
+    """Flink's Prometheus reporter on ``metrics.reporter.prom.port``, started; ``UsageError``
+    (one line) when it cannot serve there."""
+    from ckptsim._prometheus import PrometheusReporter  # noqa: PLC0415
+
+    spec = conf["metrics.reporter.prom.port"]
+    try:
+        reporter = PrometheusReporter(registry, spec, conf["metrics.reporter.prom.host"])
+    except (OSError, ValueError) as error:
+        raise UsageError(f"cannot start the Prometheus reporter: {error}") from None
+    print(f"Prometheus metrics: {reporter.url}", file=sys.stderr, flush=True)
+    return reporter
 
 
 def print_urls(server: Any, address: str | None = None) -> None:

@@ -538,6 +538,26 @@ OPTIONS: tuple[ConfigOption, ...] = (
         minimum=0,
     ),
     _opt(
+        "metrics.reporter.prom.factory.class",
+        "string",
+        None,
+        "org.apache.flink.metrics.prometheus.PrometheusReporterFactory: serve the jobs' metrics "
+        "in Prometheus' text format (Flink's PrometheusReporter) on metrics.reporter.prom.port.",
+    ),
+    _opt(
+        "metrics.reporter.prom.port",
+        "string",
+        "9249",
+        "Port (or range of ports, 9250-9260: the first free one) of the Prometheus reporter; "
+        "0 picks a free port.",
+    ),
+    _opt(
+        "metrics.reporter.prom.host",
+        "string",
+        None,
+        "Address the Prometheus reporter binds (default: every address, as Flink's).",
+    ),
+    _opt(
         "web.access-control-allow-origin",
         "string",
         "*",

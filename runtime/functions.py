@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
+    from runtime.metrics import MetricGroup
     from runtime.state import (
         AggregatingState,
         AggregatingStateDescriptor,
@@ -155,6 +156,10 @@ class RuntimeContext(KeyedStateStore):
         raise NotImplementedError
 
     def get_job_parameter(self, key: str, default_value: str) -> str:
+        raise NotImplementedError
+
+    def get_metrics_group(self) -> MetricGroup:
+        """The operator's metric group (Flink's): counters, gauges, meters, distributions."""
         raise NotImplementedError
 
 

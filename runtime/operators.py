@@ -23,6 +23,7 @@ from runtime.functions import (
     TimeDomain,
     TimerService,
 )
+from runtime.metrics import MetricGroup
 from runtime.partition import key_hash_of, key_order_of, plain_selector
 from runtime.state import (
     BroadcastStateBackend,
@@ -73,6 +74,9 @@ class OperatorContext:
     batch: bool = False
     #: ``pipeline.global-job-parameters``
     job_parameters: Mapping[str, str] = field(default_factory=dict)
+    #: the operator's metric group (``RuntimeContext.get_metrics_group()``; the chain gives
+    #: each operator its own)
+    metrics: MetricGroup | None = None
 
 
 class SideOutputs:
@@ -81,15 +85,18 @@ class SideOutputs:
     outputs are read has one (the last of its chain); records of a tag nobody reads are
     dropped."""
 
-    __slots__ = ("pending", "tags")
+    __slots__ = ("emitted", "pending", "tags")
 
     def __init__(self, tags: frozenset[str]) -> None:
         self.tags = tags
         self.pending: dict[str, tuple[list[Any], list[int | None]]] = {}
+        #: records emitted to the side outputs read (Flink's operator counts them as output)
+        self.emitted = 0
 
     def add(self, tag_id: str, value: Any, timestamp: int | None) -> None:
         if tag_id not in self.tags:
             return
+        self.emitted += 1
         entry = self.pending.get(tag_id)
         if entry is None:
             entry = self.pending[tag_id] = ([], [])
@@ -259,6 +266,12 @@ class _RuntimeContext(RuntimeContext):
 
     def get_job_parameter(self, key: str, default_value: str) -> str:
         return self._ctx.job_parameters.get(key, default_value)
+
+    def get_metrics_group(self) -> MetricGroup:
+        group = self._ctx.metrics
+        if group is None:  # an operator opened bare (unit tests): metrics nobody reports
+            group = MetricGroup(lambda: self._ctx.time.processing)
+        return group
 
 
 def _bind(fn: Any, method: str, ctx: OperatorContext, backend: KeyedStateBackend | None) -> Any:

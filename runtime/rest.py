@@ -298,7 +298,7 @@ def job_view(
                 index=i,
                 state=task_states.get(f"{vertex.vertex_id}#{i}", "CREATED"),
                 attempt=attempt,
-                metrics=task_metrics.get(f"{vertex.vertex_id}#{i}", {}),
+                metrics=_operators_named(vertex, task_metrics.get(f"{vertex.vertex_id}#{i}", {})),
             )
             for i in range(vertex.parallelism)
         )
@@ -1027,12 +1027,140 @@ def _metric_text(value: float) -> str:
 
 def vertex_metrics(view: JobView, vertex: VertexView) -> dict[str, str]:
     """Every metric of a vertex's subtasks, ``<subtask>.<name>`` -> value
-    (``GET /jobs/:jobid/vertices/:vertexid/metrics``)."""
+    (``GET /jobs/:jobid/vertices/:vertexid/metrics``): the task's, and its operators' as
+    ``<subtask>.<operator>.<name>`` (the user's under their groups)."""
     out: dict[str, str] = {}
     for s in vertex.subtasks:
-        for name, value in _subtask_rates(view, vertex, s).items():
-            out[f"{s.index}.{name}"] = _metric_text(value)
+        for name, value in subtask_metric_values(view, vertex, s).items():
+            out[f"{s.index}.{name}"] = _value_text(name, value)
     return out
+
+
+def _value_text(name: str, value: float | int | str) -> str:
+    """A metric's value as text: a rate (a meter's) as Flink's doubles (``0.0``)."""
+    if isinstance(value, str):
+        return value
+    return repr(float(value)) if name.endswith("PerSecond") else _metric_text(value)
+
+
+def subtask_metric_values(
+    view: JobView, vertex: VertexView, s: SubtaskView
+) -> dict[str, float | int | str]:
+    """A subtask's metrics by Flink's identifier below the subtask: the task's (``_subtask_rates``,
+    its input watermark, the last checkpoint's alignment time and start delay), each
+    operator's (``Map.numRecordsIn``, ``Map.currentInputWatermark``) and the user's
+    (``Map.<groups>.<name>``: a counter's count, a gauge's value, a meter's rate, a
+    distribution's text)."""
+    values: dict[str, float | int | str] = dict(_subtask_rates(view, vertex, s))
+    m = s.metrics
+    names = ["checkpointStartDelayNanos"]
+    if vertex.inputs:  # a task with network input: its input watermark, its alignment
+        names += ["currentInputWatermark", "checkpointAlignmentTime"]
+    for name in names:
+        if name in m:
+            values[name] = int(m[name])
+    _start, _, duration = _subtask_times(view, s)
+    seconds = duration / 1000 if duration > 0 else 0.0
+    for operator, op in dict(m.get("operators", {})).items():
+        scope = metric_scope_name(operator)
+        for name in ("numRecordsIn", "numRecordsOut"):
+            values[f"{scope}.{name}"] = int(op[name])
+            values[f"{scope}.{name}PerSecond"] = int(op[name]) / seconds if seconds else 0.0
+        for name in ("currentInputWatermark", "currentOutputWatermark"):
+            if name in op:
+                values[f"{scope}.{name}"] = int(op[name])
+        for user in op.get("user", ()):
+            parts = (scope, *map(metric_scope_name, (*user["scope"], user["name"])))
+            values[".".join(parts)] = user_metric_value(user)
+    return values
+
+
+#: Flink's metrics of every operator (``subtask_metric_values``)
+OPERATOR_METRICS = (
+    "numRecordsIn",
+    "numRecordsOut",
+    "numRecordsInPerSecond",
+    "numRecordsOutPerSecond",
+    "currentInputWatermark",
+    "currentOutputWatermark",
+)
+
+
+def metric_scope_name(name: str) -> str:
+    """A name in a metric's identifier as Flink's metric query service writes it (space,
+    ``.``, ``:`` and ``,`` become ``_``: ``Source: src`` -> ``Source__src``)."""
+    return re.sub(r"[ .:,]", "_", name)
+
+
+def user_metric_value(user: Mapping[str, Any]) -> float | int | str:
+    """A user metric's value as Flink's REST API gives it (``MetricGroup.snapshot`` entries)."""
+    value = user["value"]
+    if user["kind"] == "meter":  # its rate, a double
+        return repr(float(value["rate"]))
+    if user["kind"] == "distribution":
+        return str(value["text"])
+    if isinstance(value, bool):
+        return str(value).lower()
+    return value if isinstance(value, int | float | str) else str(value)
+
+
+def _operators_named(vertex: JobVertex, metrics: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A task's metrics with its operators' keyed by their names in Flink's graph (not by
+    uid); an operator Flink's graph has not is left out."""
+    operators = metrics.get("operators")
+    if not operators:
+        return metrics
+    names = {op.uid: flink_operator_name(op) for op in vertex.operators}
+    named = {names[uid][:80]: m for uid, m in operators.items() if names.get(uid)}
+    return {**metrics, "operators": named}
+
+
+#: Flink's job metrics of the time spent in a state (the current stretch; ckptsim: 0)
+_JOB_STATE_TIMES = (
+    "created",
+    "initializing",
+    "deploying",
+    "running",
+    "restarting",
+    "cancelling",
+    "failing",
+    "allSubTasksRunningOrFinished",
+)
+
+
+def job_metrics(view: JobView) -> dict[str, str]:
+    """``GET /jobs/:jobid/metrics``: the job's checkpoint metrics and its availability, as
+    Flink's JobManager job metric group has them."""
+    stats = checkpoints_body(view) if view.checkpoints else {}
+    counts = stats.get("counts", {})
+    latest = stats.get("latest") or {}
+    completed = latest.get("completed") or {}
+    restored = latest.get("restored") or {}
+    restarts = max(0, sum(1 for status, _ in view.status_history if status == "RESTARTING"))
+    running = [t for status, t in view.status_history if status == "RUNNING"]
+    uptime = view.now - running[-1] if running and view.status == "RUNNING" else 0
+    values: dict[str, int | str] = {
+        "numberOfCompletedCheckpoints": int(counts.get("completed", 0)),
+        "numberOfFailedCheckpoints": int(counts.get("failed", 0)),
+        "numberOfInProgressCheckpoints": int(counts.get("in_progress", 0)),
+        "totalNumberOfCheckpoints": int(counts.get("total", 0)),
+        "lastCompletedCheckpointId": int(completed.get("id", -1)),
+        "lastCheckpointDuration": int(completed.get("end_to_end_duration", -1)),
+        "lastCheckpointSize": int(completed.get("checkpointed_size", -1)),
+        "lastCheckpointFullSize": int(completed.get("state_size", -1)),
+        "lastCheckpointProcessedData": int(completed.get("processed_data", -1)),
+        "lastCheckpointPersistedData": int(completed.get("persisted_data", -1)),
+        "lastCheckpointExternalPath": str(completed.get("external_path", "n/a")),
+        "lastCheckpointRestoreTimestamp": int(restored.get("restore_timestamp", -1)),
+        "lastCheckpointCompletedTimestamp": int(completed.get("latest_ack_timestamp", -1)),
+        "lastCheckpointMetadataSize": -1,
+        "numRestarts": restarts,
+        "numRescales": 0,
+        "uptime": max(0, uptime),
+        "downtime": 0,
+        **{f"{state}Time": 0 for state in _JOB_STATE_TIMES},
+    }
+    return {k: v if isinstance(v, str) else _metric_text(v) for k, v in values.items()}
 
 
 def metrics_body(available: Mapping[str, str], query: Mapping[str, str]) -> list[JsonDict]:
@@ -1643,6 +1771,19 @@ JOB_ROUTES: tuple[tuple[re.Pattern[str], Handler], ...] = tuple(
             "/vertices/(?P<vertexid>[^/]+)/metrics",
             lambda v, p, q: metrics_body(vertex_metrics(v, _vertex_of(v, p)), q),
         ),
+        ("/metrics", lambda v, p, q: metrics_body(job_metrics(v), q)),
+        (
+            "/vertices/(?P<vertexid>[^/]+)/subtasks/(?P<subtaskindex>[^/]+)/metrics",
+            lambda v, p, q: metrics_body(
+                {
+                    k: _value_text(k, x)
+                    for k, x in subtask_metric_values(
+                        v, _vertex_of(v, p), _subtask_of(v, p)
+                    ).items()
+                },
+                q,
+            ),
+        ),
         (
             "/vertices/(?P<vertexid>[^/]+)/flamegraph",
             lambda v, p, q: (_vertex_of(v, p), flamegraph_body(v))[1],
@@ -1692,8 +1833,9 @@ def subtask_metrics_body(view: JobView, vertex: VertexView, names: str) -> list[
     over the subtasks (rates per second over the run so far); without ``get``, none."""
     values: dict[str, list[float]] = {}
     for s in vertex.subtasks:
-        for name, value in _subtask_rates(view, vertex, s).items():
-            values.setdefault(name, []).append(value)
+        for name, value in subtask_metric_values(view, vertex, s).items():
+            if isinstance(value, int | float):
+                values.setdefault(name, []).append(float(value))
     out = []
     for name in dict.fromkeys(n for n in names.split(",") if n):
         if name not in values:

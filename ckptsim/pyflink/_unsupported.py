@@ -84,7 +84,6 @@ MODULES: dict[str, tuple[str, str]] = {
         "typed config options (pyflink.common.config_options)",
         CONFIG_OPTIONS,
     ),
-    "pyflink.metrics": ("Flink's metric groups (pyflink.metrics)", "ckptsim has no user metrics"),
     "pyflink.fn_execution": ("PyFlink's Python worker internals (pyflink.fn_execution)", JVM),
 }
 for _connector in (
@@ -139,7 +138,6 @@ NAMES: dict[str, tuple[str, str]] = {
     "MemorySize": ("memory sizes", "ckptsim sizes buffers with taskmanager.memory.segment-size"),
     "RestartStrategies": ("restart strategies", RESTART),
     "RestartStrategyConfiguration": ("restart strategies", RESTART),
-    "MetricGroup": ("Flink's metric groups", "ckptsim has no user metrics"),
     "get_gateway": ("Flink's JVM gateway", JVM),
     "ConfigOption": ("typed config options", CONFIG_OPTIONS),
     "ConfigOptions": ("typed config options", CONFIG_OPTIONS),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from types import TracebackType
 from typing import Any, assert_never
 
@@ -35,6 +36,7 @@ from runtime.effects import TaskEffect
 from runtime.failure import UserCodeError
 from runtime.functions import KeyedProcessFunction
 from runtime.graph import StreamNode
+from runtime.metrics import JsonDict, MetricGroup
 from runtime.network import WatermarkStatus
 from runtime.operators import (
     BroadcastProcessOperator,
@@ -195,6 +197,11 @@ class OperatorChain:
         self.two_input = head if isinstance(head, TwoInputOperator) else None
         #: declared operator cost not yet spent, ms
         self.cost_ms = 0.0
+        #: Flink's operator metrics: records each operator took and emitted, and its metric
+        #: group (``open`` makes them)
+        self.records_in = [0] * len(self.operators)
+        self.records_out = [0] * len(self.operators)
+        self.metric_groups: list[MetricGroup] = []
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -208,9 +215,11 @@ class OperatorChain:
         """Open every operator (user code: a process function's ``open``, the source's reader
         factory), then restore the state of a restore (``states`` by operator uid) of
         checkpoint ``restored_checkpoint``."""
+        clock = ctx.time
+        self.metric_groups = [MetricGroup(lambda: clock.processing) for _ in self.operators]
         for index, op in enumerate(self.operators):
             with _UserCode(self.labels, index):
-                op.open(ctx)
+                op.open(replace(ctx, metrics=self.metric_groups[index]))
         if states is None:
             return
         for index, op in enumerate(self.operators):
@@ -251,7 +260,9 @@ class OperatorChain:
                 cost = costs[0]
                 if cost is not None:
                     self.cost_ms += cost[0] + cost[1] * len(records)
+                self.records_in[0] += len(records)
                 records, timestamps = head.process_input(input_index, records, timestamps)
+                self.records_out[0] += len(records)
                 keys = None
                 start = 1
             for index in range(start, len(operators)):
@@ -262,6 +273,7 @@ class OperatorChain:
                 if cost is not None:
                     self.cost_ms += cost[0] + cost[1] * len(records)
                 op = operators[index]
+                self.records_in[index] += len(records)
                 keyed_op = keyed[index]
                 if keyed_op is not None:
                     if keys is None:
@@ -283,6 +295,7 @@ class OperatorChain:
                     if timestamps is None:
                         timestamps = [None] * len(records)
                     records, timestamps = op.process_timestamped(records, timestamps)
+                self.records_out[index] += len(records)
                 keys = None
         return records, timestamps
 
@@ -314,6 +327,7 @@ class OperatorChain:
             with _UserCode(self.labels, index):
                 (records, stamps), handed_on = op.process_watermark(watermark)
             if records:
+                self.records_out[index] += len(records)
                 out.append(self.run(records, None, index + 1, stamps))
             if handed_on is None:
                 return out
@@ -369,6 +383,7 @@ class OperatorChain:
             with _UserCode(self.labels, index):
                 (records, stamps), watermark = op.on_processing_time(now)
             if records:
+                self.records_out[index] += len(records)
                 out.append(self.run(records, None, index + 1, stamps))
             status = op.take_status_change()
             if status is not None:  # idleness goes straight downstream (operators pass it on)
@@ -395,6 +410,8 @@ class OperatorChain:
         assert source is not None and source.reader is not None
         with _UserCode(self.labels, 0):
             batch = source.reader.read(max_records, now)
+        if batch:
+            self.records_out[0] += len(batch)
         if batch and self._costs[0] is not None:
             cost = self._costs[0]
             self.cost_ms += cost[0] + cost[1] * len(batch)
@@ -414,6 +431,7 @@ class OperatorChain:
             with _UserCode(self.labels, index):
                 produced = op.end_input()
             if len(produced):
+                self.records_out[index] += len(produced)
                 out.extend(self.process(produced, None, index + 1))
         return out
 
@@ -423,6 +441,7 @@ class OperatorChain:
             with _UserCode(self.labels, index):
                 produced = op.prepare_snapshot_pre_barrier(checkpoint_id)
             if len(produced):
+                self.records_out[index] += len(produced)
                 out.extend(self.process(produced, None, index + 1))
         return out
 
@@ -470,6 +489,25 @@ class OperatorChain:
     def take_cost(self) -> float:
         cost, self.cost_ms = self.cost_ms, 0.0
         return cost
+
+    def operator_metrics(self) -> dict[str, JsonDict]:
+        """Flink's operator metrics, by operator uid: records in and out, the watermarks,
+        and the user's metrics (``MetricGroup.snapshot``)."""
+        out: dict[str, JsonDict] = {}
+        ops = self.operators
+        for index, op in enumerate(ops):
+            watermark = op.current_watermark
+            following = ops[index + 1].current_watermark if index + 1 < len(ops) else watermark
+            side = op.side.emitted if op.side is not None else 0
+            out[op.uid] = {
+                "numRecordsIn": self.records_in[index],
+                "numRecordsOut": self.records_out[index] + side,
+                "currentOutputWatermark": following,
+                "user": self.metric_groups[index].snapshot() if self.metric_groups else [],
+            }
+            if not isinstance(op, SourceOperator):  # a source has no input (Flink: no gauge)
+                out[op.uid]["currentInputWatermark"] = watermark
+        return out
 
     def sink_label(self, uid: str) -> str:
         """A sink as the user knows it (a failing connector is named by it)."""

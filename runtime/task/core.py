@@ -196,6 +196,9 @@ class StreamTaskCore:
         self.failure: TaskFailure | None = None
         #: records read (a source) or taken from the input channels, for progress reports
         self.records_in = 0
+        #: the last checkpoint's alignment and start delay, ms (Flink's task metrics)
+        self.last_alignment_ms = 0
+        self.last_start_delay_ms = 0
 
     # --- entry point ------------------------------------------------------------------------------
 
@@ -610,6 +613,8 @@ class StreamTaskCore:
         processed_bytes: int | None,
     ) -> None:
         self._flush_chain_effects()
+        self.last_alignment_ms = alignment_ms or 0
+        self.last_start_delay_ms = start_delay_ms
         taken, effects = self.checkpoints.checkpoint_state(
             barrier,
             start_delay_ms=start_delay_ms,
@@ -680,6 +685,18 @@ class StreamTaskCore:
         """Milliseconds of declared operator cost since the last call (the runtime spends
         them: for real on threads, in virtual time in the simulation)."""
         return self.chain.take_cost()
+
+    def metrics(self) -> dict[str, Any]:
+        """Flink's task and operator metrics that the task's IO metrics do not have: the
+        input watermark, the last checkpoint's alignment time and start delay (ns, as Flink's),
+        and each operator's (``OperatorChain.operator_metrics``, by uid)."""
+        head = self.chain.operators[0]
+        return {
+            "currentInputWatermark": head.current_watermark,
+            "checkpointAlignmentTime": self.last_alignment_ms * 1_000_000,
+            "checkpointStartDelayNanos": self.last_start_delay_ms * 1_000_000,
+            "operators": self.chain.operator_metrics(),
+        }
 
     @property
     def records_out(self) -> int:

@@ -3,7 +3,7 @@ Flink 2.3 printed for them (``expected/``, captured with ``apache-flink==2.3.0``
 ``expected/README.md``): collected results in Flink's order, ``KeyedStream.print``,
 execution plans, ``window_all``, BATCH mode's parallelism, state backends and checkpoint
 storages, ``cache()``, ``add_sink``, ``partition_custom``, ``rescale``, watermark alignment,
-side outputs and broadcast state.
+side outputs, broadcast state and metrics.
 
 Each runs on the deterministic simulation at Flink's default parallelism where the outputs
 were captured (2). Most compare per print prefix, in order; where Flink's own runs order the
@@ -90,6 +90,7 @@ PROGRAM_CASES: list[tuple[str, Callable[[str, str], None]]] = [
     ("order_timeouts", assert_same_lines),
     ("log_levels", assert_same_output),
     ("batch_price_list", _priced),
+    ("rejected_orders", assert_same_output),
 ]
 
 

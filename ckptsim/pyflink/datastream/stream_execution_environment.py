@@ -47,6 +47,9 @@ from runtime.operators import CollectionReader, OperatorContext, SourceReader
 from runtime.partition import Partitioner
 from runtime.watermarks import WatermarkStrategy
 
+_REPORTER = (
+    "give the Prometheus reporter's keys with -D on the ckptsim run command line (docs/metrics.md)"
+)
 _WORKERS = "ckptsim runs the job's Python code in its own process (no JVM, no Python workers)"
 #: Flink settings that tune only its JVM, its Python workers or its Java serializers
 _IGNORED_KEYS = (
@@ -172,6 +175,9 @@ class StreamExecutionEnvironment:
             return
         if key == "pipeline.max-parallelism":
             self.set_max_parallelism(int(value))
+            return
+        if key.startswith("metrics.reporter."):  # the reporter starts before the program runs
+            ignored(f"configuration key {key}", _REPORTER)
             return
         if key in _DIRECTORY_KEYS:
             value = _local(str(value))
