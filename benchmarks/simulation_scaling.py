@@ -88,7 +88,9 @@ def examples_per_second(storage: str, count: int) -> float:
     settings = {"execution.checkpointing.storage": storage}
     started = time.perf_counter()
     for seed in range(count):
-        sim = Simulation(seed=seed, faults=(FailTask(task=_map_task(), at_record=300 + seed % 400),))
+        sim = Simulation(
+            seed=seed, faults=(FailTask(task=_map_task(), at_record=300 + seed % 400),)
+        )
         result = sim.run(property_job, settings)
         finals: dict[int, int] = {}
         for k, v in result.collected("out"):

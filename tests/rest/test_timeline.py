@@ -213,7 +213,10 @@ def test_failures_restarts_and_failed_checkpoints_are_marked(finished: Any) -> N
     assert f"checkpoint {restored}" in restart.label
     # the subtask that never acknowledged the expired checkpoint
     (missing,) = [b for b in timeline.bars if b.phase == UNACKNOWLEDGED]
-    assert (missing.row, missing.checkpoint_id) == ("Reduce -> Sink: sums (1/2)", failed.checkpoint_id)
+    assert (missing.row, missing.checkpoint_id) == (
+        "Reduce -> Sink: sums (1/2)",
+        failed.checkpoint_id,
+    )
     assert (missing.start, missing.end) == (failed.start, failed.end)
 
 
@@ -557,7 +560,11 @@ def test_a_checkpoint_in_progress_runs_to_now_its_pending_subtasks_dotted(finish
     now = job["end-time"] + 40 - job["start-time"]
     assert (span.status, span.end, timeline.end) == ("IN_PROGRESS", now, now)
     (pending,) = [b for b in timeline.bars if (b.phase, b.checkpoint_id) == (UNACKNOWLEDGED, last)]
-    assert (pending.row, pending.start, pending.end) == ("Reduce -> Sink: sums (1/2)", span.start, now)
+    assert (pending.row, pending.start, pending.end) == (
+        "Reduce -> Sink: sums (1/2)",
+        span.start,
+        now,
+    )
     (drawn,) = [
         b
         for b in _page_bars(plotly_figure(timeline))
