@@ -10,6 +10,7 @@ condition."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -88,7 +89,8 @@ def test_list_savepoint_stop_and_list_again_print_flinks_lines(
     assert cli_lines(out) == ["Waiting for response...", "No running jobs.", "No scheduled jobs."]
     # the path stop printed (a file: URI) is what run -s takes; the savepoint holds the state
     # of the live job's sink, which the job run from it has not: -n
-    code, out, err = run(capsys, "run", str(_script(tmp_path)), "--simulate", "-s", stopped)
+    script = _script(tmp_path, Path(stopped.removeprefix("file:")))
+    code, out, err = run(capsys, "run", str(script), "--simulate", "-s", stopped)
     assert code == 2 and "'sink-Discard', which this job does not have" in err
     for options in (
         ["-s", stopped, "-n"],
@@ -96,19 +98,26 @@ def test_list_savepoint_stop_and_list_again_print_flinks_lines(
         ["--from-savepoint", stopped.replace("file:", "file://"), "-n"],
         ["-s", stopped.removeprefix("file:"), "--allow-non-restored-state"],
     ):
-        code, out, err = run(capsys, "run", str(_script(tmp_path)), "--simulate", *options)
+        code, out, err = run(capsys, "run", str(script), "--simulate", *options)
         assert code == 0, err
         assert "restored 1" in out, options
 
 
-def _script(tmp_path: Path) -> Path:
-    """The live job's topology, bounded, with another sink."""
+def _script(tmp_path: Path, savepoint: Path) -> Path:
+    """The live job's topology, bounded (a thousand records past where the ``savepoint`` left
+    its source), with another sink."""
+    indexes = [
+        int(state["position"]["index"])
+        for path in savepoint.glob("source-*.state.json")
+        for state in json.loads(path.read_text(encoding="utf-8"))["operator_states"].values()
+    ]
+    assert indexes, f"no source position in {savepoint}"
     script = tmp_path / "job.py"
     script.write_text(
         "def build(env):\n"
         "    env.set_parallelism(2)\n"
         "    env.enable_checkpointing(50)\n"
-        "    (env.from_generator(lambda i: i, 1000, name='seq')\n"
+        f"    (env.from_generator(lambda i: i, {max(indexes) + 1000}, name='seq')\n"
         "        .map(lambda i: (i % 1000, 1), name='Map')\n"
         "        .key_by(lambda r: r[0])\n"
         "        .reduce(lambda a, b: (a[0], a[1] + b[1]), name='Reduce')\n"

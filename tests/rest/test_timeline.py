@@ -169,10 +169,10 @@ def test_a_bar_per_acknowledged_subtask_and_checkpoint(finished: Any) -> None:
     registry, view, _ = finished
     timeline = build_timeline(view.job_id, registry.body_getter(view.job_id))
     assert timeline.rows == [
-        "seq -> Map (1/2)",
-        "seq -> Map (2/2)",
-        "Reduce -> sums (1/2)",
-        "Reduce -> sums (2/2)",
+        "Source: seq -> Map (1/2)",
+        "Source: seq -> Map (2/2)",
+        "Reduce -> Sink: sums (1/2)",
+        "Reduce -> Sink: sums (2/2)",
     ]
     expected = set()
     for cid, details in view.details.items():
@@ -198,7 +198,7 @@ def test_failures_restarts_and_failed_checkpoints_are_marked(finished: Any) -> N
     failure = next(m for m in timeline.markers if m.kind == "job failure")
     restarting = next(t for s, t in result.status_history if s == "RESTARTING")
     assert failure.at == restarting  # ms since the job started
-    assert "Reduce -> sums (2/2)" in failure.label
+    assert "Reduce -> Sink: sums (2/2)" in failure.label
     failed = next(c for c in timeline.checkpoints if c.status == "FAILED")
     assert failed.end > failed.start
     # the one restart: at the restore (back to RUNNING), naming the checkpoint restored
@@ -213,7 +213,10 @@ def test_failures_restarts_and_failed_checkpoints_are_marked(finished: Any) -> N
     assert f"checkpoint {restored}" in restart.label
     # the subtask that never acknowledged the expired checkpoint
     (missing,) = [b for b in timeline.bars if b.phase == UNACKNOWLEDGED]
-    assert (missing.row, missing.checkpoint_id) == ("Reduce -> sums (1/2)", failed.checkpoint_id)
+    assert (missing.row, missing.checkpoint_id) == (
+        "Reduce -> Sink: sums (1/2)",
+        failed.checkpoint_id,
+    )
     assert (missing.start, missing.end) == (failed.start, failed.end)
 
 
@@ -417,7 +420,8 @@ def test_the_axis_spans_the_checkpoints_drawn(
 def test_web_checkpoints_history_is_read_as_flink_reads_it(finished: Any) -> None:
     registry, view, _ = finished
     get = registry.body_getter(view.job_id)
-    assert build_timeline(view.job_id, get).history.size is None  # not in ckptsim's bodies
+    # ckptsim serves the job's configuration (/jobs/:id/jobmanager/config), as Flink does
+    assert build_timeline(view.job_id, get).history.size == 100  # tests/rest/conftest.py's
 
     def with_config(key: str, value: str) -> Callable[[str], Any]:
         def body(path: str) -> Any:
@@ -551,7 +555,11 @@ def test_a_checkpoint_in_progress_runs_to_now_its_pending_subtasks_dotted(finish
     now = job["end-time"] + 40 - job["start-time"]
     assert (span.status, span.end, timeline.end) == ("IN_PROGRESS", now, now)
     (pending,) = [b for b in timeline.bars if (b.phase, b.checkpoint_id) == (UNACKNOWLEDGED, last)]
-    assert (pending.row, pending.start, pending.end) == ("Reduce -> sums (1/2)", span.start, now)
+    assert (pending.row, pending.start, pending.end) == (
+        "Reduce -> Sink: sums (1/2)",
+        span.start,
+        now,
+    )
     (drawn,) = [
         b
         for b in _page_bars(plotly_figure(timeline))
