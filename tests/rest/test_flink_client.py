@@ -169,3 +169,43 @@ def test_run_refuses_a_path_of_another_file_system_in_one_line(
     assert err == "ckptsim run: 'hdfs:///x/sp': ckptsim reads and writes local files only: " + (
         "give a path or a file: URI\n"
     )
+
+
+def test_every_path_option_takes_a_file_uri(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--stats``, ``--timeline``, ``--trace`` and the path-valued configuration keys take a
+    ``file:`` URI (``file:/p`` and ``file:///p``) as they take a path, as Flink's CLI does."""
+    from ckptsim._web import load_archives  # noqa: PLC0415
+
+    script = tmp_path / "job.py"
+    script.write_text(
+        "def build(env):\n"
+        "    env.set_parallelism(2)\n"
+        "    env.enable_checkpointing(10)\n"
+        "    (env.from_generator(lambda i: i, 2000, rate=20_000, name='seq')\n"
+        "        .key_by(lambda i: i % 10)\n"
+        "        .reduce(lambda a, b: a + b, name='Reduce')\n"
+        "        .collect('sums'))\n"
+    )
+    code, _, err = run(
+        capsys,
+        "run",
+        str(script),
+        "--simulate",
+        "--stats",
+        f"file:{tmp_path}/stats.json",
+        "--timeline",
+        f"file://{tmp_path}/timeline.html",
+        "--trace",
+        f"file:{tmp_path}/trace.jsonl",
+        "-D",
+        f"execution.checkpointing.dir=file://{tmp_path}/checkpoints",
+    )
+    assert code == 0, err
+    for name in ("stats.json", "timeline.html", "trace.jsonl"):
+        assert (tmp_path / name).is_file(), name
+    assert not list(tmp_path.glob("file:*"))  # no folder named after the URI
+    assert [p.name for p in (tmp_path / "checkpoints").iterdir()] == [f"{1:032x}"]  # its job
+    (job,) = load_archives([f"file://{tmp_path}/stats.json"])
+    assert job.job_id == f"{1:032x}" and job.source == str(tmp_path / "stats.json")
