@@ -54,6 +54,7 @@ def test_every_rest_path_is_served_under_v1_as_well(server: WebServer, finished:
     for path, body in rest.archive(view):
         query = ""
         if path.endswith("/metrics"):  # archived with every metric: the answer to ?get=all
+            assert isinstance(body, list)
             query = "?get=" + ",".join(m["id"] for m in body)
         status, answer = http(server, "GET", "/v1" + path + query)
         assert (status, answer) == (200, json.loads(json.dumps(body))), path
