@@ -132,11 +132,24 @@ def server(finished: tuple[JobRegistry, rest.JobView, JobResult]) -> Iterator[We
 def live() -> Iterator[tuple[Any, WebServer]]:
     """A live keyed sum on threads (``test_http.Live``), held open by its rate-limited source,
     and a server of it; cancelled at the end if it still runs."""
+    yield from _live()
+
+
+@pytest.fixture
+def long_live() -> Iterator[tuple[Any, WebServer]]:
+    """``live``, for tests that run Flink's own tools against it: each start of a JVM can take
+    a minute on a busy machine, so the job's safety net (its timeout) is far longer."""
+    from tests.rest.test_http import BOUND_S  # noqa: PLC0415
+
+    yield from _live(timeout_s=BOUND_S * 30)
+
+
+def _live(**options: Any) -> Iterator[tuple[Any, WebServer]]:
     from tests.rest.test_http import BOUND_S, Live, http, until  # noqa: PLC0415
 
     registry = JobRegistry()
     with WebServer(registry, host="localhost", port=0) as server:
-        job = Live(registry)
+        job = Live(registry, **options)
         until(
             lambda: http(server, "GET", f"/jobs/{job.job_id}")[1]["state"] == "RUNNING",
             "RUNNING",

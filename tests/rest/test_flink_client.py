@@ -10,6 +10,7 @@ condition."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -88,7 +89,8 @@ def test_list_savepoint_stop_and_list_again_print_flinks_lines(
     assert cli_lines(out) == ["Waiting for response...", "No running jobs.", "No scheduled jobs."]
     # the path stop printed (a file: URI) is what run -s takes; the savepoint holds the state
     # of the live job's sink, which the job run from it has not: -n
-    code, out, err = run(capsys, "run", str(_script(tmp_path)), "--simulate", "-s", stopped)
+    script = _script(tmp_path, Path(stopped.removeprefix("file:")))
+    code, out, err = run(capsys, "run", str(script), "--simulate", "-s", stopped)
     assert code == 2 and "'sink-Discard', which this job does not have" in err
     for options in (
         ["-s", stopped, "-n"],
@@ -96,19 +98,26 @@ def test_list_savepoint_stop_and_list_again_print_flinks_lines(
         ["--from-savepoint", stopped.replace("file:", "file://"), "-n"],
         ["-s", stopped.removeprefix("file:"), "--allow-non-restored-state"],
     ):
-        code, out, err = run(capsys, "run", str(_script(tmp_path)), "--simulate", *options)
+        code, out, err = run(capsys, "run", str(script), "--simulate", *options)
         assert code == 0, err
         assert "restored 1" in out, options
 
 
-def _script(tmp_path: Path) -> Path:
-    """The live job's topology, bounded, with another sink."""
+def _script(tmp_path: Path, savepoint: Path) -> Path:
+    """The live job's topology, bounded (a thousand records past where the ``savepoint`` left
+    its source), with another sink."""
+    indexes = [
+        int(state["position"]["index"])
+        for path in savepoint.glob("source-*.state.json")
+        for state in json.loads(path.read_text(encoding="utf-8"))["operator_states"].values()
+    ]
+    assert indexes, f"no source position in {savepoint}"
     script = tmp_path / "job.py"
     script.write_text(
         "def build(env):\n"
         "    env.set_parallelism(2)\n"
         "    env.enable_checkpointing(50)\n"
-        "    (env.from_generator(lambda i: i, 1000, name='seq')\n"
+        f"    (env.from_generator(lambda i: i, {max(indexes) + 1000}, name='seq')\n"
         "        .map(lambda i: (i % 1000, 1), name='Map')\n"
         "        .key_by(lambda r: r[0])\n"
         "        .reduce(lambda a, b: (a[0], a[1] + b[1]), name='Reduce')\n"
@@ -160,3 +169,43 @@ def test_run_refuses_a_path_of_another_file_system_in_one_line(
     assert err == "ckptsim run: 'hdfs:///x/sp': ckptsim reads and writes local files only: " + (
         "give a path or a file: URI\n"
     )
+
+
+def test_every_path_option_takes_a_file_uri(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--stats``, ``--timeline``, ``--trace`` and the path-valued configuration keys take a
+    ``file:`` URI (``file:/p`` and ``file:///p``) as they take a path, as Flink's CLI does."""
+    from ckptsim._web import load_archives  # noqa: PLC0415
+
+    script = tmp_path / "job.py"
+    script.write_text(
+        "def build(env):\n"
+        "    env.set_parallelism(2)\n"
+        "    env.enable_checkpointing(10)\n"
+        "    (env.from_generator(lambda i: i, 2000, rate=20_000, name='seq')\n"
+        "        .key_by(lambda i: i % 10)\n"
+        "        .reduce(lambda a, b: a + b, name='Reduce')\n"
+        "        .collect('sums'))\n"
+    )
+    code, _, err = run(
+        capsys,
+        "run",
+        str(script),
+        "--simulate",
+        "--stats",
+        f"file:{tmp_path}/stats.json",
+        "--timeline",
+        f"file://{tmp_path}/timeline.html",
+        "--trace",
+        f"file:{tmp_path}/trace.jsonl",
+        "-D",
+        f"execution.checkpointing.dir=file://{tmp_path}/checkpoints",
+    )
+    assert code == 0, err
+    for name in ("stats.json", "timeline.html", "trace.jsonl"):
+        assert (tmp_path / name).is_file(), name
+    assert not list(tmp_path.glob("file:*"))  # no folder named after the URI
+    assert [p.name for p in (tmp_path / "checkpoints").iterdir()] == [f"{1:032x}"]  # its job
+    (job,) = load_archives([f"file://{tmp_path}/stats.json"])
+    assert job.job_id == f"{1:032x}" and job.source == str(tmp_path / "stats.json")

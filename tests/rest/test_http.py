@@ -178,7 +178,7 @@ def _discard(**_: Any) -> _Discard:
 class Live:
     """A keyed sum that runs on threads until it is stopped or cancelled."""
 
-    def __init__(self, registry: JobRegistry) -> None:
+    def __init__(self, registry: JobRegistry, *, timeout_s: float = BOUND_S * 2) -> None:
         self.registry = registry
         self.results: list[JobResult] = []
         env = StreamExecutionEnvironment()
@@ -193,7 +193,7 @@ class Live:
         )
         self.thread = threading.Thread(
             target=lambda: self.results.append(
-                env.execute("live keyed sum", observer=registry, timeout=BOUND_S * 2)
+                env.execute("live keyed sum", observer=registry, timeout=timeout_s)
             ),
             daemon=True,
         )
