@@ -764,6 +764,12 @@ def _parse_checkpoint(
                 f"got {_brief(pair)}"
             )
         finished.add(TaskId(pair[0], pair[1]))
+    both = sorted(finished & set(tasks), key=str)
+    if both:
+        raise CorruptCheckpointError(
+            f"{metadata_path}: field 'finished_tasks' lists {both[0]}, which field 'tasks' "
+            "lists as running with state: a subtask of a checkpoint either ran or had finished"
+        )
     _check_parallelism(metadata_path, parallelism, set(tasks) | finished)
     return LoadedCheckpoint(
         path=str(location),

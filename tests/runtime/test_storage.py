@@ -316,6 +316,15 @@ def channel_not_a_number(chk: Path, tmp: Path) -> tuple[Path, str]:
     return rewrite_state(chk, edit), r"field 'input_channels\['x'\]' must be a channel number"
 
 
+def running_and_finished(chk: Path, tmp: Path) -> tuple[Path, str]:
+    def edit(body: dict[str, object]) -> None:
+        first = body["tasks"][0]  # type: ignore[index]
+        body["finished_tasks"] = [[first["vertex"], first["subtask"]]]
+
+    path = reseal(chk, edit)
+    return path, r"field 'finished_tasks' lists .*#[0-9]+, which field 'tasks' lists as running"
+
+
 CRAFTED: dict[str, Callable[[Path, Path], tuple[Path, str]]] = {
     "absolute path": escape_absolute,
     "../../etc/passwd": escape_dot_dot,
@@ -331,6 +340,7 @@ CRAFTED: dict[str, Callable[[Path, Path], tuple[Path, str]]] = {
     "unknown tag pickle": unknown_tag,
     "state of another task": state_of_another_task,
     "channel not a number": channel_not_a_number,
+    "a subtask running and finished": running_and_finished,
 }
 
 
