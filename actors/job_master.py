@@ -157,11 +157,13 @@ class JobMaster(pykka.ThreadingActor):
                 self._handle(StartJob())
             case FailJob(cause=cause):
                 self._handle(RuntimeFailed(cause=cause))
-            case SnapshotRequest(kind=kind, directory=directory, reply=reply):
+            case SnapshotRequest(kind=kind, directory=directory, reply=reply, drain=drain):
                 token = next(self._tokens)
                 self._replies[token] = reply
                 self._handle(
-                    SnapshotRequested(kind=_snapshot_kind(kind), directory=directory, reply=token)
+                    SnapshotRequested(
+                        kind=_snapshot_kind(kind), directory=directory, reply=token, drain=drain
+                    )
                 )
             case CoordinatorCrashed():
                 self.coordinator = None  # no statistics will come from it

@@ -105,3 +105,4 @@ class SnapshotRequest:
     kind: str  # "savepoint" | "stop" | "checkpoint" | "full_checkpoint" (SnapshotKind)
     directory: str | None = None
     reply: Any = None
+    drain: bool = False  # ``stop`` with ``{"drain": true}``

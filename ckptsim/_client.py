@@ -858,8 +858,8 @@ def add_commands(sub: Any) -> None:
         "--drain",
         "-d",
         action="store_true",
-        help="advance to the end of event time before the savepoint (MAX_WATERMARK); a Flink "
-        "REST API does it, ckptsim's refuses it",
+        help="advance to the end of event time before the savepoint (the sources emit "
+        "MAX_WATERMARK: event-time timers fire, windows flush), then the job finishes",
     )
     for parser in (savepoint, stop):
         parser.add_argument(

@@ -231,8 +231,10 @@ class LiveJob:
         *,
         savepoint_format: str = "CANONICAL",
         trigger_id: str | None = None,
+        drain: bool = False,
     ) -> str:
-        """Start a savepoint (``savepoint``, ``stop``) or checkpoint (``checkpoint``,
+        """Start a savepoint (``savepoint``, ``stop``: with ``drain``, the sources first
+        advance to the end of event time) or checkpoint (``checkpoint``,
         ``full_checkpoint``); returns the trigger id for its status. A ``trigger_id`` the
         client chose (Flink's ``triggerId``) that is known already names the same operation:
         nothing is triggered again."""
@@ -246,7 +248,9 @@ class LiveJob:
         trigger_id = trigger_id or uuid.uuid4().hex
         self.operations[trigger_id] = _Operation(group, future, savepoint_format)
         try:
-            self.master.tell(SnapshotRequest(kind=kind, directory=directory, reply=future))
+            self.master.tell(
+                SnapshotRequest(kind=kind, directory=directory, reply=future, drain=drain)
+            )
         except pykka.ActorDeadError:
             future.set(SnapshotOutcome(failure="the job has ended"))
         return trigger_id
@@ -1254,13 +1258,6 @@ class _Handler(BaseHTTPRequestHandler):
                     f"{rest._REST_EXCEPTION}: cancel-job is not supported by ckptsim: "
                     "use POST /jobs/:jobid/stop (stop-with-savepoint).",
                 )
-            if body.get("drain"):
-                raise rest.RestError(
-                    400,
-                    f"{rest._REST_EXCEPTION}: drain is not supported by ckptsim: its "
-                    "stop-with-savepoint suspends the job (the sources do not advance to the end "
-                    "of event time first); stop without drain.",
-                )
         else:
             body = self._body("Request did not match expected format CheckpointTriggerRequestBody.")
             directory = None
@@ -1290,7 +1287,11 @@ class _Handler(BaseHTTPRequestHandler):
             )
         requested = body.get("triggerId") or None
         trigger_id = job.trigger(
-            kind, directory or None, savepoint_format=savepoint_format, trigger_id=requested
+            kind,
+            directory or None,
+            savepoint_format=savepoint_format,
+            trigger_id=requested,
+            drain=kind == "stop" and bool(body.get("drain")),
         )
         self._json(202, rest.trigger_body(trigger_id))
 

@@ -53,6 +53,10 @@ class CheckpointOptions:
     alignment: AlignmentType = AlignmentType.ALIGNED
     aligned_checkpoint_timeout: int = NO_ALIGNED_CHECKPOINT_TIMEOUT
     target_location: str | None = None
+    #: stop-with-savepoint with drain (Flink's ``SavepointType.shouldDrain``, a terminating
+    #: savepoint): the sources advance to the end of event time (``MAX_WATERMARK``) before
+    #: they emit the barrier, so every event-time timer fires and the windows flush
+    drain: bool = False
 
     @classmethod
     def for_config(
@@ -63,6 +67,7 @@ class CheckpointOptions:
         unaligned_enabled: bool = False,
         aligned_checkpoint_timeout: int = 0,
         target_location: str | None = None,
+        drain: bool = False,
     ) -> CheckpointOptions:
         """The options the coordinator puts on a new checkpoint's barriers (``forConfig``)."""
         if snapshot_type.is_savepoint:
@@ -80,6 +85,7 @@ class CheckpointOptions:
             alignment=alignment,
             aligned_checkpoint_timeout=timeout,
             target_location=target_location,
+            drain=drain and snapshot_type.is_synchronous,
         )
 
     @property
@@ -251,9 +257,11 @@ class CompletedCheckpoint:
 class SavepointRequest:
     """A savepoint a job takes on its own: ``at_ms`` after it started, or once its sources
     read ``after_records`` records; ``stop``: stop-with-savepoint (a synchronous savepoint,
-    then the job finishes)."""
+    then the job finishes); ``drain`` (with ``stop``): the sources first advance to the end of
+    event time, as ``flink stop --drain``."""
 
     at_ms: int | None = None
     after_records: int | None = None
     directory: str | None = None
     stop: bool = False
+    drain: bool = False

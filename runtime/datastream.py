@@ -277,10 +277,15 @@ class StreamEnvironment:
         at_ms: int | None = None,
         after_records: int | None = None,
         directory: str | None = None,
+        drain: bool = False,
     ) -> StreamEnvironment:
         """Stop-with-savepoint: a synchronous savepoint, then the job finishes (resume it with
-        ``ckptsim run --from-savepoint PATH``)."""
-        self.savepoint_requests.append(_savepoint(at_ms, after_records, directory, stop=True))
+        ``ckptsim run --from-savepoint PATH``). With ``drain`` (``flink stop --drain``) the
+        sources first emit ``MAX_WATERMARK``: every event-time timer fires and the windows
+        flush before the savepoint."""
+        self.savepoint_requests.append(
+            _savepoint(at_ms, after_records, directory, stop=True, drain=drain)
+        )
         return self
 
     def inject_faults(self, *faults: Any) -> StreamEnvironment:
@@ -312,7 +317,12 @@ class StreamEnvironment:
 
 
 def _savepoint(
-    at_ms: int | None, after_records: int | None, directory: str | None, *, stop: bool
+    at_ms: int | None,
+    after_records: int | None,
+    directory: str | None,
+    *,
+    stop: bool,
+    drain: bool = False,
 ) -> SavepointRequest:
     if (at_ms is None) == (after_records is None):
         raise GraphError("a savepoint needs at_ms or after_records (one of them)")
@@ -322,7 +332,7 @@ def _savepoint(
         ):
             raise GraphError(f"{what} must be a whole number >= 0, got {value!r}")
     return SavepointRequest(
-        at_ms=at_ms, after_records=after_records, directory=directory, stop=stop
+        at_ms=at_ms, after_records=after_records, directory=directory, stop=stop, drain=drain
     )
 
 

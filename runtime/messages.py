@@ -89,6 +89,8 @@ class TriggerCheckpointRequest:
     snapshot_type: SnapshotType = SnapshotType.CHECKPOINT
     periodic: bool = False
     target_location: str | None = None
+    #: stop-with-savepoint with drain (``CheckpointOptions.drain``)
+    drain: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -488,6 +490,8 @@ class SnapshotRequested:
     kind: SnapshotKind
     directory: str | None = None
     reply: int
+    #: ``stop`` only: drain (Flink's ``{"drain": true}``, ``flink stop --drain``)
+    drain: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -385,6 +385,7 @@ class CheckpointCoordinator:
             periodic=msg.periodic,
             timestamp=self._now,
             target_location=msg.target_location,
+            drain=msg.drain,
         )
         if self.config.trigger_semantics == "flink-1.7":
             self._trigger_legacy(request)
@@ -555,6 +556,7 @@ class CheckpointCoordinator:
             unaligned_enabled=self.config.unaligned,
             aligned_checkpoint_timeout=self.config.aligned_checkpoint_timeout,
             target_location=location,
+            drain=request.drain,
         )
         pending = PendingCheckpoint(
             checkpoint_id=checkpoint_id,

@@ -26,6 +26,7 @@ class CheckpointTriggerRequest:
     periodic: bool
     timestamp: int
     target_location: str | None = None
+    drain: bool = False
 
     @property
     def forced(self) -> bool:

@@ -567,7 +567,10 @@ class Scheduler:
             return
         self._requested.add(index)
         request = self.savepoint_requests[index]
-        self._trace("savepoint_requested", stop=request.stop, directory=request.directory)
+        fields: dict[str, Any] = {"stop": request.stop, "directory": request.directory}
+        if request.drain:
+            fields["drain"] = True  # the trace of a stop without drain stays as it was
+        self._trace("savepoint_requested", **fields)
         if request.stop:
             # only the savepoint's data is committed: no periodic checkpoint from now on
             # (Flink's stopWithSavepoint stops the checkpoint scheduler first)
@@ -579,6 +582,7 @@ class Scheduler:
                 if request.stop
                 else SnapshotType.SAVEPOINT,
                 target_location=request.directory,
+                drain=request.stop and request.drain,
             )
         )
 
@@ -630,7 +634,11 @@ class Scheduler:
             return
         if request.kind in ("savepoint", "stop"):
             self.savepoint_requests.append(
-                SavepointRequest(directory=request.directory, stop=request.kind == "stop")
+                SavepointRequest(
+                    directory=request.directory,
+                    stop=request.kind == "stop",
+                    drain=request.kind == "stop" and request.drain,
+                )
             )
             index = len(self.savepoint_requests) - 1
             self._replies[SavepointRequestId(index)] = request.reply

@@ -585,6 +585,11 @@ class StreamTaskCore:
         if not self.status.is_running:
             self._decline_not_ready(checkpoint_id)
             return
+        if options.drain and self.is_source and not self._operators_ended:
+            # stop-with-savepoint with drain: the end of event time before the barrier, so
+            # every event-time timer fires and the windows flush into the savepoint (Flink's
+            # sources advanceToEndOfEventTime on a terminating savepoint)
+            self._emit_outputs(self.chain.advance_watermark(MAX_WATERMARK))
         barrier = CheckpointBarrier(
             checkpoint_id=checkpoint_id, timestamp=timestamp, options=options
         )

@@ -93,8 +93,6 @@ def test_the_requests_flinks_cli_sends_pass_the_security_rules(
         assert status != 403, (captured["method"], path, answer)
         if path == "/v1/jobs/overview":
             assert status == 200 and answer["jobs"][0]["jid"] == job_id
-        elif '"drain":true' in captured["body"]:  # refused before the job is looked up
-            assert status == 400 and "drain is not supported" in answer["errors"][0]
         elif job_id in path and captured["method"] != "GET":
             assert status == 409 and "FINISHED" in answer["errors"][0], (path, answer)
         else:  # the status of a savepoint of another run, a job that does not exist
@@ -155,11 +153,15 @@ def test_savepoint_format_trigger_id_and_drain(
         assert answer["errors"][0].endswith(
             "Request did not match expected format SavepointTriggerRequestBody."
         ), bad
-    status, answer = http(
-        server, "POST", f"{base}/stop", {"targetDirectory": str(tmp_path), "drain": True}
-    )
-    assert status == 400 and "drain is not supported by ckptsim" in answer["errors"][0]
     assert http(server, "GET", base)[1]["state"] == "RUNNING"
+    # stop-with-savepoint with drain (``flink stop --drain``): accepted, the job FINISHES
+    stop = {"targetDirectory": str(tmp_path / "drained"), "drain": True, "triggerId": "d" * 32}
+    status, trigger = http(server, "POST", f"{base}/stop", stop)
+    assert (status, trigger) == (202, {"request-id": "d" * 32})
+    done = _operation(server, f"{base}/savepoints/{'d' * 32}")
+    assert done["operation"]["location"].startswith(f"file:{tmp_path}/drained/savepoint-")
+    job.thread.join(BOUND_S)
+    assert job.results[0].status.value == "FINISHED"
 
 
 # --- Flink's own CLI --------------------------------------------------------------------------

@@ -60,13 +60,6 @@ def test_list_savepoint_stop_and_list_again_print_flinks_lines(
         f"ckptsim savepoint: Failed to trigger a savepoint for the job {job.job_id}: "
     )
     assert _flink_error("savepoint-nodir").split("RestHandlerException: ")[1] in err
-    # --drain: Flink's first line, then ckptsim's REST API says it cannot
-    code, out, err = run(capsys, "stop", "--drain", "-type", "native", "-m", address, job.job_id)
-    assert code == 1
-    expected = cli_lines(flink_cli_output("stop-drain-native"))[:3]
-    assert cli_lines(out) == expected
-    assert "drain is not supported by ckptsim" in err
-    assert http(server, "GET", f"/jobs/{job.job_id}")[1]["state"] == "RUNNING"
     # stop with a savepoint
     code, out, err = run(capsys, "stop", "-p", f"file:{tmp_path}/stop", "-m", address, job.job_id)
     assert (code, err) == (0, "")
@@ -124,6 +117,33 @@ def _script(tmp_path: Path, savepoint: Path) -> Path:
         "        .collect('sums'))\n"
     )
     return script
+
+
+def test_stop_drain_prints_flinks_lines_and_the_job_finishes(
+    live: tuple[Live, WebServer], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``stop --drain -type native``: Flink's lines (``Draining job ...``), a savepoint in
+    the native format, the job FINISHED."""
+    job, server = live
+    address = f"localhost:{server.port}"
+    code, out, err = run(
+        capsys,
+        "stop",
+        "--drain",
+        "-type",
+        "native",
+        "-p",
+        f"file:{tmp_path}/drained",
+        "-m",
+        address,
+        job.job_id,
+    )
+    assert (code, err) == (0, "")
+    assert cli_lines(out) == cli_lines(flink_cli_output("stop-drain-native"))
+    (location,) = re.findall(r"Path: (file:\S+)", out)
+    assert Path(location.removeprefix("file:"), "_metadata").is_file()
+    job.thread.join(BOUND_S)
+    assert job.results[0].status.value == "FINISHED"
 
 
 def test_cancel_prints_flinks_lines(
