@@ -121,7 +121,7 @@ def main() -> int:
     parser.add_argument("--skip-steps", action="store_true")
     parser.add_argument("--skip-examples", action="store_true")
     args = parser.parse_args()
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if not args.skip_steps:
         levels = [int(p) for p in args.parallelism.split(",")]
