@@ -669,6 +669,15 @@ def _is_json(content_type: str | None) -> bool:
     return (content_type or "").split(";", 1)[0].strip().lower() == "application/json"
 
 
+def _no_constant(name: str) -> Any:
+    """``NaN``, ``Infinity``: Python's JSON reader takes them, JSON (and Flink's) does not."""
+    raise ValueError(f"{name} is not JSON")
+
+
+#: an HTTP method is a token (RFC 9110, section 5.6.2)
+_METHOD_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
 class _Refused(Exception):
     """A request the server answers with an error and then closes the connection (its
     framing cannot be trusted, or its body was left unread)."""
@@ -953,9 +962,21 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:  # the client went away
             self.close_connection = True
 
+    def _check_head(self) -> None:
+        """``_Refused`` (400) for a head a proxy and this server could read differently: a
+        method that is not an HTTP token, a header line without a colon, more than one
+        ``Host``."""
+        if not _METHOD_TOKEN.fullmatch(self.command):
+            raise _Refused(400, f"Bad request: invalid method {self.command[:40]!r}.")
+        if any("Missing" in type(d).__name__ for d in getattr(self.headers, "defects", [])):
+            raise _Refused(400, "Bad request: a header line without a colon.")
+        if len(self.headers.get_all("Host") or []) > 1:
+            raise _Refused(400, "Bad request: more than one Host header.")
+
     def _read_body(self) -> bytes:
         """The request's body by its framing (Content-Length, or chunked as Flink's server
         reads it); ``_Refused`` for framing that cannot be trusted or a body over the bound."""
+        self._check_head()
         encodings = self.headers.get_all("Transfer-Encoding") or []
         lengths = self.headers.get_all("Content-Length") or []
         if encodings:
@@ -1068,8 +1089,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not raw.strip():
             return {}
         try:
-            body = json.loads(raw)
-        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deep
+            body = json.loads(raw, parse_constant=_no_constant)
+        except (ValueError, RecursionError):  # not JSON (NaN too), not UTF-8, or nested too deep
             body = None
         if not isinstance(body, dict):
             raise rest.RestError(400, f"{rest._REST_EXCEPTION}: {message}")
