@@ -31,7 +31,7 @@ import msgspec
 from actors.stdout import discard_stdout
 from runtime.checkpoint import TaskId
 from runtime.descriptors import SinkDescriptor, SinkKind
-from runtime.task.sinks import ANY_WRITER, Lineage, restored_lineage
+from runtime.task.sinks import Lineage, lineage_holds, restored_lineage
 
 
 class Connector(Protocol):
@@ -355,15 +355,8 @@ class StagedFiles:
         return sorted(keep), self._discard_staged(but=self.in_progress)
 
     def _stands_for(self, writer: str, txn: str | None, *, explicit_only: bool = False) -> bool:
-        """The restored lineage holds part file ``txn`` of ``writer`` (``explicit_only``: a
-        lineage entry names the writer; else one for any writer counts too)."""
-        if self.lineage is None or txn is None or txn == "end":
-            return False
-        number = int(txn)
-        return any(
-            number <= up_to and (w == writer or (w == ANY_WRITER and not explicit_only))
-            for w, up_to in self.lineage
-        )
+        """The restored lineage holds part file ``txn`` of ``writer`` (``lineage_holds``)."""
+        return lineage_holds(self.lineage, writer, txn, explicit_only=explicit_only)
 
     def retract_after(self, checkpoint_id: int) -> list[str]:
         """After a restore of checkpoint ``checkpoint_id`` (0: a restart with no checkpoint):

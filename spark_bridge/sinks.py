@@ -48,7 +48,7 @@ from typing import Any
 from actors.logs import get_logger
 from runtime.checkpoint import TaskId
 from runtime.row import Row
-from runtime.task.sinks import ANY_WRITER, Lineage, restored_lineage
+from runtime.task.sinks import Lineage, lineage_holds, restored_lineage
 from spark_bridge.locations import Location, resolve
 from spark_bridge.session import arrow_schema_of, require_pyarrow, require_pyspark
 from spark_bridge.values import UTC, field_names, infer_type, to_arrow_column
@@ -468,15 +468,8 @@ class StagedFiles:
         return sorted(keep), self._discard_staged(but=self.in_progress)
 
     def _stands_for(self, writer: str, txn: str | None, *, explicit_only: bool = False) -> bool:
-        """The restored lineage holds part file ``txn`` of ``writer`` (``explicit_only``: a
-        lineage entry names the writer; else one for any writer counts too)."""
-        if self.lineage is None or txn is None or txn == "end":
-            return False
-        number = int(txn)
-        return any(
-            number <= up_to and (w == writer or (w == ANY_WRITER and not explicit_only))
-            for w, up_to in self.lineage
-        )
+        """The restored lineage holds part file ``txn`` of ``writer`` (``lineage_holds``)."""
+        return lineage_holds(self.lineage, writer, txn, explicit_only=explicit_only)
 
     def retract_after(self, checkpoint_id: int) -> list[str]:
         """After a restore of checkpoint ``checkpoint_id`` (0: a restart with no checkpoint):

@@ -75,6 +75,21 @@ def restored_lineage(states: Sequence[Any], checkpoint_id: int) -> Lineage:
     return lineage
 
 
+def lineage_holds(
+    lineage: Lineage | None, writer: str, txn: str | None, *, explicit_only: bool = False
+) -> bool:
+    """Whether ``lineage`` holds part file ``txn`` (a checkpoint id as text; None or
+    ``"end"``: no checkpoint's) of ``writer`` (``explicit_only``: only a lineage entry that
+    names the writer counts; else an ``ANY_WRITER`` entry does too)."""
+    if lineage is None or txn is None or txn == "end":
+        return False
+    number = int(txn)
+    return any(
+        number <= up_to and (w == writer or (w == ANY_WRITER and not explicit_only))
+        for w, up_to in lineage
+    )
+
+
 class SinkOperator(Operator):
     def __init__(
         self,
