@@ -273,7 +273,9 @@ def test_prometheus_scrapes_a_running_job(live: Any) -> None:
             return sum(v for labels, v in samples if labels["operator_name"] == "Reduce")
 
         first = until(reduced, "records in at the Reduce")
+        assert first > 0
         until(lambda: reduced() > first, "more records in at the Reduce")
+        assert reduced() > first  # the counter grows while the job runs
     finally:
         with_reporter.stop()
 
