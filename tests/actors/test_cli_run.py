@@ -215,7 +215,9 @@ def test_progress_reports_records_and_checkpoints_while_the_job_runs_on_threads(
     """What the progress line shows, polled while the back-pressure example runs on threads:
     only what holds however the threads interleave (which tasks are back-pressured when the
     line is polled is the machine's doing: the simulated run below shows it)."""
-    _progress_of_the_back_pressure_example(timeout=600, progress_interval=0.002)
+    result, snapshots = _progress_of_the_back_pressure_example(timeout=600, progress_interval=0.002)
+    assert result.status.value == "FINISHED", result.failure
+    assert snapshots[-1]["records"] > 0
 
 
 def test_progress_reports_the_back_pressured_tasks_the_sources_behind_the_slow_operator() -> None:
