@@ -65,7 +65,7 @@ from actors.execution import ThreadedRuntime
 from actors.faults import Fault, FaultPlan
 from actors.input_channel import InlineInputChannel
 from actors.logs import get_logger
-from actors.protocol import FailJob, WireChannel, WireTask
+from actors.protocol import CannotCross, FailJob, WireChannel, WireTask
 from actors.pykka_seam import ThreadingFuture, reset_registry_after_fork
 from actors.stream_task import StreamTask
 from actors.trace import Event
@@ -134,6 +134,26 @@ class _Deployed:
 _STOP = object()
 
 
+def _culprit_type(message: Any) -> str:
+    """The type of the first record of ``message`` (a buffer, a sink's results) that does not
+    pickle; the message's own type when no record is to blame."""
+    item = getattr(message, "item", message)
+    groups: list[Any] = []
+    records = getattr(item, "records", None)
+    if records is not None:
+        groups.append(records)
+    groups.extend(getattr(item, "buffers", ()) or ())
+    for group in groups:
+        for record in group:
+            try:
+                pickle.dumps(record, protocol=5)
+            except Exception:
+                kind = type(record)
+                module = "" if kind.__module__ == "builtins" else f"{kind.__module__}."
+                return f"{module}{kind.__qualname__}"
+    return type(message).__qualname__
+
+
 class Link:
     """One end of a socket between two processes: ``send(address, message)`` from any
     thread (pickled there), a writer thread that writes what was sent, a reader thread that hands
@@ -173,10 +193,8 @@ class Link:
         try:
             data = pickle.dumps((address, message), protocol=5)
         except Exception as error:
-            raise TypeError(
-                f"a message to {address} cannot cross to another process (pickle: "
-                f"{type(error).__name__}: {error}); on runtime='processes' records and "
-                "sink values must be picklable"
+            raise CannotCross(
+                address, _culprit_type(message), f"{type(error).__name__}: {error}"
             ) from error
         self._queue.put(_HEADER.pack(len(data)) + data)
 

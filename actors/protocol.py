@@ -106,3 +106,35 @@ class SnapshotRequest:
     directory: str | None = None
     reply: Any = None
     drain: bool = False  # ``stop`` with ``{"drain": true}``
+
+
+# --- between processes (runtime="processes") ---------------------------------------------------------
+
+#: the words every "record cannot cross" failure carries (``ckptsim run`` exits 2 on it)
+CANNOT_CROSS = "cannot cross to another process"
+
+
+class CannotCross(TypeError):
+    """A message for an actor in another process cannot be pickled: a record (or a sink's
+    value) that is not picklable. ``value_type``: the type of the first record that does not
+    pickle (the message's own type when no record is to blame); ``reason``: pickle's error."""
+
+    def __init__(self, address: str, value_type: str, reason: str) -> None:
+        self.address = address
+        self.value_type = value_type
+        self.reason = reason
+        #: the operator that emitted it, as the user knows it (set by the task that sent it)
+        self.operator: str | None = None
+        super().__init__(
+            f"a value of type {value_type} {CANNOT_CROSS} (pickle: {reason}); on "
+            "runtime='processes' records and sink values must be picklable"
+        )
+
+    def describe(self, operator: str) -> str:
+        """One line for the user: the operator, the value's type, what to do."""
+        return (
+            f"{operator} emitted a record of type {self.value_type} that "
+            f"{CANNOT_CROSS} (pickle: {self.reason}): on runtime='processes' records "
+            "and sink values must be picklable; emit picklable values (no locks, open files, "
+            "sockets or generators) or run the job with runtime='threaded'"
+        )

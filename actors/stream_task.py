@@ -28,6 +28,7 @@ from actors.faults import CrashTask
 from actors.logs import get_logger
 from actors.protocol import (
     AllRecordsProcessed,
+    CannotCross,
     Credit,
     Deliver,
     FailJob,
@@ -103,7 +104,9 @@ class _ConnectorFailed(Exception):
 
 class StreamTask(ExpectedFailures):
     #: an injected crash (``CrashTask``) is the run's, not an unhandled error: no traceback
-    expected_failures = (InjectedCrash,)
+    #: as is a record that cannot cross to another process (``CannotCross``), which the task
+    #: reports in one line
+    expected_failures = (InjectedCrash, CannotCross)
     #: user code runs here: a function that never returns must not keep the process alive
     #: after its job was given up (Flink's TaskManager kills such a task)
     use_daemon_thread = True
@@ -179,6 +182,12 @@ class StreamTask(ExpectedFailures):
             with contextlib.suppress(Exception):
                 connector.close(finished=False)
         self.connectors = {}
+        if isinstance(exception_value, CannotCross):  # the user's records, not a bug
+            text = exception_value.describe(exception_value.operator or f"task {self.spec.task}")
+            self.log.error("record_cannot_cross", error=text)
+            self.job_master.tell(FailJob(cause=f"{text} (a restart would meet it again)"))
+            self._report(ExecutionState.FAILED, text)
+            return
         text = f"task actor crashed: {name}: {exception_value}"
         # a peer stopped under it (the job is being torn down) is no bug either
         if not isinstance(exception_value, InjectedCrash | pykka.ActorDeadError):
@@ -276,7 +285,11 @@ class StreamTask(ExpectedFailures):
         the core goes to ``_answers``."""
         match effect:
             case SendToOutput(channel=channel, item=item):
-                self.outputs[channel].tell(Deliver(item))
+                try:
+                    self.outputs[channel].tell(Deliver(item))
+                except CannotCross as error:  # runtime="processes": a record that won't pickle
+                    error.operator = self._output_label()
+                    raise
                 if isinstance(item, Buffer):
                     self.io.wrote(item.size)
                 else:
@@ -376,6 +389,30 @@ class StreamTask(ExpectedFailures):
         writer: str | None = None,
     ) -> None:
         """A collect sink's transaction (pre-committed or committed) to the JobMaster."""
+        try:
+            self._tell_results(name, txn, buffers, precommit=precommit, writer=writer)
+        except CannotCross as error:  # runtime="processes": a record that won't pickle
+            error.operator = f"collect sink {name!r}"
+            raise
+
+    def _output_label(self) -> str:
+        """The operator whose records leave the task (the last of its chain but sinks)."""
+        labels = [
+            node.label
+            for node in self.spec.operators
+            if not isinstance(node.operator, SinkDescriptor)
+        ]
+        return labels[-1] if labels else f"task {self.spec.task}"
+
+    def _tell_results(
+        self,
+        name: str,
+        txn: int | str | None,
+        buffers: tuple[Sequence[Any], ...],
+        *,
+        precommit: bool,
+        writer: str | None,
+    ) -> None:
         self.job_master.tell(
             SinkResults(
                 sink=name,

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from actors.protocol import CANNOT_CROSS
 from actors.stdout import discard_stdout, unless_reader_left
 from ckptsim._client import add_commands, add_run_options
 from ckptsim._logging import configure_logging, logging_restored
@@ -179,6 +180,10 @@ def _run_with_outputs(
         print(f"ckptsim run: {problem}", file=sys.stderr)
     outputs.serve()  # --web: until Ctrl-C
     if problems:
+        return EXIT_USAGE
+    if not result.succeeded and result.failure is not None and CANNOT_CROSS in result.failure:
+        # records that cannot be pickled (runtime="processes"): the script's, as a usage error
+        print(f"ckptsim run: {result.failure.splitlines()[0]}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK if result.succeeded else EXIT_FAILED
 

@@ -394,3 +394,27 @@ def test_a_record_that_cannot_cross_to_another_process_fails_the_job_naming_why(
     assert result.failure is not None
     assert "cannot cross to another process" in result.failure, result.failure
     assert "must be picklable" in result.failure
+    # one line naming the operator that emitted it, the record's type and what to do
+    assert "map 'Map'" in result.failure and "of type tuple" in result.failure
+    assert "runtime='threaded'" in result.failure and "\n" not in result.failure
+    assert "bug in ckptsim" not in result.failure
+
+
+def test_a_collect_sink_value_that_cannot_cross_is_named_and_the_command_line_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import threading\n"
+        "from ckptsim import StreamExecutionEnvironment\n"
+        "env = StreamExecutionEnvironment(parallelism=1)\n"
+        "env.from_collection(range(10)).map(lambda x: threading.Lock()).collect('locks')\n"
+        "env.execute('locks')\n"
+    )
+    code = main(["run", str(script), "-q", "-D", "ckptsim.runtime=processes"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = [line for line in err.splitlines() if line.startswith("ckptsim run:")]
+    assert len(lines) == 1, err
+    assert "collect sink 'locks'" in lines[0] and "_thread.lock" in lines[0], lines[0]
+    assert "must be picklable" in lines[0] and "runtime='threaded'" in lines[0]
