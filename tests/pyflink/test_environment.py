@@ -84,6 +84,11 @@ def test_a_configuration_sets_known_keys_warns_on_jvm_keys_and_refuses_others() 
     assert [e["call"] for e in logs if e["event"] == "pyflink_call_ignored"] == [
         "configuration key taskmanager.memory.process.size"
     ]
+    # the processes runtime's slots per TaskManager: set, not ignored
+    with structlog.testing.capture_logs() as logs:
+        env.configure(Configuration().set_integer("taskmanager.numberOfTaskSlots", 2))
+    assert settings["taskmanager.numberOfTaskSlots"] == 2
+    assert not [e for e in logs if e["event"] == "pyflink_call_ignored"]
     with pytest.raises(ConfigError, match=re.escape("execution.checkpointing.intervall")):
         env.configure(Configuration().set_string("execution.checkpointing.intervall", "1 s"))
     assert Configuration.from_dict({"a": True, "b": 1}).to_dict() == {"a": "true", "b": "1"}

@@ -51,7 +51,8 @@ _REPORTER = (
     "give the Prometheus reporter's keys with -D on the ckptsim run command line (docs/metrics.md)"
 )
 _WORKERS = "ckptsim runs the job's Python code in its own process (no JVM, no Python workers)"
-#: Flink settings that tune only its JVM, its Python workers or its Java serializers
+#: Flink settings that tune only its JVM, its Python workers or its Java serializers (not
+#: ``taskmanager.numberOfTaskSlots``: the processes runtime's subtasks per TaskManager)
 _IGNORED_KEYS = (
     "python.",
     "pipeline.jars",
@@ -67,7 +68,6 @@ _IGNORED_KEYS = (
     "execution.buffer-timeout",
     "taskmanager.memory.process.size",
     "taskmanager.memory.managed",
-    "taskmanager.numberOfTaskSlots",
     "jobmanager.memory.",
     "env.java.",
     "classloader.",
