@@ -6,8 +6,10 @@
 The job is ``benchmarks/throughput.py``'s: source -> map -> key_by/reduce -> collect, with
 checkpoints every 200 ms. Target on 2 cores: p=2 (two TaskManagers) >= 1.5x p=1. The threaded
 runtime at p=1 and p=2 is measured beside it (threads share one GIL: p=2 is no faster there).
-Every figure is the best of ``--repeat`` interleaved runs; the load average is printed, as
-other work on the machine moves the figures.
+Every records/s figure is the best of ``--repeat`` interleaved runs; the load average is
+printed, as other work on the machine moves the figures. The CPU time per record (median run;
+the TaskManager processes' and the launching process's apart) moves less with the load: on a
+busy machine it says what the job costs where its wall time cannot.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import argparse
 import gc
 import logging
 import os
+import resource
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -27,6 +31,13 @@ import structlog
 from benchmarks.throughput import final_sums, make_functions, plain_loop
 from ckptsim import StreamExecutionEnvironment
 from runtime.job import JobResult
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """(CPU seconds of this process, of its ended child processes: the TaskManagers)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, children.ru_utime + children.ru_stime
 
 
 def run(n: int, keys: int, parallelism: int, runtime: str) -> tuple[float, JobResult]:
@@ -61,13 +72,19 @@ def main() -> int:
         ("threaded", 2),
     ]
     best: dict[tuple[str, int], float] = {}
+    #: CPU seconds per run: (the launching process: JobManager, readers, results; TaskManagers)
+    cpu: dict[tuple[str, int], list[tuple[float, float]]] = {c: [] for c in configs}
     load_before = os.getloadavg()
     run(10_000, keys, 2, "processes")  # warm up: first-use imports
     for _ in range(args.repeat):
         for config in configs:
+            main_before, tms_before = cpu_seconds()
             elapsed, result = run(n, keys, config[1], config[0])
             assert final_sums(result) == expected, f"{config}: output differs from a plain loop"
             del result
+            gc.collect()  # the result's records are freed on this run's account
+            main_after, tms_after = cpu_seconds()
+            cpu[config].append((main_after - main_before, tms_after - tms_before))
             best[config] = min(best.get(config, float("inf")), elapsed)
     load_after = os.getloadavg()
     print(
@@ -77,7 +94,15 @@ def main() -> int:
     )
     for (runtime, p), elapsed in best.items():
         tms = f"{p} TaskManager{'s' if p > 1 else ''}" if runtime == "processes" else "threads"
-        print(f"  {runtime:<9} p={p}  {n / elapsed:>12,.0f} records/s  ({tms})")
+        main_cpu = statistics.median(c[0] for c in cpu[(runtime, p)])
+        tm_cpu = statistics.median(c[1] for c in cpu[(runtime, p)])
+        where = (
+            f"CPU per record: {tm_cpu / n * 1e6:.2f} us in the TaskManagers, "
+            f"{main_cpu / n * 1e6:.2f} us in the launching process"
+            if runtime == "processes"
+            else f"CPU per record: {main_cpu / n * 1e6:.2f} us"
+        )
+        print(f"  {runtime:<9} p={p}  {n / elapsed:>12,.0f} records/s  ({tms}; {where})")
     base = best[("processes", 1)]
     for p in (2, 4):
         print(

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import signal
+import struct
 import tempfile
 import threading
 from collections import Counter
@@ -25,13 +27,14 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from actors.faults import CrashTask, FailTask
-from actors.processes import ProcessRuntime, placement
-from actors.protocol import QueryJob
+from actors.processes import ProcessRuntime, _frame, placement
+from actors.protocol import CannotCross, Deliver, QueryJob
 from actors.trace import TraceCollector
 from ckptsim import StreamExecutionEnvironment, check_trace
 from ckptsim._cli import main
 from ckptsim.testing import ThreadedRun, Topology, threaded_runs
 from runtime.job import JobResult, plan_execution
+from runtime.network import Buffer
 from runtime.status import JobStatus
 from tests.conftest import threaded_examples
 from tests.properties.test_soak import (
@@ -418,3 +421,24 @@ def test_a_collect_sink_value_that_cannot_cross_is_named_and_the_command_line_ex
     assert len(lines) == 1, err
     assert "collect sink 'locks'" in lines[0] and "_thread.lock" in lines[0], lines[0]
     assert "must be picklable" in lines[0] and "runtime='threaded'" in lines[0]
+
+
+def test_a_frame_pickles_records_without_a_memo_and_a_cycle_with_one() -> None:
+    shared = {"k": 1}
+    cyclic: list[Any] = [1]
+    cyclic.append(cyclic)
+    for message in ([(1, "a"), (2, "b")], [shared, shared], cyclic):
+        frame = _frame("channel:1", message)
+        (length,) = struct.unpack("!Q", frame[:8])
+        assert length == len(frame) - 8
+        address, back = pickle.loads(frame[8:])
+        assert address == "channel:1"
+        if message is cyclic:
+            assert back[0] == 1 and back[1] is back  # the memo kept the cycle
+        else:
+            assert back == message
+    # records cross independently, as Flink's serializers write them: no shared identity
+    _, (first, second) = pickle.loads(_frame("channel:1", [shared, shared])[8:])
+    assert first == second and first is not second
+    with pytest.raises(CannotCross, match=r"of type _thread\.lock"):
+        _frame("channel:1", Deliver(Buffer([1, threading.Lock()], 16)))
