@@ -130,11 +130,15 @@ class CannotCross(TypeError):
             "runtime='processes' records and sink values must be picklable"
         )
 
-    def describe(self, operator: str) -> str:
-        """One line for the user: the operator, the value's type, what to do."""
+    def describe(self, task: str) -> str:
+        """One line for the user: the operator (else the task), the value's type, what to do."""
+        what = (
+            f"{self.operator} emitted a record of type {self.value_type}"
+            if self.operator is not None
+            else f"task {task} sent a {self.value_type} (state or values of its operators)"
+        )
         return (
-            f"{operator} emitted a record of type {self.value_type} that "
-            f"{CANNOT_CROSS} (pickle: {self.reason}): on runtime='processes' records "
-            "and sink values must be picklable; emit picklable values (no locks, open files, "
-            "sockets or generators) or run the job with runtime='threaded'"
+            f"{what} that {CANNOT_CROSS} (pickle: {self.reason}): on runtime='processes' "
+            "records, state and sink values must be picklable; make them picklable (no "
+            "locks, open files, sockets or generators) or run the job with runtime='threaded'"
         )

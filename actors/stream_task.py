@@ -183,7 +183,7 @@ class StreamTask(ExpectedFailures):
                 connector.close(finished=False)
         self.connectors = {}
         if isinstance(exception_value, CannotCross):  # the user's records, not a bug
-            text = exception_value.describe(exception_value.operator or f"task {self.spec.task}")
+            text = exception_value.describe(str(self.spec.task))
             self.log.error("record_cannot_cross", error=text)
             self.job_master.tell(FailJob(cause=f"{text} (a restart would meet it again)"))
             self._report(ExecutionState.FAILED, text)
