@@ -156,6 +156,7 @@ def execute(
             checkpoint_id=loaded.checkpoint_id,
             external_path=loaded.path,
             is_savepoint=loaded.is_savepoint,
+            final_positions=loaded.final_positions,
         )
     setup = _Setup(
         restart=restart_strategy(

@@ -49,6 +49,7 @@ def restore_plan(
     _check_every_operator(plan, checkpoint, ignore_unclaimed=ignore_unclaimed)
     _check_every_subtask(plan, checkpoint)
     _check_every_position(plan, checkpoint)
+    _check_final_positions(plan, checkpoint)
     for uid, states in by_uid.items():
         if uid not in job_ops:
             continue
@@ -182,6 +183,59 @@ def _check_every_position(plan: ExecutionPlan, checkpoint: LoadedCheckpoint) -> 
                     f"position of source {sources[uid]!r} ({uid}), which task {task} ran: it "
                     "would read its records again from the start"
                 )
+
+
+#: the metadata's format version from which finished subtasks record their final positions
+_FINAL_POSITIONS_SINCE = 3
+
+
+def _check_final_positions(plan: ExecutionPlan, checkpoint: LoadedCheckpoint) -> None:
+    """A subtask the checkpoint lists as finished that runs a source of the job holds the
+    source's final position, and it is the end of what the subtask reads: a running subtask
+    listed as finished would not read the rest of its input again (it would be lost)."""
+    sources: dict[str, list[StreamNode]] = {}
+    for task, spec in plan.tasks.items():
+        for op in spec.operators:
+            if isinstance(op.operator, SourceDescriptor):
+                sources.setdefault(task.vertex, [])
+                if op not in sources[task.vertex]:
+                    sources[task.vertex].append(op)
+    checked = checkpoint.format_version >= _FINAL_POSITIONS_SINCE
+    where = f"{checkpoint.path}/_metadata: field 'final_positions'"
+    for task in sorted(checkpoint.finished_tasks, key=lambda t: (t.vertex, t.subtask)):
+        positions = checkpoint.final_positions.get(task, {})
+        ran = sum(
+            1 for t in [*checkpoint.tasks, *checkpoint.finished_tasks] if t.vertex == task.vertex
+        )
+        for op in sources.get(task.vertex, []):
+            if op.uid not in positions:
+                if not checked:
+                    continue  # written before final positions were recorded: taken on trust
+                raise RestoreError(
+                    f"{where} holds no final position of source {op.name!r} ({op.uid}) for "
+                    f"{task}, which field 'finished_tasks' lists as finished: a source subtask "
+                    "finishes only after reading all of its input, and one listed as finished "
+                    "is not restarted (the rest of its input would be lost)"
+                )
+            position = positions[op.uid]
+            odd = _not_whole(position)
+            if odd is not None:
+                raise RestoreError(
+                    f"{where} of {task} holds {odd}: a source's position is made of whole numbers"
+                )
+            descriptor = op.operator
+            assert isinstance(descriptor, SourceDescriptor)
+            try:
+                if descriptor.check_final is not None:
+                    descriptor.check_final(position, task.subtask, ran)
+                elif descriptor.check_position is not None:
+                    descriptor.check_position(position, task.subtask, ran)
+            except (ValueError, TypeError, KeyError) as error:
+                text = str(error).removeprefix("field ")
+                raise RestoreError(
+                    f"{where} of {task} for {op.name!r}: {text}, but field 'finished_tasks' "
+                    "lists it as finished (the rest of its input would be lost)"
+                ) from None
 
 
 def _check_positions(checkpoint: LoadedCheckpoint, op: StreamNode, parallelism: int) -> None:

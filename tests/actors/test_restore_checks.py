@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from ckptsim._cli import main
 from runtime.job import RestoreError
 from runtime.status import JobStatus
 from runtime.storage import METADATA, CorruptCheckpointError, load_checkpoint
-from tests.actors.test_failover import counting, failure_free, observe
+from tests.actors.test_failover import count, counting, failure_free, key, observe, record
 from tests.crafted_checkpoints import (
     drop_operator_state,
     drop_tasks,
@@ -119,6 +120,40 @@ def no_tasks(chk: Path) -> tuple[Path, str]:
     return drop_tasks(chk, lambda task: False), r"field 'tasks' lists no task"
 
 
+def _list_as_finished(task: tuple[str, int], final: object = None) -> Callable[[Any], None]:
+    """The metadata lists running subtask ``task`` as finished instead (its state file left
+    out), with ``final`` as its final source position if given."""
+
+    def edit(body: Any) -> None:
+        body["tasks"] = [t for t in body["tasks"] if (t["vertex"], t["subtask"]) != task]
+        body["finished_tasks"] = sorted([*body.get("finished_tasks", []), list(task)])
+        if final is not None:
+            body["final_positions"] = [[*task, {task[0]: final}]]
+
+    return edit
+
+
+def a_running_source_listed_as_finished(chk: Path) -> tuple[Path, str]:
+    """Records lost before (exit 0): the subtask was not restarted, so the rest of its input
+    was never read."""
+    path = reseal(chk, _list_as_finished(("numbers", 0)))
+    return path, r"field 'final_positions' holds no final position of source .* for numbers#0"
+
+
+def a_finished_source_short_of_its_end(chk: Path) -> tuple[Path, str]:
+    """Listed as finished with a final position it could reach, but not its end."""
+    path = reseal(chk, _list_as_finished(("numbers", 0), {"emitted": 3, "index": 6}))
+    return path, r"'index' is 6: subtask 0 of 2 finishes after emitting all of its 1000 records"
+
+
+def a_final_position_of_a_running_subtask(chk: Path) -> tuple[Path, str]:
+    def edit(body: Any) -> None:
+        body["final_positions"] = [["numbers", 1, {"numbers": {"emitted": 1000, "index": 2001}}]]
+
+    path = reseal(chk, edit)
+    return path, r"field 'final_positions\[0\]' gives a final position of numbers#1, which field"
+
+
 def a_task_without_files(chk: Path) -> tuple[Path, str]:
     """Wrong sums before: the task's keyed state was left out."""
     return list_no_file_for(chk, "counts#1"), r"field 'tasks\[\d\]\.files' lists no file"
@@ -205,6 +240,9 @@ CRAFTED: dict[str, Craft] = {
     "a fractional source position": fractional_position,
     "a source subtask without its position": no_position,
     '"tasks": []': no_tasks,
+    "a running source subtask listed as finished": a_running_source_listed_as_finished,
+    "a finished source subtask short of its end": a_finished_source_short_of_its_end,
+    "a final position of a running subtask": a_final_position_of_a_running_subtask,
     'a task with "files": []': a_task_without_files,
     "a subtask left out": a_subtask_left_out,
     "a first subtask left out of an older checkpoint": a_first_subtask_left_out,
@@ -373,3 +411,50 @@ def test_a_state_file_of_the_recorded_size_that_fails_its_checksum_is_never_held
         load_checkpoint(str(chk))
     assert f"state file {path} of task counts#0 fails its checksum" in str(caught.value)
     assert not [what for what in read_whole if str(path) in what], read_whole
+
+
+def _with_a_short_source(env: StreamExecutionEnvironment) -> None:
+    """The counting job with a second source of 20 records ('few', indices from 10**6) that
+    finishes early, while 'numbers' runs on."""
+    env.set_parallelism(2)
+    env.enable_checkpointing(10)
+    env.configure({"ckptsim.buffer.records": 50})
+    few = env.from_collection([record(10**6 + i) for i in range(20)]).uid("few")
+    numbers = env.from_generator(record, 20_000, rate=50_000).uid("numbers")
+    numbers.union(few).key_by(key).reduce(count).uid("counts").processing_cost(
+        per_buffer_ms=1
+    ).collect("counts")
+
+
+def test_a_finished_source_records_its_final_position_and_restores_exactly(
+    tmp_path: Path,
+) -> None:
+    """A checkpoint taken after a source subtask finished lists it as finished with its final
+    position (format version 3); a restore from it checks that position and does not read
+    the source again, and the checkpoints of the resumed run record it again: over three runs
+    every record is counted exactly once."""
+    runs = []
+    restore: str | None = None
+    for n, timeout in enumerate((0.15, 0.05, None)):
+        env = StreamExecutionEnvironment()
+        _with_a_short_source(env)
+        env.configure({**RETAIN, "execution.checkpointing.dir": str(tmp_path / str(n))})
+        if restore is not None:
+            env.configure({"execution.state-recovery.path": restore})
+        result = env.execute(f"run {n}", runtime="simulation", seed=n + 1, timeout=timeout)
+        runs.append(result)
+        if timeout is None:
+            assert result.status is JobStatus.FINISHED
+            break
+        assert result.status is JobStatus.CANCELED
+        (restore,) = result.retained_checkpoints
+        body = json.loads((Path(restore) / METADATA).read_text())["metadata"]
+        assert body["version"] == 3
+        assert body["finished_tasks"] == [["few", 0], ["few", 1]], "the short source finished"
+        assert body["final_positions"] == [
+            ["few", 0, {"few": {"offset": 10}}],
+            ["few", 1, {"few": {"offset": 10}}],
+        ]
+        assert load_checkpoint(restore).final_positions
+    indices, _ = observe(r for run in runs for r in run.collected("counts"))
+    assert indices == Counter([*range(20_000), *range(10**6, 10**6 + 20)])
