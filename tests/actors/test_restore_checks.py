@@ -343,6 +343,9 @@ LINEAGES: dict[str, object] = {
     "an id after the checkpoint": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07", 10**6]],
     "a writer that is no id": [["../../etc", 1]],
     "an entry that is no pair": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07"]],
+    # a well-formed lineage whose writer never wrote into the folder: before, the job failed
+    # at every restart ("its pending file is gone") and exited 1 after three
+    "a writer that never wrote here": [["0badc0de-9d34-5855-b0c1-89b15c2a6c07", 2]],
 }
 
 
