@@ -9,6 +9,7 @@ never answer (no test measures time)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -20,6 +21,7 @@ import pytest
 
 from ckptsim import _client
 from ckptsim._cli import main
+from tests.rest.test_http import BOUND_S
 
 JOB = "0123456789abcdef0123456789abcdef"
 #: each command as a user types it (the address goes after it)
@@ -68,32 +70,49 @@ class FakeServer:
 
 
 class RawServer:
-    """A TCP server whose every connection gets ``behave(connection, stopped)``."""
+    """A TCP server whose every connection gets ``behave(connection, stopped)``; ``close``
+    ends its threads (the accepting one and one per connection) and waits for them."""
 
     def __init__(self, behave: Callable[[socket.socket, threading.Event], None]) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.stopped = threading.Event()
         self.connections: list[socket.socket] = []
+        self.threads: list[threading.Thread] = []
 
         def accept() -> None:
-            while not self.stopped.is_set():
+            while True:
                 try:
                     connection, _ = self.listener.accept()
                 except OSError:
                     return
+                if self.stopped.is_set():  # the wake-up connection of close()
+                    connection.close()
+                    return
                 self.connections.append(connection)
-                threading.Thread(
+                worker = threading.Thread(
                     target=behave, args=(connection, self.stopped), daemon=True
-                ).start()
+                )
+                self.threads.append(worker)
+                worker.start()
 
-        threading.Thread(target=accept, daemon=True).start()
+        self.acceptor = threading.Thread(target=accept, daemon=True)
+        self.acceptor.start()
 
     def close(self) -> None:
         self.stopped.set()
+        # closing a listening socket does not wake a thread blocked in accept(): connect once
+        with contextlib.suppress(OSError):
+            socket.create_connection(("127.0.0.1", self.port), timeout=BOUND_S).close()
+        self.acceptor.join(BOUND_S)
         self.listener.close()
         for connection in self.connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
             connection.close()
+        for worker in self.threads:
+            worker.join(BOUND_S)
+        assert not self.acceptor.is_alive() and not any(w.is_alive() for w in self.threads)
 
 
 def _run(command: str, address: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
