@@ -209,13 +209,19 @@ def _check_final_positions(plan: ExecutionPlan, checkpoint: LoadedCheckpoint) ->
         )
         for op in sources.get(task.vertex, []):
             if op.uid not in positions:
-                if not checked:
-                    continue  # written before final positions were recorded: taken on trust
+                # (an older format recorded none: its claim cannot be checked, so it is not
+                # taken on trust either, or a forger would only need to lower the version)
+                older = (
+                    ""
+                    if checked
+                    else f" (format version {checkpoint.format_version} recorded none: restore "
+                    "a checkpoint taken before the source finished, or one this ckptsim wrote)"
+                )
                 raise RestoreError(
                     f"{where} holds no final position of source {op.name!r} ({op.uid}) for "
                     f"{task}, which field 'finished_tasks' lists as finished: a source subtask "
                     "finishes only after reading all of its input, and one listed as finished "
-                    "is not restarted (the rest of its input would be lost)"
+                    f"is not restarted (the rest of its input would be lost){older}"
                 )
             position = positions[op.uid]
             odd = _not_whole(position)

@@ -140,6 +140,17 @@ def a_running_source_listed_as_finished(chk: Path) -> tuple[Path, str]:
     return path, r"field 'final_positions' holds no final position of source .* for numbers#0"
 
 
+def a_running_source_listed_as_finished_in_an_older_format(chk: Path) -> tuple[Path, str]:
+    """Lowering the version does not dodge the check: format 2 recorded no final positions."""
+
+    def edit(body: Any) -> None:
+        _list_as_finished(("numbers", 1))(body)
+        body["version"] = 2
+
+    path = reseal(chk, edit)
+    return path, r"for numbers#1, .*\(format version 2 recorded none: restore a checkpoint"
+
+
 def a_finished_source_short_of_its_end(chk: Path) -> tuple[Path, str]:
     """Listed as finished with a final position it could reach, but not its end."""
     path = reseal(chk, _list_as_finished(("numbers", 0), {"emitted": 3, "index": 6}))
@@ -242,6 +253,9 @@ CRAFTED: dict[str, Craft] = {
     '"tasks": []': no_tasks,
     "a running source subtask listed as finished": a_running_source_listed_as_finished,
     "a finished source subtask short of its end": a_finished_source_short_of_its_end,
+    "a running source subtask listed as finished in format 2": (
+        a_running_source_listed_as_finished_in_an_older_format
+    ),
     "a final position of a running subtask": a_final_position_of_a_running_subtask,
     'a task with "files": []': a_task_without_files,
     "a subtask left out": a_subtask_left_out,
