@@ -285,7 +285,8 @@ class StagedFiles:
         kinds = (kind,) if kind is not None else ("pending", self.suffix)
         for path in folder.glob(f"{self.stem}[-.]*"):
             match = self._names.fullmatch(path.name)
-            if match is not None and match["kind"] in kinds:
+            # a directory of a part file's name is not one (a restore must not count it)
+            if match is not None and match["kind"] in kinds and path.is_file():
                 found.append((path, match["writer"] or "", match["txn"]))
         return found
 

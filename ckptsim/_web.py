@@ -687,7 +687,10 @@ def _target(raw: str) -> tuple[str | None, str, str] | None:
         path, _, query = raw.partition("?")
         return None, path, query
     if raw[:7].lower() == "http://" or raw[:8].lower() == "https://":
-        parts = urlsplit(raw)
+        try:
+            parts = urlsplit(raw)
+        except ValueError:  # a malformed host ("http://[::1/jobs")
+            return None
         if not parts.netloc or "@" in parts.netloc:
             return None
         return parts.netloc, parts.path or "/", parts.query

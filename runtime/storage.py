@@ -773,6 +773,10 @@ def _parse_checkpoint(
                 f"{metadata_path}: field 'finished_tasks[{i}]' must be [vertex, subtask], "
                 f"got {_brief(pair)}"
             )
+        if TaskId(pair[0], pair[1]) in finished:
+            raise CorruptCheckpointError(
+                f"{metadata_path}: field 'finished_tasks[{i}]' repeats task {pair[0]}#{pair[1]}"
+            )
         finished.add(TaskId(pair[0], pair[1]))
     both = sorted(finished & set(tasks), key=str)
     if both:

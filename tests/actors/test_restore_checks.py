@@ -165,6 +165,58 @@ def a_final_position_of_a_running_subtask(chk: Path) -> tuple[Path, str]:
     return path, r"field 'final_positions\[0\]' gives a final position of numbers#1, which field"
 
 
+def a_keyed_subtask_listed_as_finished(chk: Path) -> tuple[Path, str]:
+    """6,714 duplicates and as many lost before (exit 0): the subtask started from scratch."""
+    path = reseal(chk, _list_as_finished(("counts", 1)))
+    return path, r"'finished_tasks' lists counts#1, but field 'tasks' lists its input numbers#"
+
+
+def a_final_position_with_a_field_of_its_own(chk: Path) -> tuple[Path, str]:
+    final = {"emitted": 1000, "index": 2000, "extra": 1}
+    path = reseal(chk, _list_as_finished(("numbers", 0), final))
+    return path, r"'extra' is not one of the source's \(index, emitted\)"
+
+
+def a_subtask_listed_twice_as_finished(chk: Path) -> tuple[Path, str]:
+    def edit(body: Any) -> None:
+        _list_as_finished(("numbers", 0))(body)
+        body["finished_tasks"].append(["numbers", 0])
+
+    return reseal(chk, edit), r"field 'finished_tasks\[1\]' repeats task numbers#0"
+
+
+def _edit_state_file(task: str, edit: Callable[[dict[str, Any]], object]) -> Craft:
+    def craft(chk: Path) -> tuple[Path, str]:
+        path = state_file_of(chk, task)
+        state = json.loads(path.read_text())
+        edit(state)
+        path.write_text(json.dumps(state))
+        reseal(chk)
+        return path, ""
+
+    return craft
+
+
+def no_operators(chk: Path) -> tuple[Path, str]:
+    """Before: a missing list switched the every-operator check off."""
+    path, _ = _edit_state_file("counts#1", lambda s: s.pop("operators"))(chk)
+    return path, r"field 'operators' is missing: from format version 3"
+
+
+def fewer_operators(chk: Path) -> tuple[Path, str]:
+    def edit(state: dict[str, Any]) -> None:
+        state["operators"] = ["sink-counts"]
+        del state["operator_states"]["counts"]
+
+    path, _ = _edit_state_file("counts#1", edit)(chk)
+    return path, r"field 'operators' does not name .*\(counts\), which task counts#1 runs"
+
+
+def keyed_state_dropped(chk: Path) -> tuple[Path, str]:
+    path, _ = _edit_state_file("counts#1", lambda s: s["operator_states"].pop("counts"))(chk)
+    return path, r"field 'operator_states' holds no state of .*\(counts\), which field"
+
+
 def a_task_without_files(chk: Path) -> tuple[Path, str]:
     """Wrong sums before: the task's keyed state was left out."""
     return list_no_file_for(chk, "counts#1"), r"field 'tasks\[\d\]\.files' lists no file"
@@ -257,6 +309,12 @@ CRAFTED: dict[str, Craft] = {
         a_running_source_listed_as_finished_in_an_older_format
     ),
     "a final position of a running subtask": a_final_position_of_a_running_subtask,
+    "a keyed subtask listed as finished while its inputs run": a_keyed_subtask_listed_as_finished,
+    "a state file without operators": no_operators,
+    "a final position with a field of its own": a_final_position_with_a_field_of_its_own,
+    "a subtask listed twice as finished": a_subtask_listed_twice_as_finished,
+    "a state file naming fewer operators": fewer_operators,
+    "a keyed state dropped": keyed_state_dropped,
     'a task with "files": []': a_task_without_files,
     "a subtask left out": a_subtask_left_out,
     "a first subtask left out of an older checkpoint": a_first_subtask_left_out,
@@ -360,6 +418,9 @@ LINEAGES: dict[str, object] = {
     # a well-formed lineage whose writer never wrote into the folder: before, the job failed
     # at every restart ("its pending file is gone") and exited 1 after three
     "a writer that never wrote here": [["0badc0de-9d34-5855-b0c1-89b15c2a6c07", 2]],
+    # the snapshotting writer's entry ends before its own pending transaction 2: its part
+    # files after 1 would be taken out of the output (1,892 records lost before)
+    "a last entry before the pending transaction": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07", 1]],
 }
 
 
@@ -475,3 +536,27 @@ def test_a_finished_source_records_its_final_position_and_restores_exactly(
         assert load_checkpoint(restore).final_positions
     indices, _ = observe(r for run in runs for r in run.collected("counts"))
     assert indices == Counter([*range(20_000), *range(10**6, 10**6 + 20)])
+
+
+def test_a_directory_of_a_pending_part_files_name_is_no_part_file(
+    retained_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The restore commits pending transaction 2 of counts#0's writer: a directory of its
+    file's name does not count as that file (before, the restore went on, exit 0, and the
+    directory stayed among the committed output)."""
+    retained, folder = retained_files
+    chk = tmp_path / "chk" / retained.name
+    shutil.copytree(retained, chk)
+    out = tmp_path / "out"
+    shutil.copytree(folder, out)
+    (part,) = [
+        p for p in [*out.glob("part-counts-0-*-2.*"), *out.glob(".staging/part-counts-0-*-2.*")]
+    ]
+    part.unlink()
+    part.mkdir()
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT_INTO_FILES.format(out=str(out)))
+    assert main(["run", str(script), "-q", "--simulate", "--from-checkpoint", str(chk)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "leaves pending transaction 2 of sink 'files'" in err, err
+    assert part.is_dir()

@@ -264,6 +264,7 @@ def _malformed(job_id: str) -> list[tuple[str, bytes, int]]:
         ("target-not-a-path", b"GET jobs HTTP/1.1\r\nHost: localhost\r\n\r\n", 400),
         ("target-other-scheme", b"GET ftp://localhost/jobs HTTP/1.1\r\nHost: x\r\n\r\n", 400),
         ("target-with-user", b"GET http://a@localhost/jobs HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ("target-bad-ipv6", b"GET http://[::1/jobs HTTP/1.1\r\nHost: localhost\r\n\r\n", 400),
         ("garbage", b"HELLO\r\n\r\n", 400),
         ("bad-version", b"GET /jobs HTTP/x.y\r\n\r\n", 400),
         ("bad-job-id", post("/jobs/zzz/stop", "Content-Length: 2\r\n", b"{}"), 400),
