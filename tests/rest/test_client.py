@@ -13,6 +13,7 @@ import contextlib
 import json
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -378,3 +379,20 @@ def test_a_job_id_that_is_none_is_exit_2_before_any_request(
     err = capsys.readouterr().err
     assert code == 2
     assert_one_line(err, f"{job_id!r} is not a job id")
+
+
+def test_the_deadline_socket_stays_open_while_an_answer_is_read() -> None:
+    """``http.client`` closes the connection's socket as soon as an HTTP/1.0 answer's head says
+    the server closes, then reads the body: the socket must stay open until the reader closes
+    too (before, the body read failed with EBADF about 3 times in 8 against such a server)."""
+    ours, theirs = socket.socketpair()
+    with theirs:
+        wrapped = _client._DeadlineSocket(ours, time.monotonic() + BOUND_S)
+        reader = wrapped.makefile("rb")
+        theirs.sendall(b"HTTP/1.0 200 OK\r\n\r\n{}")
+        assert reader.readline() == b"HTTP/1.0 200 OK\r\n"
+        wrapped.close()  # what http.client does after the head
+        assert reader.read(4) == b"\r\n{}"
+        assert ours.fileno() != -1
+        reader.close()
+        assert ours.fileno() == -1, "closed once both were"
