@@ -657,12 +657,18 @@ def _netloc(value: str) -> tuple[str, int | None] | None:
     text = value.strip()
     if not text or any(c in text for c in "/?#@\\ \t"):
         return None
+    if not _AUTHORITY.fullmatch(text):  # e.g. "[::1]]", which urlsplit reads as [::1]
+        return None
     try:
         parts = urlsplit("//" + text)
         host, port = parts.hostname, parts.port
     except ValueError:
         return None
     return (host, port) if host else None
+
+
+#: host[:port] of a Host header or an authority: a name or IPv4 address, or [IPv6]
+_AUTHORITY = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[^\[\]:]+)(?::[0-9]*)?")
 
 
 def _is_json(content_type: str | None) -> bool:

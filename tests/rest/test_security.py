@@ -152,7 +152,14 @@ def test_reads_need_neither_json_nor_an_origin(server: WebServer, finished: Any)
 
 @pytest.mark.parametrize(
     "host",
-    ["evil.example:{port}", "evil.example", "localhost.evil.example:{port}", "10.0.0.1:{port}", ""],
+    [
+        "evil.example:{port}",
+        "evil.example",
+        "localhost.evil.example:{port}",
+        "10.0.0.1:{port}",
+        "",
+        "[::1]]:{port}",  # urlsplit reads it as [::1]
+    ],
 )
 def test_a_foreign_host_is_refused_while_bound_to_loopback(server: WebServer, host: str) -> None:
     for method, path in (("GET", "/jobs"), ("GET", "/"), ("HEAD", "/config")):
