@@ -31,7 +31,7 @@ import msgspec
 from actors.stdout import discard_stdout
 from runtime.checkpoint import TaskId
 from runtime.descriptors import SinkDescriptor, SinkKind
-from runtime.task.sinks import Lineage, lineage_holds, restored_lineage
+from runtime.task.sinks import Lineage, lineage_holds, missing_pending, restored_lineage
 
 
 class Connector(Protocol):
@@ -225,10 +225,13 @@ class StagedFiles:
         suffix: str,
         writer: str | None = None,
         prefix: str = "part",
+        *,
+        create: bool = True,
     ) -> None:
         self.directory = directory
         self.staging = directory / ".staging"
-        self.staging.mkdir(parents=True, exist_ok=True)
+        if create:  # (not to look only: ``missing_pending`` before a restore)
+            self.staging.mkdir(parents=True, exist_ok=True)
         self.retracted = directory / RETRACTED
         self.stem = f"{prefix}-{task.vertex}-{task.subtask}"
         self.suffix = suffix
@@ -282,7 +285,8 @@ class StagedFiles:
         kinds = (kind,) if kind is not None else ("pending", self.suffix)
         for path in folder.glob(f"{self.stem}[-.]*"):
             match = self._names.fullmatch(path.name)
-            if match is not None and match["kind"] in kinds:
+            # a directory of a part file's name is not one (a restore must not count it)
+            if match is not None and match["kind"] in kinds and path.is_file():
                 found.append((path, match["writer"] or "", match["txn"]))
         return found
 
@@ -354,6 +358,16 @@ class StagedFiles:
                 raise self._gone(k)
         return sorted(keep), self._discard_staged(but=self.in_progress)
 
+    def missing_pending(self, states: list[Any]) -> int | None:
+        """Read-only, before a restore of ``states``: the first restored pending transaction
+        whose part file the restore could not commit (``runtime.task.sinks.missing_pending``)."""
+        return missing_pending(
+            states,
+            [(w, t) for _, w, t in self._files(self.staging, "pending")],
+            [(w, t) for _, w, t in self._files(self.directory, self.suffix)],
+            [(w, t) for _, w, t in self._files(self.retracted, None)],
+        )
+
     def _stands_for(self, writer: str, txn: str | None, *, explicit_only: bool = False) -> bool:
         """The restored lineage holds part file ``txn`` of ``writer`` (``lineage_holds``)."""
         return lineage_holds(self.lineage, writer, txn, explicit_only=explicit_only)
@@ -419,8 +433,10 @@ class TransactionalFileConnector(StagedFiles):
         writer: str | None = None,
         prefix: str = "part",
         part_suffix: str | None = None,
+        *,
+        create: bool = True,
     ) -> None:
-        super().__init__(Path(path), task, _suffix(fmt, part_suffix), writer, prefix)
+        super().__init__(Path(path), task, _suffix(fmt, part_suffix), writer, prefix, create=create)
         self.fmt = fmt
         self.file: IO[bytes] | None = None
 
@@ -494,6 +510,27 @@ def make_connector(
             return connector
         case _:
             assert_never(sink.sink)
+
+
+def missing_pending_file(
+    sink: SinkDescriptor, task: TaskId, states: list[Any]
+) -> tuple[int, str] | None:
+    """Read-only, before a job restores sink subtask ``task`` from ``states``: the first
+    pending transaction whose part file the restore could not commit, and the sink's folder
+    (``StagedFiles.missing_pending``); None when each is there, or the sink stages no files
+    (a ``sink_to`` factory says so with a ``missing_pending(task, states)`` method)."""
+    if sink.sink is SinkKind.FILE:
+        assert sink.path is not None
+        files = TransactionalFileConnector(
+            sink.path, task, sink.format, None, sink.part_prefix, sink.part_suffix, create=False
+        )
+        k = files.missing_pending(states)
+        return None if k is None else (k, str(files.directory))
+    check = getattr(sink.factory, "missing_pending", None) if sink.sink is SinkKind.CUSTOM else None
+    if check is None:
+        return None
+    found: tuple[int, str] | None = check(task, states)
+    return found
 
 
 def _takes_writer(factory: Any) -> bool:

@@ -20,6 +20,7 @@ import pykka
 from actors import session
 from actors.actor_runtime import ActorRuntime
 from actors.archive import archive_job
+from actors.connectors import missing_pending_file
 from actors.execution import ThreadedRuntime
 from actors.faults import Fault, FaultPlan, parse_faults
 from actors.job_master import JobMaster
@@ -33,9 +34,10 @@ from runtime.config import Configuration
 from runtime.datastream import StreamEnvironment
 from runtime.descriptors import SinkDescriptor, SinkKind
 from runtime.graph import JobGraph
-from runtime.job import ExecutionPlan, JobResult, plan_execution, restore_plan
+from runtime.job import ExecutionPlan, JobResult, RestoreError, plan_execution, restore_plan
 from runtime.messages import RestoredFromCheckpoint
 from runtime.restart import RestartStrategy, bound_restarts_by_default, restart_strategy
+from runtime.snapshot import LoadedCheckpoint
 from runtime.storage import (
     CheckpointStorageError,
     FileSystemCheckpointStorage,
@@ -152,10 +154,12 @@ def execute(
             plan, loaded, ignore_unclaimed=conf["execution.state-recovery.ignore-unclaimed-state"]
         )
         plan = plan_execution(job, conf, restore=restores)
+        _check_staged_output(plan, loaded)
         restored_from = RestoredFromCheckpoint(
             checkpoint_id=loaded.checkpoint_id,
             external_path=loaded.path,
             is_savepoint=loaded.is_savepoint,
+            final_positions=loaded.final_positions,
         )
     setup = _Setup(
         restart=restart_strategy(
@@ -240,6 +244,37 @@ class JobObserver(Protocol):
     ) -> None: ...
 
     def job_ended(self, job_id: str, result: JobResult) -> None: ...
+
+
+def _check_staged_output(plan: ExecutionPlan, loaded: LoadedCheckpoint) -> None:
+    """Before a job restores ``loaded``: each file sink finds the part file of every pending
+    transaction it restores, staged or committed, written by the writer its lineage names. A
+    checkpoint whose sink state names files its folder does not hold (a crafted lineage, or
+    the folder of another sink) is refused now, naming the field, rather than failing every
+    restart of the job."""
+    for task, spec in sorted(plan.tasks.items(), key=lambda kv: (kv[0].vertex, kv[0].subtask)):
+        if not spec.checkpointing or spec.restore is None:
+            continue
+        for op in spec.operators:
+            sink = op.operator
+            states = spec.restore.operator_states.get(op.uid)
+            if not isinstance(sink, SinkDescriptor) or not sink.sink.transactional or not states:
+                continue
+            missing = missing_pending_file(sink, task, list(states))
+            if missing is None:
+                continue
+            txn, folder = missing
+            held = loaded.tasks.get(task)
+            where = held.files[0] if held is not None and held.files else loaded.path
+            lineage = any(isinstance(s, dict) and "lineage" in s for s in states)
+            field = f"operator_states[{op.uid!r}].{'lineage' if lineage else 'pending'}"
+            by = "by the last writer the lineage names" if lineage else "by any writer"
+            raise RestoreError(
+                f"{where}: field '{field}' leaves pending transaction {txn} of sink "
+                f"{op.name!r} ({task}) to commit, but {folder} holds no part file of it, "
+                f"staged or committed, {by}: give the checkpoint together with the folder "
+                "its sink wrote"
+            )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -357,8 +357,8 @@ class StreamTask(ExpectedFailures):
                 self._answers.append(SyncPartMeasured(checkpoint_id=cid, duration_ms=elapsed))
             case Traced(event=event, fields=fields, level=level):
                 getattr(self.log, level)(event, **fields)
-            case TaskFinished():
-                self._ended(ExecutionState.FINISHED)
+            case TaskFinished(final_positions=positions):
+                self._ended(ExecutionState.FINISHED, positions)
             case TaskCanceled():
                 self._ended(ExecutionState.CANCELED)
             case TaskStopped():
@@ -492,16 +492,21 @@ class StreamTask(ExpectedFailures):
         with contextlib.suppress(pykka.ActorDeadError):  # the task was stopped meanwhile
             self.actor_ref.tell(report)
 
-    def _ended(self, state: ExecutionState) -> None:
+    def _ended(self, state: ExecutionState, final_positions: dict[str, Any] | None = None) -> None:
         self.log.info(
             "task_finished" if state is ExecutionState.FINISHED else "task_canceled",
             records_in=self.core.records_in,
             records_out=self.core.records_out,
         )
-        self._report(state)
+        self._report(state, final_positions=final_positions)
 
     def _report(
-        self, state: ExecutionState, message: str | None = None, failure: TaskFailure | None = None
+        self,
+        state: ExecutionState,
+        message: str | None = None,
+        failure: TaskFailure | None = None,
+        *,
+        final_positions: dict[str, Any] | None = None,
     ) -> None:
         now = self.runtime.clock.now()
         if state.is_terminal:
@@ -514,6 +519,7 @@ class StreamTask(ExpectedFailures):
                 attempt=self.spec.attempt,
                 failure=failure,
                 metrics=self._metrics(now),
+                final_positions=final_positions,
             )
         )
 

@@ -18,6 +18,7 @@ trace byte for byte; the wall clock's UTC time, ``timestamp``, on threads).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -25,6 +26,7 @@ import sys
 import threading
 from collections.abc import Callable, MutableMapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import IO, Any, Protocol
 
 Event = MutableMapping[str, Any]
@@ -55,19 +57,31 @@ def _level(level: str | int) -> int:
 class TraceWriter:
     """Writes a trace as JSON lines to ``target`` (a path, opened for writing, or an open text
     file, left open), events of ``level`` and above (``info``: every protocol event;
-    ``debug``: also the per-buffer ones). Thread-safe. If writing fails (a full disk), the
-    trace stops with one line on standard error and the run goes on."""
+    ``debug``: also the per-buffer ones). Thread-safe. A path that is (or will be) a regular
+    file is written under a temporary name beside it (``<name>.inprogress<suffix>``) and
+    renamed at ``close``, so a reader never takes half a trace for a whole one. If writing
+    fails (a full disk), the trace stops with one line on standard error, nothing partial is
+    left, ``failed`` says why, and the run goes on."""
 
     def __init__(self, target: str | os.PathLike[str] | IO[str], *, level: str | int = "info"):
         self.level = _level(level)
         self._owned = isinstance(target, str | os.PathLike)
-        self._file: IO[str] | None = (
-            open(target, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
-            if isinstance(target, str | os.PathLike)
-            else target
-        )
+        self._path: Path | None = None
+        self._tmp: Path | None = None
+        if isinstance(target, str | os.PathLike):
+            self._path = Path(target)
+            special = self._path.exists() and not self._path.is_file()  # /dev/stdout, a FIFO
+            if not special:
+                self._tmp = self._path.with_name(f"{self._path.stem}.inprogress{self._path.suffix}")
+            self._file: IO[str] | None = open(  # noqa: SIM115 - closed by close()
+                self._tmp or self._path, "w", encoding="utf-8"
+            )
+        else:
+            self._file = target
         self._lock = threading.Lock()
         self.seq = 0
+        #: why the trace could not be written (None: it was, or is being, written)
+        self.failed: str | None = None
 
     def record(self, event: Event) -> None:
         with self._lock:
@@ -78,13 +92,29 @@ class TraceWriter:
             try:
                 self._file.write(line + "\n")
             except OSError as error:  # e.g. the disk is full: stop tracing, keep running
-                self._file = None
-                print(f"ckptsim: trace file no longer written: {error}", file=sys.stderr)
+                self._fail(error)
+
+    def _fail(self, error: OSError) -> None:
+        """Stop writing: one line, and nothing partial left of a file of our own."""
+        self.failed = str(error)
+        print(f"ckptsim: trace file no longer written: {error}", file=sys.stderr)
+        if self._owned and self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+        self._file = None
+        if self._tmp is not None:
+            with contextlib.suppress(OSError):
+                self._tmp.unlink()
 
     def close(self) -> None:
         with self._lock:
             if self._file is not None and self._owned:
-                self._file.close()
+                try:
+                    self._file.close()  # flushes: a full disk may show only now
+                    if self._tmp is not None and self._path is not None:
+                        os.replace(self._tmp, self._path)
+                except OSError as error:
+                    self._fail(error)
             self._file = None
 
     def __enter__(self) -> TraceWriter:

@@ -532,6 +532,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             if trace is not None:
                 trace.close()
+    if trace is not None and trace.failed is not None and result in (EXIT_OK, EXIT_FAILED):
+        result = EXIT_USAGE  # (said on standard error when it failed) a file asked for is not
     return result
 
 

@@ -425,9 +425,9 @@ class _DeadlineReader(io.RawIOBase):
     """A socket's bytes, each read bounded by what is left of one deadline (a socket timeout
     alone bounds each read, so a server trickling bytes could hold the client forever)."""
 
-    def __init__(self, sock: socket.socket, deadline: float) -> None:
+    def __init__(self, owner: _DeadlineSocket, deadline: float) -> None:
         super().__init__()
-        self._sock = sock
+        self._owner = owner
         self._deadline = deadline
 
     def readable(self) -> bool:
@@ -437,26 +437,47 @@ class _DeadlineReader(io.RawIOBase):
         remaining = self._deadline - time.monotonic()
         if remaining <= 0:
             raise TimeoutError("timed out")
-        self._sock.settimeout(remaining)
-        return self._sock.recv_into(buffer)
+        sock = self._owner.sock
+        sock.settimeout(remaining)
+        return sock.recv_into(buffer)
+
+    def close(self) -> None:
+        if not self.closed:
+            super().close()
+            self._owner.reader_closed()
 
 
 class _DeadlineSocket:
-    """What ``http.client`` uses of a connected socket, its reads under ``_DeadlineReader``."""
+    """What ``http.client`` uses of a connected socket, its reads under ``_DeadlineReader``.
+    As a socket and its ``makefile`` do, it closes the socket only once both it and every
+    reader it made are closed: ``http.client`` closes the connection's socket as soon as an
+    answer says the server closes (HTTP/1.0), while the answer is still being read."""
 
     def __init__(self, sock: socket.socket, deadline: float) -> None:
-        self._sock = sock
+        self.sock = sock
         self._deadline = deadline
+        self._readers = 0
+        self._closed = False
 
     def sendall(self, data: bytes) -> None:
-        self._sock.settimeout(max(self._deadline - time.monotonic(), 0.001))
-        self._sock.sendall(data)
+        self.sock.settimeout(max(self._deadline - time.monotonic(), 0.001))
+        self.sock.sendall(data)
 
     def makefile(self, mode: str) -> io.BufferedReader:
-        return io.BufferedReader(_DeadlineReader(self._sock, self._deadline))
+        self._readers += 1
+        return io.BufferedReader(_DeadlineReader(self, self._deadline))
+
+    def reader_closed(self) -> None:
+        self._readers -= 1
+        self._close_when_unused()
 
     def close(self) -> None:
-        self._sock.close()
+        self._closed = True
+        self._close_when_unused()
+
+    def _close_when_unused(self) -> None:
+        if self._closed and self._readers <= 0:
+            self.sock.close()
 
 
 def request(

@@ -657,12 +657,18 @@ def _netloc(value: str) -> tuple[str, int | None] | None:
     text = value.strip()
     if not text or any(c in text for c in "/?#@\\ \t"):
         return None
+    if not _AUTHORITY.fullmatch(text):  # e.g. "[::1]]", which urlsplit reads as [::1]
+        return None
     try:
         parts = urlsplit("//" + text)
         host, port = parts.hostname, parts.port
     except ValueError:
         return None
     return (host, port) if host else None
+
+
+#: host[:port] of a Host header or an authority: a name or IPv4 address, or [IPv6]
+_AUTHORITY = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[^\[\]:]+)(?::[0-9]*)?")
 
 
 def _is_json(content_type: str | None) -> bool:
@@ -676,6 +682,25 @@ def _no_constant(name: str) -> Any:
 
 #: an HTTP method is a token (RFC 9110, section 5.6.2)
 _METHOD_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def _target(raw: str) -> tuple[str | None, str, str] | None:
+    """A request target as ``(authority, path, query)``: origin form (``/path?query``; the
+    authority None: the ``Host`` header names it) or absolute form (``http://host/path``,
+    whose authority is the host asked for); None for any other (a path not starting with
+    ``/``, another scheme, a URL without a host). ``//name/path`` is a path, not a host."""
+    if raw.startswith("/"):
+        path, _, query = raw.partition("?")
+        return None, path, query
+    if raw[:7].lower() == "http://" or raw[:8].lower() == "https://":
+        try:
+            parts = urlsplit(raw)
+        except ValueError:  # a malformed host ("http://[::1/jobs")
+            return None
+        if not parts.netloc or "@" in parts.netloc:
+            return None
+        return parts.netloc, parts.path or "/", parts.query
+    return None
 
 
 class _Refused(Exception):
@@ -927,6 +952,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.reader.arm(state.read_timeout_s)
         self.request_body = b""
         self.versioned = False
+        self.target: tuple[str | None, str, str] | None = None
         self.command, self.request_version, self.requestline = "", "HTTP/1.1", ""
         try:
             try:
@@ -972,6 +998,19 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Refused(400, "Bad request: a header line without a colon.")
         if len(self.headers.get_all("Host") or []) > 1:
             raise _Refused(400, "Bad request: more than one Host header.")
+        self.target = _target(self.path)
+        if self.target is None:
+            raise _Refused(
+                400,
+                f"Bad request: invalid request target {self.path[:80]!r} (a path starting "
+                "with '/', or an absolute http:// URL).",
+            )
+        if (
+            self.target[0] is None
+            and self.request_version != "HTTP/1.0"
+            and self.headers.get("Host") is None
+        ):
+            raise _Refused(400, "Bad request: an HTTP/1.1 request without a Host header.")
 
     def _read_body(self) -> bytes:
         """The request's body by its framing (Content-Length, or chunked as Flink's server
@@ -1068,12 +1107,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _request(self) -> tuple[str, dict[str, str]]:
         """The path (without the ``/v1`` of a versioned REST path: Flink's REST server serves
         every path under ``/v1/`` as well, and Flink's own client asks there) and the query."""
-        parts = urlsplit(self.path)
-        path = parts.path.rstrip("/") or "/"
+        _, target, query = self.target or (None, "/", "")
+        path = target.rstrip("/") or "/"
         self.versioned = path == VERSION_PREFIX or path.startswith(VERSION_PREFIX + "/")
         if self.versioned:
             path = path[len(VERSION_PREFIX) :] or "/"
-        return path, dict(parse_qsl(parts.query))
+        return path, dict(parse_qsl(query))
 
     def _shown(self, path: str) -> str:
         """``path`` as the client asked for it (with its ``/v1``), for error messages."""
@@ -1100,11 +1139,12 @@ class _Handler(BaseHTTPRequestHandler):
         """Who may ask (Host; for a change, Origin and Content-Type), then the method."""
         state = self.server_state
         headers = self.headers
-        refused = state.host_refused(headers.get("Host"))
+        # an absolute-form target names the host itself (RFC 9112: Host is then ignored)
+        authority = self.target[0] if self.target is not None else None
+        host = authority if authority is not None else headers.get("Host")
+        refused = state.host_refused(host)
         if refused is None and self.command not in ("GET", "HEAD", "OPTIONS"):
-            refused = state.change_refused(
-                headers.get("Origin"), headers.get("Host"), headers.get("Content-Type")
-            )
+            refused = state.change_refused(headers.get("Origin"), host, headers.get("Content-Type"))
         if refused is not None:
             log.info("http_request_refused", method=self.command, path=self.path, why=refused)
             self._error(rest.RestError(403, refused))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 #: Flink's ``CheckpointOptions.NO_ALIGNED_CHECKPOINT_TIME_OUT``: the barrier never times out.
 NO_ALIGNED_CHECKPOINT_TIMEOUT = -1
@@ -240,6 +241,9 @@ class CompletedCheckpoint:
     external_path: str | None = None
     #: tasks that had finished when the checkpoint was triggered (FLIP-147): not restarted
     finished_tasks: frozenset[TaskId] = frozenset()
+    #: the final source positions of finished tasks that ran a source (``TaskStateSnapshot
+    #: .final_positions`` of their last checkpoint)
+    final_positions: dict[TaskId, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
     @property
     def is_savepoint(self) -> bool:

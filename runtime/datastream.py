@@ -201,8 +201,13 @@ class StreamEnvironment:
         def reader(ctx: OperatorContext) -> SourceReader:
             return CollectionReader(data, ctx.subtask, ctx.parallelism)
 
-        check = functools.partial(CollectionReader.check_position, data)
-        return self.from_source(reader, name=name, parallelism=parallelism, check_position=check)
+        return self.from_source(
+            reader,
+            name=name,
+            parallelism=parallelism,
+            check_position=functools.partial(CollectionReader.check_position, data),
+            check_final=functools.partial(CollectionReader.check_final, data),
+        )
 
     def from_generator(
         self,
@@ -220,8 +225,13 @@ class StreamEnvironment:
         def reader(ctx: OperatorContext) -> SourceReader:
             return GeneratorReader(fn, count, ctx.subtask, ctx.parallelism, rate)
 
-        check = functools.partial(GeneratorReader.check_position, count)
-        return self.from_source(reader, name=name, parallelism=parallelism, check_position=check)
+        return self.from_source(
+            reader,
+            name=name,
+            parallelism=parallelism,
+            check_position=functools.partial(GeneratorReader.check_position, count),
+            check_final=functools.partial(GeneratorReader.check_final, count),
+        )
 
     def from_source(
         self,
@@ -231,13 +241,18 @@ class StreamEnvironment:
         parallelism: int | None = None,
         uid: str | None = None,
         check_position: Callable[[Any, int, int], None] | None = None,
+        check_final: Callable[[Any, int, int], None] | None = None,
     ) -> DataStream:
         """A source of your own: ``reader(ctx)`` makes subtask ``ctx.subtask``'s ``SourceReader``
         (a batch at a time, from a position that checkpoints and restores). ``uid`` names the source
         (its tasks are ``<uid>#<subtask>``). ``check_position(position, subtask, parallelism)``
-        raises ``ValueError`` naming the field for a restored position the source cannot reach."""
+        raises ``ValueError`` naming the field for a restored position the source cannot reach;
+        ``check_final(position, subtask, parallelism)`` likewise for the final position of a
+        subtask that finished (one that had read all of its share)."""
         _check_parallelism(name, parallelism)
-        descriptor = SourceDescriptor(reader=reader, check_position=check_position)
+        descriptor = SourceDescriptor(
+            reader=reader, check_position=check_position, check_final=check_final
+        )
         node = self.graph.add_node(descriptor, name, parallelism=parallelism, uid=uid)
         return DataStream(self, [node])
 

@@ -29,6 +29,9 @@ class SourceDescriptor:
     #: checks a restored position of subtask ``s`` of ``p`` against what the source can
     #: produce, raising ``ValueError`` naming the field (None: no more than generic checks)
     check_position: Callable[[Any, int, int], None] | None = None
+    #: checks the final position of a subtask that finished (it had read all of its share),
+    #: raising ``ValueError`` naming the field (None: only ``check_position``)
+    check_final: Callable[[Any, int, int], None] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -355,6 +355,8 @@ class PublishCollected:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskFinished:
     task: TaskId
+    #: the final position of each source the task ran (source uid to position)
+    final_positions: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -49,6 +49,9 @@ def restore_plan(
     _check_every_operator(plan, checkpoint, ignore_unclaimed=ignore_unclaimed)
     _check_every_subtask(plan, checkpoint)
     _check_every_position(plan, checkpoint)
+    _check_final_positions(plan, checkpoint)
+    _check_finished_inputs(plan, checkpoint)
+    _check_listed_operators(plan, checkpoint, ignore_unclaimed=ignore_unclaimed)
     for uid, states in by_uid.items():
         if uid not in job_ops:
             continue
@@ -184,6 +187,131 @@ def _check_every_position(plan: ExecutionPlan, checkpoint: LoadedCheckpoint) -> 
                 )
 
 
+#: the metadata's format version from which finished subtasks record their final positions
+_FINAL_POSITIONS_SINCE = 3
+
+
+def _check_final_positions(plan: ExecutionPlan, checkpoint: LoadedCheckpoint) -> None:
+    """A subtask the checkpoint lists as finished that runs a source of the job holds the
+    source's final position, and it is the end of what the subtask reads: a running subtask
+    listed as finished would not read the rest of its input again (it would be lost)."""
+    sources: dict[str, list[StreamNode]] = {}
+    for task, spec in plan.tasks.items():
+        for op in spec.operators:
+            if isinstance(op.operator, SourceDescriptor):
+                sources.setdefault(task.vertex, [])
+                if op not in sources[task.vertex]:
+                    sources[task.vertex].append(op)
+    checked = checkpoint.format_version >= _FINAL_POSITIONS_SINCE
+    where = f"{checkpoint.path}/_metadata: field 'final_positions'"
+    for task in sorted(checkpoint.finished_tasks, key=lambda t: (t.vertex, t.subtask)):
+        positions = checkpoint.final_positions.get(task, {})
+        runs = {op.uid for op in sources.get(task.vertex, [])}
+        other = sorted(set(positions) - runs)
+        if other:
+            raise RestoreError(
+                f"{where} gives {task} a final position of {other[0]!r}, which is not a "
+                "source that subtask runs"
+            )
+        ran = sum(
+            1 for t in [*checkpoint.tasks, *checkpoint.finished_tasks] if t.vertex == task.vertex
+        )
+        for op in sources.get(task.vertex, []):
+            if op.uid not in positions:
+                # (an older format recorded none: its claim cannot be checked, so it is not
+                # taken on trust either, or a forger would only need to lower the version)
+                older = (
+                    ""
+                    if checked
+                    else f" (format version {checkpoint.format_version} recorded none: restore "
+                    "a checkpoint taken before the source finished, or one this ckptsim wrote)"
+                )
+                raise RestoreError(
+                    f"{where} holds no final position of source {op.name!r} ({op.uid}) for "
+                    f"{task}, which field 'finished_tasks' lists as finished: a source subtask "
+                    "finishes only after reading all of its input, and one listed as finished "
+                    f"is not restarted (the rest of its input would be lost){older}"
+                )
+            position = positions[op.uid]
+            odd = _not_whole(position)
+            if odd is not None:
+                raise RestoreError(
+                    f"{where} of {task} holds {odd}: a source's position is made of whole numbers"
+                )
+            descriptor = op.operator
+            assert isinstance(descriptor, SourceDescriptor)
+            try:
+                if descriptor.check_final is not None:
+                    descriptor.check_final(position, task.subtask, ran)
+                elif descriptor.check_position is not None:
+                    descriptor.check_position(position, task.subtask, ran)
+            except (ValueError, TypeError, KeyError) as error:
+                text = str(error).removeprefix("field ")
+                raise RestoreError(
+                    f"{where} of {task} for {op.name!r}: {text}, but field 'finished_tasks' "
+                    "lists it as finished (the rest of its input would be lost)"
+                ) from None
+
+
+def _check_finished_inputs(plan: ExecutionPlan, checkpoint: LoadedCheckpoint) -> None:
+    """A subtask listed as finished had every input end: no subtask feeding it is listed as
+    running (restored as finished, it would never read what they send again)."""
+    finished = checkpoint.finished_tasks
+    for channel in plan.channels:
+        if channel.downstream in finished and channel.upstream in checkpoint.tasks:
+            raise RestoreError(
+                f"{checkpoint.path}/_metadata: field 'finished_tasks' lists "
+                f"{channel.downstream}, but field 'tasks' lists its input {channel.upstream} "
+                "as running: a subtask finishes only after every one of its inputs ended"
+            )
+
+
+def _check_listed_operators(
+    plan: ExecutionPlan, checkpoint: LoadedCheckpoint, *, ignore_unclaimed: bool
+) -> None:
+    """Each running subtask's state file names every operator its task runs in this job (a
+    subtask missing one would start that operator from scratch); from format version 3 every
+    state file names them (older ones may not)."""
+    for task, state in sorted(
+        checkpoint.tasks.items(), key=lambda kv: (kv[0].vertex, kv[0].subtask)
+    ):
+        if state.operators is None:
+            if checkpoint.format_version >= _FINAL_POSITIONS_SINCE:
+                raise RestoreError(
+                    f"{_state_file(checkpoint, task)}: field 'operators' is missing: from "
+                    "format version 3 a state file names every operator its task ran"
+                )
+            continue
+        spec = plan.tasks.get(task)
+        if spec is None:
+            continue
+        for op in spec.operators:
+            # a keyed operator (or one with broadcast state) snapshots its state every time,
+            # empty or not: a subtask that ran it without its state would start it empty
+            if (
+                (op.is_keyed or op.has_broadcast_state)
+                and op.uid in state.operators
+                and op.uid not in state.operator_states
+            ):
+                raise RestoreError(
+                    f"{_state_file(checkpoint, task)}: field 'operator_states' holds no state "
+                    f"of {op.name!r} ({op.uid}), which field 'operators' says task {task} ran: "
+                    "its keyed state would start empty"
+                )
+        if ignore_unclaimed:
+            continue
+        missing = [op for op in spec.operators if op.uid not in state.operators]
+        if missing:
+            shown = ", ".join(f"{op.name!r} ({op.uid})" for op in missing[:5])
+            raise RestoreError(
+                f"{_state_file(checkpoint, task)}: field 'operators' does not name {shown}, "
+                f"which task {task} runs: it would start from scratch and repeat its output. "
+                "Give a checkpoint of this job; if the job has new operators, set "
+                "execution.state-recovery.ignore-unclaimed-state=true (ckptsim run: -n, "
+                "--allow-non-restored-state) to start them without state"
+            )
+
+
 def _check_positions(checkpoint: LoadedCheckpoint, op: StreamNode, parallelism: int) -> None:
     """Each restored position of source ``op``: whole numbers only (no NaN, no fraction),
     and one its subtask can reach (``SourceDescriptor.check_position``)."""
@@ -270,6 +398,14 @@ def _check_sink_states(checkpoint: LoadedCheckpoint, op: StreamNode) -> None:
                     f"{where}.lineage[{i}]' is {_brief(entry)}: a lineage entry is [writer "
                     f"id, the id of a checkpoint up to this one ({cid})]"
                 )
+        newest = max((p for p in pending if type(p) is int), default=None)
+        if newest is not None and (not lineage or lineage[-1][1] < newest):
+            last = _brief(lineage[-1]) if lineage else "nothing"
+            raise RestoreError(
+                f"{where}.lineage' ends with {last}, but its field 'pending' holds {newest}: "
+                "the last entry is the writer that took the snapshot, up to its newest "
+                "pending transaction"
+            )
 
 
 #: the kinds of keyed state (``runtime.state``)

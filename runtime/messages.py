@@ -136,6 +136,8 @@ class ExecutionStateChanged:
     task: TaskId
     state: ExecutionState
     attempt: int = 0
+    #: FINISHED: the final position of each source the task ran (``TaskStateUpdate``'s)
+    final_positions: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -162,6 +164,9 @@ class RestoredFromCheckpoint:
     checkpoint_id: int
     external_path: str | None = None
     is_savepoint: bool = False
+    #: the final source positions of the tasks it lists as finished (they stay finished: later
+    #: checkpoints record these positions again)
+    final_positions: dict[TaskId, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -372,6 +377,9 @@ class TaskStateUpdate:
     failure: TaskFailure | None = None
     #: the task's IO metrics at this moment (``TaskIOMetrics.snapshot``), for the REST API
     metrics: dict[str, Any] | None = None
+    #: FINISHED: the final position of each source the task ran (source uid to position); the
+    #: checkpoints that list the task as finished record it, and a restore checks it
+    final_positions: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1494,6 +1494,19 @@ class CollectionReader:
         share = len(range(subtask, len(items), parallelism))
         _check_count(position, "offset", share, f"subtask {subtask} of {parallelism} reads {share}")
 
+    @staticmethod
+    def check_final(items: Sequence[Any], position: Any, subtask: int, parallelism: int) -> None:
+        """The final position of subtask ``subtask`` of ``parallelism``, which finished: a
+        ``ValueError`` naming the field unless the subtask had read all of its share."""
+        CollectionReader.check_position(items, position, subtask, parallelism)
+        _only_fields(position, "offset")
+        share = len(range(subtask, len(items), parallelism))
+        if position["offset"] != share:
+            raise ValueError(
+                f"field 'offset' is {position['offset']}: subtask {subtask} of {parallelism} "
+                f"finishes after reading all of its {share} records"
+            )
+
 
 class GeneratorReader:
     """Subtask ``i`` of ``p`` emits ``fn(n)`` for ``n = i, i+p, ...`` below ``count``, at most
@@ -1558,6 +1571,31 @@ class GeneratorReader:
                 f"field 'index' is {index}: {what}; after {emitted} of them its next index is "
                 f"{subtask + emitted * parallelism}"
             )
+
+    @staticmethod
+    def check_final(count: int, position: Any, subtask: int, parallelism: int) -> None:
+        """The final position of subtask ``subtask`` of ``parallelism``, which finished: a
+        ``ValueError`` naming the field unless the subtask had emitted all of its share."""
+        GeneratorReader.check_position(count, position, subtask, parallelism)
+        _only_fields(position, "index", "emitted")
+        share = len(range(subtask, count, parallelism))
+        end = subtask + share * parallelism
+        if position["index"] != end:
+            raise ValueError(
+                f"field 'index' is {position['index']}: subtask {subtask} of {parallelism} "
+                f"finishes after emitting all of its {share} records (next index {end})"
+            )
+
+
+def _only_fields(position: Any, *fields: str) -> None:
+    """A position of exactly ``fields`` (as the reader writes it): a ``ValueError`` naming a
+    missing or an extra one."""
+    for name in fields:
+        if name not in position:
+            raise ValueError(f"field {name!r} is missing")
+    extra = sorted(set(position) - set(fields), key=str)
+    if extra:
+        raise ValueError(f"field {extra[0]!r} is not one of the source's ({', '.join(fields)})")
 
 
 def _whole(position: Any, field: str) -> int:

@@ -7,7 +7,7 @@ the scheduler's messages and the job model (which restores from them); it knows 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.checkpoint import TaskId
@@ -60,6 +60,11 @@ class LoadedCheckpoint:
     operator_uids: list[str]
     tasks: dict[TaskId, LoadedTaskState]
     finished_tasks: frozenset[TaskId] = frozenset()
+    #: the final source positions of finished tasks that ran a source (field
+    #: ``final_positions`` of the metadata, from format version 3)
+    final_positions: dict[TaskId, dict[str, Any]] = field(default_factory=dict)
+    #: the metadata's format version (``runtime.storage.FORMAT_VERSION`` when written now)
+    format_version: int = 0
 
     @property
     def all_operator_uids(self) -> frozenset[str] | None:

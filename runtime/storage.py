@@ -95,8 +95,11 @@ class InMemoryCheckpointStorage:
 METADATA = "_metadata"
 #: 2: state may hold the values of ``runtime.serde``'s encoding version 2 (Decimal, datetime,
 #: rows, NumPy scalars ...); the files are laid out as in version 1, which still reads
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+#: 3: the metadata records the final source position of each finished subtask that ran a
+#: source (field ``final_positions``), and a restore checks it; versions 1 and 2 still read
+#: (their finished subtasks are taken on trust)
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 
 class CorruptCheckpointError(CheckpointStorageError):
@@ -213,6 +216,13 @@ def _metadata_document(
         "snapshot_type": checkpoint.props.snapshot_type.value,
         "tasks": tasks,
         "finished_tasks": sorted([t.vertex, t.subtask] for t in checkpoint.finished_tasks),
+        "final_positions": [
+            [task.vertex, task.subtask, serde.encode(positions, where=f"final position of {task}")]
+            for task, positions in sorted(
+                checkpoint.final_positions.items(), key=lambda kv: (kv[0].vertex, kv[0].subtask)
+            )
+            if task in checkpoint.finished_tasks
+        ],
     }
     canonical = json.dumps(body, separators=(",", ":"), sort_keys=True)
     document = {"checksum": serde.checksum(canonical.encode()), "metadata": body}
@@ -763,6 +773,10 @@ def _parse_checkpoint(
                 f"{metadata_path}: field 'finished_tasks[{i}]' must be [vertex, subtask], "
                 f"got {_brief(pair)}"
             )
+        if TaskId(pair[0], pair[1]) in finished:
+            raise CorruptCheckpointError(
+                f"{metadata_path}: field 'finished_tasks[{i}]' repeats task {pair[0]}#{pair[1]}"
+            )
         finished.add(TaskId(pair[0], pair[1]))
     both = sorted(finished & set(tasks), key=str)
     if both:
@@ -771,6 +785,7 @@ def _parse_checkpoint(
             "lists as running with state: a subtask of a checkpoint either ran or had finished"
         )
     _check_parallelism(metadata_path, parallelism, set(tasks) | finished)
+    final_positions = _final_positions(metadata_path, fields, body, finished)
     return LoadedCheckpoint(
         path=str(location),
         checkpoint_id=checkpoint_id,
@@ -780,7 +795,48 @@ def _parse_checkpoint(
         operator_uids=sorted(uids),
         tasks=tasks,
         finished_tasks=frozenset(finished),
+        final_positions=final_positions,
+        format_version=version,
     )
+
+
+def _final_positions(
+    metadata_path: Path, fields: _Fields, body: dict[str, Any], finished: set[TaskId]
+) -> dict[TaskId, dict[str, Any]]:
+    """Field ``final_positions``: ``[vertex, subtask, {source uid: position}]`` for finished
+    subtasks only, each at most once."""
+    found: dict[TaskId, dict[str, Any]] = {}
+    for i, entry in enumerate(fields.items("final_positions", body, "final_positions", list, [])):
+        here = f"final_positions[{i}]"
+        if (
+            not isinstance(entry, list)
+            or len(entry) != 3
+            or not isinstance(entry[0], str)
+            or type(entry[1]) is not int
+        ):
+            raise CorruptCheckpointError(
+                f"{metadata_path}: field '{here}' must be [vertex, subtask, positions], "
+                f"got {_brief(entry)}"
+            )
+        task = TaskId(entry[0], entry[1])
+        if task not in finished:
+            raise CorruptCheckpointError(
+                f"{metadata_path}: field '{here}' gives a final position of {task}, which field "
+                "'finished_tasks' does not list: only a finished subtask has one"
+            )
+        if task in found:
+            raise CorruptCheckpointError(f"{metadata_path}: field '{here}' repeats task {task}")
+        try:
+            positions = serde.decode(entry[2], where=f"{metadata_path}: field '{here}'")
+        except serde.StateFormatError as error:
+            raise CorruptCheckpointError(str(error)) from None
+        if not isinstance(positions, dict) or not all(isinstance(k, str) for k in positions):
+            raise CorruptCheckpointError(
+                f"{metadata_path}: field '{here}' must map source uids to positions, got "
+                f"{_brief(entry[2])}"
+            )
+        found[task] = positions
+    return found
 
 
 def _check_parallelism(

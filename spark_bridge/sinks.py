@@ -48,7 +48,7 @@ from typing import Any
 from actors.logs import get_logger
 from runtime.checkpoint import TaskId
 from runtime.row import Row
-from runtime.task.sinks import Lineage, lineage_holds, restored_lineage
+from runtime.task.sinks import Lineage, lineage_holds, missing_pending, restored_lineage
 from spark_bridge.locations import Location, resolve
 from spark_bridge.session import arrow_schema_of, require_pyarrow, require_pyspark
 from spark_bridge.values import UTC, field_names, infer_type, to_arrow_column
@@ -119,6 +119,14 @@ class ParquetSink:
         writer: str | None = None,
     ) -> ParquetConnector:
         return ParquetConnector(self, task, transactional=transactional, writer=writer)
+
+    def missing_pending(self, task: TaskId, states: list[Any]) -> tuple[int, str] | None:
+        """Read-only, before a job restores sink subtask ``task`` from ``states``: the first
+        pending transaction whose Parquet file the restore could not commit, and the folder
+        (``actors.connectors.missing_pending_file`` asks)."""
+        files = ParquetConnector(self, task, transactional=True, create=False)
+        k = files.missing_pending(states)
+        return None if k is None else (k, self.location.uri)
 
     def _on_local_disk(self) -> bool:
         from pyarrow.fs import LocalFileSystem  # noqa: PLC0415
@@ -320,12 +328,15 @@ class StagedFiles:
         suffix: str,
         writer: str | None = None,
         prefix: str = "part",
+        *,
+        create: bool = True,
     ) -> None:
         self.location = location
         self.filesystem = location.filesystem
         self.directory = location.path.rstrip("/")
         self.staging = f"{self.directory}/.staging"
-        self.filesystem.create_dir(self.staging, recursive=True)
+        if create:  # (not to look only: ``missing_pending`` before a restore)
+            self.filesystem.create_dir(self.staging, recursive=True)
         self.retracted = f"{self.directory}/{RETRACTED}"
         self.stem = f"{prefix}-{task.vertex}-{task.subtask}"
         self.suffix = suffix
@@ -389,6 +400,16 @@ class StagedFiles:
         writer = self.writer_id if writer is None else writer
         middle = f"-{writer}" if writer else ""
         return f"{self.directory}/{self.stem}{middle}-{checkpoint_id}.{self.suffix}"
+
+    def missing_pending(self, states: list[Any]) -> int | None:
+        """Read-only, before a restore of ``states``: the first restored pending transaction
+        whose part file the restore could not commit (``runtime.task.sinks.missing_pending``)."""
+        return missing_pending(
+            states,
+            [(w, t) for _, w, t in self._files(self.staging, "pending")],
+            [(w, t) for _, w, t in self._files(self.directory, self.suffix)],
+            [(w, t) for _, w, t in self._files(self.retracted, None)],
+        )
 
     def _files(self, folder: str, kind: str | None) -> list[tuple[str, str, str | None]]:
         """This subtask's files of ``kind`` (None: the pending and committed ones) in
@@ -526,9 +547,15 @@ class ParquetConnector(StagedFiles):
     checkpoint as ``StagedFiles``)."""
 
     def __init__(
-        self, sink: ParquetSink, task: TaskId, *, transactional: bool, writer: str | None = None
+        self,
+        sink: ParquetSink,
+        task: TaskId,
+        *,
+        transactional: bool,
+        writer: str | None = None,
+        create: bool = True,
     ) -> None:
-        super().__init__(sink.location, task, "parquet", writer)
+        super().__init__(sink.location, task, "parquet", writer, create=create)
         self.sink = sink
         self.pq = _parquet()
         self.transactional = transactional

@@ -204,6 +204,10 @@ class CheckpointCoordinator:
         #: only race their closing. No checkpoint starts that would trigger one of them until
         #: the JobMaster reports its new state (FINISHED, or a new attempt).
         self._finishing: set[TaskId] = set()
+        #: the final source positions of tasks that finished, from their FINISHED report or the
+        #: checkpoint the job restored: every checkpoint that lists such a task as finished
+        #: records them (a restore checks them)
+        self._final_positions: dict[TaskId, dict[str, Any]] = {}
         self._now = 0
         self._out: list[CoordinatorEffect] = []
 
@@ -311,6 +315,8 @@ class CheckpointCoordinator:
                     self.start_checkpoint_scheduler()
             case ExecutionStateChanged(task=task, state=state, attempt=attempt):
                 self.plan.set_state(task, state, attempt)
+                if state is ExecutionState.FINISHED and msg.final_positions:
+                    self._final_positions[task] = msg.final_positions
                 if task in self._finishing:
                     self._finishing.discard(task)  # finished, or a new attempt
                     if self.config.trigger_semantics != "flink-1.7" and not self.is_shutdown:
@@ -330,6 +336,7 @@ class CheckpointCoordinator:
             ):
                 self.restore_id_counter(cid + 1)
                 self.stats.report_restored(cid, self._now, is_savepoint, path)
+                self._final_positions = dict(msg.final_positions)
             case ListRetainedCheckpoints():
                 self._emit(
                     Send(
@@ -566,6 +573,11 @@ class CheckpointCoordinator:
             plan=plan,
             request_id=request.request_id,
             periodic=request.periodic,
+            final_positions={
+                t: self._final_positions[t]
+                for t in plan.finished_tasks
+                if t in self._final_positions
+            },
         )
         subtasks: dict[str, int] = {}
         for task in plan.tasks_to_wait_for:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 from runtime.checkpoint import (
     CheckpointMetrics,
@@ -52,6 +53,8 @@ class PendingCheckpoint:
     #: fully acknowledged, its metadata being written (``FinalizeCheckpoint``): from then on
     #: only the storage's answer, or an abort of the whole job's checkpoints, ends it
     finalizing: CompletedCheckpoint | None = None
+    #: the final source positions of the plan's finished tasks (``CompletedCheckpoint``'s)
+    final_positions: dict[TaskId, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.not_yet_acknowledged:
@@ -122,4 +125,5 @@ class PendingCheckpoint:
             task_states={t: a.state for t, a in self.acknowledged.items() if a.state is not None},
             external_path=external_path,
             finished_tasks=self.plan.finished_tasks,
+            final_positions=self.final_positions,
         )

@@ -349,7 +349,14 @@ class Scheduler:
             self.task_metrics[task] = {**update.metrics, "state": state.value}
         self.task_states.set(task, state)
         self._trace("task_state_changed", task=str(task), state=state.value, message=update.message)
-        self._tell_coordinator(ExecutionStateChanged(task=task, state=state, attempt=self.attempt))
+        self._tell_coordinator(
+            ExecutionStateChanged(
+                task=task,
+                state=state,
+                attempt=self.attempt,
+                final_positions=update.final_positions,
+            )
+        )
         current = self.status.status
         if state is ExecutionState.FAILED and current is JobStatus.RUNNING:
             # the pending checkpoints end with the fail-over (Flink 2.3's coordinator has no
@@ -491,7 +498,8 @@ class Scheduler:
             self._unusable(str(error))
             return
         self._restore = None
-        self._restart_with(choice.current, restores, loaded.finished_tasks)
+        restored = dataclasses.replace(choice.current, final_positions=loaded.final_positions)
+        self._restart_with(restored, restores, loaded.finished_tasks)
 
     def _unusable(self, error: str) -> None:
         """The candidate is missing, damaged or does not fit: try the one before it."""

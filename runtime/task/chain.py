@@ -447,6 +447,15 @@ class OperatorChain:
 
     # --- checkpoints ----------------------------------------------------------------------------
 
+    def source_position(self) -> dict[str, Any] | None:
+        """The source's position (its uid to the position; None: the task runs no source),
+        as a snapshot would record it: a finished task reports it as final."""
+        source = self.source
+        if source is None or source.reader is None:
+            return None
+        with _UserCode(self.labels, 0):  # the reader's position
+            return {source.uid: source.snapshot_state(-1)["position"]}
+
     def snapshot_state(self, checkpoint_id: int) -> dict[str, Any]:
         """The synchronous part: every operator's state (its copy), by uid."""
         states: dict[str, Any] = {}

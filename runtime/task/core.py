@@ -413,7 +413,9 @@ class StreamTaskCore:
         self._transition(TaskEvent.FINISH)
         self.chain.close_functions()
         self.chain.close_sinks(commit=True, keep_collected=True)
-        self._emit(TaskFinished(task=self.task))
+        # a task restored as finished never read: the checkpoint's final positions stand
+        final = None if self._finished_on_restore else self.chain.source_position()
+        self._emit(TaskFinished(task=self.task, final_positions=final))
 
     def _end(self, event: TaskEvent) -> None:
         """Cancelled, or stopped by stop-with-savepoint (FINISHED; uncommitted output is

@@ -33,7 +33,7 @@ publishes everything when the task ends.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from runtime.descriptors import SinkDescriptor, SinkKind
@@ -73,6 +73,38 @@ def restored_lineage(states: Sequence[Any], checkpoint_id: int) -> Lineage:
             return [(ANY_WRITER, checkpoint_id)]
         lineage.extend((str(writer), int(up_to)) for writer, up_to in recorded)
     return lineage
+
+
+#: a part file as a file sink lists it: (writer, transaction: a checkpoint id as text, "end"
+#: or None)
+PartFile = tuple[str, str | None]
+
+
+def missing_pending(
+    states: Sequence[Any],
+    staged: Iterable[PartFile],
+    committed: Iterable[PartFile],
+    retracted: Iterable[PartFile],
+) -> int | None:
+    """Before a file sink subtask restores ``states``: the first restored pending transaction
+    whose part file the restore could not commit, given the sink's pending files in
+    ``.staging``, its committed files and those in ``.retracted`` (None: each is there). With
+    a recorded lineage the pending transactions are its last writer's, found committed, or
+    staged or set aside under a writer the lineage names; without one (an older checkpoint),
+    any writer's file of that checkpoint commits it."""
+    keep = sorted({int(k) for s in states if isinstance(s, dict) for k in s.get("pending", [])})
+    recorded = [s for s in states if isinstance(s, dict) and "lineage" in s]
+    staged, committed = list(staged), list(committed)
+    if not recorded:
+        there = {t for _, t in [*staged, *committed]}
+        return next((k for k in keep if str(k) not in there), None)
+    lineage = restored_lineage(recorded, 0)
+    last = lineage[-1][0] if lineage else None
+    found = set(committed)
+    found |= {
+        (w, t) for w, t in [*staged, *retracted] if lineage_holds(lineage, w, t, explicit_only=True)
+    }
+    return next((k for k in keep if (last, str(k)) not in found), None)
 
 
 def lineage_holds(

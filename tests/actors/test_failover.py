@@ -1018,12 +1018,13 @@ def test_staged_data_of_a_checkpoint_that_never_completed_is_discarded_on_restor
     assert list((out / ".staging").iterdir()) == []
 
 
-def test_resuming_into_a_cleaned_sink_folder_fails_naming_the_missing_file_without_looping(
+def test_resuming_into_a_cleaned_sink_folder_is_refused_naming_the_missing_file(
     tmp_path: Path,
 ) -> None:
     """The savepoint's pending transaction must be committed on restore, but the folder was
-    emptied: each attempt fails the same way, so the restarts are bounded (3 here) and the
-    failure names the transaction and the folder (issue 11, item 8: it restarted forever)."""
+    emptied: the restore is refused before the job starts, naming the transaction, the sink
+    and the folder (issue 11, item 8: it restarted forever; then each of 3 restarts failed the
+    same way; issue 22: refused at once)."""
     out = tmp_path / "out"
     first, _ = simulate(build=with_checkpoint_dir(tmp_path, stop_after=800, out=out))
     (path,) = first.savepoints
@@ -1031,11 +1032,11 @@ def test_resuming_into_a_cleaned_sink_folder_fails_naming_the_missing_file_witho
         if part.is_file():
             part.unlink()
     settings = {"execution.state-recovery.path": path}
-    second, _ = simulate(build=with_checkpoint_dir(tmp_path / "again", out=out), settings=settings)
-    assert second.status is JobStatus.FAILED and second.restarts == 3
-    assert second.failure is not None
-    assert f"is gone from {out / '.staging'} (was the sink's directory changed?)" in second.failure
-    assert all("FileNotFoundError: cannot commit checkpoint" in c for c in second.failures)
+    with pytest.raises(RestoreError) as refused:
+        simulate(build=with_checkpoint_dir(tmp_path / "again", out=out), settings=settings)
+    message = str(refused.value)
+    assert "leaves pending transaction" in message and "of sink 'files'" in message, message
+    assert f"but {out} holds no part file of it" in message, message
 
 
 def test_a_job_that_fails_for_good_shows_readers_only_what_checkpoints_committed(

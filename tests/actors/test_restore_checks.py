@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from ckptsim._cli import main
 from runtime.job import RestoreError
 from runtime.status import JobStatus
 from runtime.storage import METADATA, CorruptCheckpointError, load_checkpoint
-from tests.actors.test_failover import counting, failure_free, observe
+from tests.actors.test_failover import count, counting, failure_free, key, observe, record
 from tests.crafted_checkpoints import (
     drop_operator_state,
     drop_tasks,
@@ -119,6 +120,103 @@ def no_tasks(chk: Path) -> tuple[Path, str]:
     return drop_tasks(chk, lambda task: False), r"field 'tasks' lists no task"
 
 
+def _list_as_finished(task: tuple[str, int], final: object = None) -> Callable[[Any], None]:
+    """The metadata lists running subtask ``task`` as finished instead (its state file left
+    out), with ``final`` as its final source position if given."""
+
+    def edit(body: Any) -> None:
+        body["tasks"] = [t for t in body["tasks"] if (t["vertex"], t["subtask"]) != task]
+        body["finished_tasks"] = sorted([*body.get("finished_tasks", []), list(task)])
+        if final is not None:
+            body["final_positions"] = [[*task, {task[0]: final}]]
+
+    return edit
+
+
+def a_running_source_listed_as_finished(chk: Path) -> tuple[Path, str]:
+    """Records lost before (exit 0): the subtask was not restarted, so the rest of its input
+    was never read."""
+    path = reseal(chk, _list_as_finished(("numbers", 0)))
+    return path, r"field 'final_positions' holds no final position of source .* for numbers#0"
+
+
+def a_running_source_listed_as_finished_in_an_older_format(chk: Path) -> tuple[Path, str]:
+    """Lowering the version does not dodge the check: format 2 recorded no final positions."""
+
+    def edit(body: Any) -> None:
+        _list_as_finished(("numbers", 1))(body)
+        body["version"] = 2
+
+    path = reseal(chk, edit)
+    return path, r"for numbers#1, .*\(format version 2 recorded none: restore a checkpoint"
+
+
+def a_finished_source_short_of_its_end(chk: Path) -> tuple[Path, str]:
+    """Listed as finished with a final position it could reach, but not its end."""
+    path = reseal(chk, _list_as_finished(("numbers", 0), {"emitted": 3, "index": 6}))
+    return path, r"'index' is 6: subtask 0 of 2 finishes after emitting all of its 1000 records"
+
+
+def a_final_position_of_a_running_subtask(chk: Path) -> tuple[Path, str]:
+    def edit(body: Any) -> None:
+        body["final_positions"] = [["numbers", 1, {"numbers": {"emitted": 1000, "index": 2001}}]]
+
+    path = reseal(chk, edit)
+    return path, r"field 'final_positions\[0\]' gives a final position of numbers#1, which field"
+
+
+def a_keyed_subtask_listed_as_finished(chk: Path) -> tuple[Path, str]:
+    """6,714 duplicates and as many lost before (exit 0): the subtask started from scratch."""
+    path = reseal(chk, _list_as_finished(("counts", 1)))
+    return path, r"'finished_tasks' lists counts#1, but field 'tasks' lists its input numbers#"
+
+
+def a_final_position_with_a_field_of_its_own(chk: Path) -> tuple[Path, str]:
+    final = {"emitted": 1000, "index": 2000, "extra": 1}
+    path = reseal(chk, _list_as_finished(("numbers", 0), final))
+    return path, r"'extra' is not one of the source's \(index, emitted\)"
+
+
+def a_subtask_listed_twice_as_finished(chk: Path) -> tuple[Path, str]:
+    def edit(body: Any) -> None:
+        _list_as_finished(("numbers", 0))(body)
+        body["finished_tasks"].append(["numbers", 0])
+
+    return reseal(chk, edit), r"field 'finished_tasks\[1\]' repeats task numbers#0"
+
+
+def _edit_state_file(task: str, edit: Callable[[dict[str, Any]], object]) -> Craft:
+    def craft(chk: Path) -> tuple[Path, str]:
+        path = state_file_of(chk, task)
+        state = json.loads(path.read_text())
+        edit(state)
+        path.write_text(json.dumps(state))
+        reseal(chk)
+        return path, ""
+
+    return craft
+
+
+def no_operators(chk: Path) -> tuple[Path, str]:
+    """Before: a missing list switched the every-operator check off."""
+    path, _ = _edit_state_file("counts#1", lambda s: s.pop("operators"))(chk)
+    return path, r"field 'operators' is missing: from format version 3"
+
+
+def fewer_operators(chk: Path) -> tuple[Path, str]:
+    def edit(state: dict[str, Any]) -> None:
+        state["operators"] = ["sink-counts"]
+        del state["operator_states"]["counts"]
+
+    path, _ = _edit_state_file("counts#1", edit)(chk)
+    return path, r"field 'operators' does not name .*\(counts\), which task counts#1 runs"
+
+
+def keyed_state_dropped(chk: Path) -> tuple[Path, str]:
+    path, _ = _edit_state_file("counts#1", lambda s: s["operator_states"].pop("counts"))(chk)
+    return path, r"field 'operator_states' holds no state of .*\(counts\), which field"
+
+
 def a_task_without_files(chk: Path) -> tuple[Path, str]:
     """Wrong sums before: the task's keyed state was left out."""
     return list_no_file_for(chk, "counts#1"), r"field 'tasks\[\d\]\.files' lists no file"
@@ -205,6 +303,18 @@ CRAFTED: dict[str, Craft] = {
     "a fractional source position": fractional_position,
     "a source subtask without its position": no_position,
     '"tasks": []': no_tasks,
+    "a running source subtask listed as finished": a_running_source_listed_as_finished,
+    "a finished source subtask short of its end": a_finished_source_short_of_its_end,
+    "a running source subtask listed as finished in format 2": (
+        a_running_source_listed_as_finished_in_an_older_format
+    ),
+    "a final position of a running subtask": a_final_position_of_a_running_subtask,
+    "a keyed subtask listed as finished while its inputs run": a_keyed_subtask_listed_as_finished,
+    "a state file without operators": no_operators,
+    "a final position with a field of its own": a_final_position_with_a_field_of_its_own,
+    "a subtask listed twice as finished": a_subtask_listed_twice_as_finished,
+    "a state file naming fewer operators": fewer_operators,
+    "a keyed state dropped": keyed_state_dropped,
     'a task with "files": []': a_task_without_files,
     "a subtask left out": a_subtask_left_out,
     "a first subtask left out of an older checkpoint": a_first_subtask_left_out,
@@ -305,6 +415,12 @@ LINEAGES: dict[str, object] = {
     "an id after the checkpoint": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07", 10**6]],
     "a writer that is no id": [["../../etc", 1]],
     "an entry that is no pair": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07"]],
+    # a well-formed lineage whose writer never wrote into the folder: before, the job failed
+    # at every restart ("its pending file is gone") and exited 1 after three
+    "a writer that never wrote here": [["0badc0de-9d34-5855-b0c1-89b15c2a6c07", 2]],
+    # the snapshotting writer's entry ends before its own pending transaction 2: its part
+    # files after 1 would be taken out of the output (1,892 records lost before)
+    "a last entry before the pending transaction": [["ed4f360f-9d34-5855-b0c1-89b15c2a6c07", 1]],
 }
 
 
@@ -373,3 +489,74 @@ def test_a_state_file_of_the_recorded_size_that_fails_its_checksum_is_never_held
         load_checkpoint(str(chk))
     assert f"state file {path} of task counts#0 fails its checksum" in str(caught.value)
     assert not [what for what in read_whole if str(path) in what], read_whole
+
+
+def _with_a_short_source(env: StreamExecutionEnvironment) -> None:
+    """The counting job with a second source of 20 records ('few', indices from 10**6) that
+    finishes early, while 'numbers' runs on."""
+    env.set_parallelism(2)
+    env.enable_checkpointing(10)
+    env.configure({"ckptsim.buffer.records": 50})
+    few = env.from_collection([record(10**6 + i) for i in range(20)]).uid("few")
+    numbers = env.from_generator(record, 20_000, rate=50_000).uid("numbers")
+    numbers.union(few).key_by(key).reduce(count).uid("counts").processing_cost(
+        per_buffer_ms=1
+    ).collect("counts")
+
+
+def test_a_finished_source_records_its_final_position_and_restores_exactly(
+    tmp_path: Path,
+) -> None:
+    """A checkpoint taken after a source subtask finished lists it as finished with its final
+    position (format version 3); a restore from it checks that position and does not read
+    the source again, and the checkpoints of the resumed run record it again: over three runs
+    every record is counted exactly once."""
+    runs = []
+    restore: str | None = None
+    for n, timeout in enumerate((0.15, 0.05, None)):
+        env = StreamExecutionEnvironment()
+        _with_a_short_source(env)
+        env.configure({**RETAIN, "execution.checkpointing.dir": str(tmp_path / str(n))})
+        if restore is not None:
+            env.configure({"execution.state-recovery.path": restore})
+        result = env.execute(f"run {n}", runtime="simulation", seed=n + 1, timeout=timeout)
+        runs.append(result)
+        if timeout is None:
+            assert result.status is JobStatus.FINISHED
+            break
+        assert result.status is JobStatus.CANCELED
+        (restore,) = result.retained_checkpoints
+        body = json.loads((Path(restore) / METADATA).read_text())["metadata"]
+        assert body["version"] == 3
+        assert body["finished_tasks"] == [["few", 0], ["few", 1]], "the short source finished"
+        assert body["final_positions"] == [
+            ["few", 0, {"few": {"offset": 10}}],
+            ["few", 1, {"few": {"offset": 10}}],
+        ]
+        assert load_checkpoint(restore).final_positions
+    indices, _ = observe(r for run in runs for r in run.collected("counts"))
+    assert indices == Counter([*range(20_000), *range(10**6, 10**6 + 20)])
+
+
+def test_a_directory_of_a_pending_part_files_name_is_no_part_file(
+    retained_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The restore commits pending transaction 2 of counts#0's writer: a directory of its
+    file's name does not count as that file (before, the restore went on, exit 0, and the
+    directory stayed among the committed output)."""
+    retained, folder = retained_files
+    chk = tmp_path / "chk" / retained.name
+    shutil.copytree(retained, chk)
+    out = tmp_path / "out"
+    shutil.copytree(folder, out)
+    (part,) = [
+        p for p in [*out.glob("part-counts-0-*-2.*"), *out.glob(".staging/part-counts-0-*-2.*")]
+    ]
+    part.unlink()
+    part.mkdir()
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT_INTO_FILES.format(out=str(out)))
+    assert main(["run", str(script), "-q", "--simulate", "--from-checkpoint", str(chk)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "leaves pending transaction 2 of sink 'files'" in err, err
+    assert part.is_dir()

@@ -14,6 +14,7 @@ import structlog
 
 from actors.trace import EventLog, TraceCollector, TraceWriter
 from ckptsim import FailTask, StreamExecutionEnvironment, check_trace
+from ckptsim._cli import main
 from ckptsim._logging import logging_restored
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -168,3 +169,51 @@ def test_a_debug_trace_has_the_per_buffer_events_an_info_trace_leaves_out() -> N
 
 def test_fail_task_faults_are_importable_from_ckptsim() -> None:
     assert FailTask(task="x#0", at_record=1).task == "x#0"
+
+
+def test_a_trace_file_appears_whole_at_close_and_nothing_is_left_when_the_disk_is_full(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The trace is written under ``t.inprogress.jsonl`` and renamed at close; when a write
+    fails (a full disk), the partial file is removed and ``failed`` says why."""
+    target = tmp_path / "t.jsonl"
+    writer = TraceWriter(target)
+    EventLog(structlog.get_logger("t"), writer).info("one")
+    assert not target.exists() and (tmp_path / "t.inprogress.jsonl").exists()
+    writer.close()
+    assert [json.loads(line)["event"] for line in target.read_text().splitlines()] == ["one"]
+    assert writer.failed is None and not (tmp_path / "t.inprogress.jsonl").exists()
+
+    class Full:
+        closed = False
+
+        def write(self, text: str) -> int:
+            raise OSError(28, "No space left on device")
+
+        def close(self) -> None:
+            pass
+
+    other = tmp_path / "u.jsonl"
+    writer = TraceWriter(other)
+    writer._file = Full()  # type: ignore[assignment]  # the disk fills up
+    EventLog(structlog.get_logger("t"), writer).info("lost")
+    writer.close()
+    assert writer.failed == "[Errno 28] No space left on device"
+    assert list(tmp_path.glob("u*")) == []
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_ckptsim_run_with_a_trace_the_disk_cannot_hold_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """/dev/full takes the open and fails the writes (ENOSPC) as a full disk does: before, a
+    traceback from closing the trace and exit 1."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    script = tmp_path / "job.py"
+    script.write_text(
+        "def build(env):\n    env.from_collection([1, 2, 3]).map(lambda x: x * 2).collect('out')\n"
+    )
+    assert main(["run", str(script), "-q", "--simulate", "--trace", "/dev/full"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "trace file no longer written" in err, err

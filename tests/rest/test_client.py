@@ -9,9 +9,11 @@ never answer (no test measures time)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -20,6 +22,7 @@ import pytest
 
 from ckptsim import _client
 from ckptsim._cli import main
+from tests.rest.test_http import BOUND_S
 
 JOB = "0123456789abcdef0123456789abcdef"
 #: each command as a user types it (the address goes after it)
@@ -68,32 +71,49 @@ class FakeServer:
 
 
 class RawServer:
-    """A TCP server whose every connection gets ``behave(connection, stopped)``."""
+    """A TCP server whose every connection gets ``behave(connection, stopped)``; ``close``
+    ends its threads (the accepting one and one per connection) and waits for them."""
 
     def __init__(self, behave: Callable[[socket.socket, threading.Event], None]) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.stopped = threading.Event()
         self.connections: list[socket.socket] = []
+        self.threads: list[threading.Thread] = []
 
         def accept() -> None:
-            while not self.stopped.is_set():
+            while True:
                 try:
                     connection, _ = self.listener.accept()
                 except OSError:
                     return
+                if self.stopped.is_set():  # the wake-up connection of close()
+                    connection.close()
+                    return
                 self.connections.append(connection)
-                threading.Thread(
+                worker = threading.Thread(
                     target=behave, args=(connection, self.stopped), daemon=True
-                ).start()
+                )
+                self.threads.append(worker)
+                worker.start()
 
-        threading.Thread(target=accept, daemon=True).start()
+        self.acceptor = threading.Thread(target=accept, daemon=True)
+        self.acceptor.start()
 
     def close(self) -> None:
         self.stopped.set()
+        # closing a listening socket does not wake a thread blocked in accept(): connect once
+        with contextlib.suppress(OSError):
+            socket.create_connection(("127.0.0.1", self.port), timeout=BOUND_S).close()
+        self.acceptor.join(BOUND_S)
         self.listener.close()
         for connection in self.connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
             connection.close()
+        for worker in self.threads:
+            worker.join(BOUND_S)
+        assert not self.acceptor.is_alive() and not any(w.is_alive() for w in self.threads)
 
 
 def _run(command: str, address: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -359,3 +379,20 @@ def test_a_job_id_that_is_none_is_exit_2_before_any_request(
     err = capsys.readouterr().err
     assert code == 2
     assert_one_line(err, f"{job_id!r} is not a job id")
+
+
+def test_the_deadline_socket_stays_open_while_an_answer_is_read() -> None:
+    """``http.client`` closes the connection's socket as soon as an HTTP/1.0 answer's head says
+    the server closes, then reads the body: the socket must stay open until the reader closes
+    too (before, the body read failed with EBADF about 3 times in 8 against such a server)."""
+    ours, theirs = socket.socketpair()
+    with theirs:
+        wrapped = _client._DeadlineSocket(ours, time.monotonic() + BOUND_S)
+        reader = wrapped.makefile("rb")
+        theirs.sendall(b"HTTP/1.0 200 OK\r\n\r\n{}")
+        assert reader.readline() == b"HTTP/1.0 200 OK\r\n"
+        wrapped.close()  # what http.client does after the head
+        assert reader.read(4) == b"\r\n{}"
+        assert ours.fileno() != -1
+        reader.close()
+        assert ours.fileno() == -1, "closed once both were"

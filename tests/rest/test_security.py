@@ -17,6 +17,7 @@ import pytest
 
 from ckptsim._client import RunOutputs
 from ckptsim._web import JobRegistry, WebServer
+from tests.rest.test_connections import request
 from tests.rest.test_http import BOUND_S, Live, http, until
 
 
@@ -151,7 +152,14 @@ def test_reads_need_neither_json_nor_an_origin(server: WebServer, finished: Any)
 
 @pytest.mark.parametrize(
     "host",
-    ["evil.example:{port}", "evil.example", "localhost.evil.example:{port}", "10.0.0.1:{port}", ""],
+    [
+        "evil.example:{port}",
+        "evil.example",
+        "localhost.evil.example:{port}",
+        "10.0.0.1:{port}",
+        "",
+        "[::1]]:{port}",  # urlsplit reads it as [::1]
+    ],
 )
 def test_a_foreign_host_is_refused_while_bound_to_loopback(server: WebServer, host: str) -> None:
     for method, path in (("GET", "/jobs"), ("GET", "/"), ("HEAD", "/config")):
@@ -161,6 +169,36 @@ def test_a_foreign_host_is_refused_while_bound_to_loopback(server: WebServer, ho
         assert status == 403, (host, path)
         if method != "HEAD":
             assert "DNS rebinding" in refusal(answer)
+
+
+@pytest.mark.parametrize(
+    ("target", "host", "status"),
+    [
+        # an absolute-form target names the host: the Host header is ignored (RFC 9112)
+        ("http://evil.example/jobs", "localhost", 403),
+        ("http://evil.example:{port}/jobs", "localhost:{port}", 403),
+        ("http://localhost:{port}/jobs", "evil.example", 200),
+        ("HTTP://127.0.0.1:{port}/jobs?x=1", "evil.example", 200),
+        # a path starting with // is a path, not a host
+        ("//evil.example/jobs", "localhost", 404),
+    ],
+)
+def test_the_host_of_an_absolute_target_is_the_host_asked_for(
+    server: WebServer, target: str, host: str, status: int
+) -> None:
+    """Before, ``GET http://evil.example/jobs`` with ``Host: localhost`` was answered 200."""
+    line = f"GET {target} HTTP/1.1\r\nHost: {host}\r\n\r\n".format(port=server.port)
+    answered, _, answer = request(server, line.encode())
+    assert answered == status, answer
+    if status == 403:
+        assert "DNS rebinding" in refusal(answer)
+
+
+def test_a_request_without_host_is_answered_under_http_1_0_only(server: WebServer) -> None:
+    """HTTP/1.1 requires Host (400, as RFC 9112 says); an HTTP/1.0 request may lack it."""
+    assert request(server, b"GET /jobs HTTP/1.1\r\n\r\n")[0] == 400
+    status, _, answer = request(server, b"GET /jobs HTTP/1.0\r\n\r\n")
+    assert status == 200 and "jobs" in answer
 
 
 @pytest.mark.parametrize(

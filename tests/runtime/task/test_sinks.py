@@ -15,7 +15,7 @@ from runtime.effects import (
     SinkWrite,
     Traced,
 )
-from runtime.task.sinks import ANY_WRITER, SinkOperator, restored_lineage
+from runtime.task.sinks import ANY_WRITER, SinkOperator, missing_pending, restored_lineage
 from tests.runtime.task.helpers import only
 
 
@@ -190,3 +190,28 @@ def test_a_file_sink_commit_is_a_traced_fact_also_at_the_end_without_a_final_che
     cancelled.process_batch(["a"])
     cancelled.close(commit=False, keep_collected=True)
     assert cancelled.take_effects()[-1] == SinkClose(sink="sink-f", finished=False)
+
+
+A = "aaaaaaaa-0000-0000-0000-000000000001"
+B = "bbbbbbbb-0000-0000-0000-000000000002"
+
+
+def test_missing_pending_finds_a_transaction_no_file_of_the_named_writer_holds() -> None:
+    """Before a restore commits pending transaction 3, its part file must be there: committed
+    or staged by the last writer of the lineage (or set aside under it); a file of another
+    writer does not count, so a lineage naming a writer that never wrote here is found."""
+    state = {"pending": [3], "lineage": [[A, 2], [B, 3]]}
+    assert missing_pending([state], [], [(B, "3")], []) is None, "committed already"
+    assert missing_pending([state], [(B, "3")], [], []) is None, "staged by B"
+    assert missing_pending([state], [], [], [(B, "3")]) is None, "set aside by a restore"
+    assert missing_pending([state], [(A, "3")], [(A, "3")], []) == 3, "A's file is not B's"
+    assert missing_pending([state], [], [], []) == 3
+    forged = {"pending": [3], "lineage": [["0badc0de-0000-0000-0000-000000000003", 3]]}
+    assert missing_pending([forged], [(B, "3")], [(B, "3")], []) == 3
+
+
+def test_missing_pending_without_a_lineage_takes_any_writers_file() -> None:
+    """An older checkpoint recorded no lineage: any writer's file of the transaction commits it."""
+    assert missing_pending([{"pending": [4, 5]}], [(A, "4")], [(B, "5")], []) is None
+    assert missing_pending([{"pending": [4, 5]}], [(A, "4")], [], []) == 5
+    assert missing_pending([None, {"pending": []}], [], [], []) is None
