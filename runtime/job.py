@@ -269,36 +269,35 @@ def _check_finished_inputs(plan: ExecutionPlan, checkpoint: LoadedCheckpoint) ->
 def _check_listed_operators(
     plan: ExecutionPlan, checkpoint: LoadedCheckpoint, *, ignore_unclaimed: bool
 ) -> None:
-    """Each running subtask's state file names every operator its task runs in this job (a
-    subtask missing one would start that operator from scratch); from format version 3 every
-    state file names them (older ones may not)."""
+    """Each running subtask holds the state of every keyed operator (or one with broadcast
+    state) of its task that its vertex's other subtasks hold state of, or that its state file
+    says it ran: such an operator snapshots its state every time, empty or not, so a subtask
+    without it would start it empty. A state file that names its operators names every
+    operator its task runs in this job (one missing would start from scratch). A state file
+    that names none (written before they did, or the Spark bridge's carried state, which
+    keeps keyed state only) is not checked for the names."""
+    held: dict[str, set[str]] = {}  # vertex -> uids some subtask of it holds state of
+    for task, state in checkpoint.tasks.items():
+        held.setdefault(task.vertex, set()).update(state.operator_states)
     for task, state in sorted(
         checkpoint.tasks.items(), key=lambda kv: (kv[0].vertex, kv[0].subtask)
     ):
-        if state.operators is None:
-            if checkpoint.format_version >= _FINAL_POSITIONS_SINCE:
-                raise RestoreError(
-                    f"{_state_file(checkpoint, task)}: field 'operators' is missing: from "
-                    "format version 3 a state file names every operator its task ran"
-                )
-            continue
         spec = plan.tasks.get(task)
         if spec is None:
             continue
+        ran = state.operators if state.operators is not None else held.get(task.vertex, set())
         for op in spec.operators:
-            # a keyed operator (or one with broadcast state) snapshots its state every time,
-            # empty or not: a subtask that ran it without its state would start it empty
             if (
                 (op.is_keyed or op.has_broadcast_state)
-                and op.uid in state.operators
+                and (op.uid in ran or op.uid in held.get(task.vertex, set()))
                 and op.uid not in state.operator_states
             ):
                 raise RestoreError(
                     f"{_state_file(checkpoint, task)}: field 'operator_states' holds no state "
-                    f"of {op.name!r} ({op.uid}), which field 'operators' says task {task} ran: "
-                    "its keyed state would start empty"
+                    f"of {op.name!r} ({op.uid}), which task {task} ran (its other subtasks, or "
+                    "its field 'operators', say so): its keyed state would start empty"
                 )
-        if ignore_unclaimed:
+        if state.operators is None or ignore_unclaimed:
             continue
         missing = [op for op in spec.operators if op.uid not in state.operators]
         if missing:

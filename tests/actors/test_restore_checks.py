@@ -197,10 +197,16 @@ def _edit_state_file(task: str, edit: Callable[[dict[str, Any]], object]) -> Cra
     return craft
 
 
-def no_operators(chk: Path) -> tuple[Path, str]:
-    """Before: a missing list switched the every-operator check off."""
-    path, _ = _edit_state_file("counts#1", lambda s: s.pop("operators"))(chk)
-    return path, r"field 'operators' is missing: from format version 3"
+def no_operators_and_no_keyed_state(chk: Path) -> tuple[Path, str]:
+    """Before: a missing list switched the every-operator check off, and the subtask's
+    keyed state started empty (6,714 duplicates and as many lost)."""
+
+    def edit(state: dict[str, Any]) -> None:
+        del state["operators"]
+        del state["operator_states"]["counts"]
+
+    path, _ = _edit_state_file("counts#1", edit)(chk)
+    return path, r"holds no state of .*\(counts\), which task counts#1 ran \(its other"
 
 
 def fewer_operators(chk: Path) -> tuple[Path, str]:
@@ -209,12 +215,12 @@ def fewer_operators(chk: Path) -> tuple[Path, str]:
         del state["operator_states"]["counts"]
 
     path, _ = _edit_state_file("counts#1", edit)(chk)
-    return path, r"field 'operators' does not name .*\(counts\), which task counts#1 runs"
+    return path, r"holds no state of .*\(counts\), which task counts#1 ran"
 
 
 def keyed_state_dropped(chk: Path) -> tuple[Path, str]:
     path, _ = _edit_state_file("counts#1", lambda s: s["operator_states"].pop("counts"))(chk)
-    return path, r"field 'operator_states' holds no state of .*\(counts\), which field"
+    return path, r"field 'operator_states' holds no state of .*\(counts\), which task counts#1"
 
 
 def a_task_without_files(chk: Path) -> tuple[Path, str]:
@@ -310,7 +316,7 @@ CRAFTED: dict[str, Craft] = {
     ),
     "a final position of a running subtask": a_final_position_of_a_running_subtask,
     "a keyed subtask listed as finished while its inputs run": a_keyed_subtask_listed_as_finished,
-    "a state file without operators": no_operators,
+    "a state file without operators or keyed state": no_operators_and_no_keyed_state,
     "a final position with a field of its own": a_final_position_with_a_field_of_its_own,
     "a subtask listed twice as finished": a_subtask_listed_twice_as_finished,
     "a state file naming fewer operators": fewer_operators,
