@@ -289,8 +289,12 @@ class StreamTask(ExpectedFailures):
                 self._default_requested = True
             case WriteSnapshot(snapshot=snapshot, location=location):
                 self.runtime.run_async(partial(self._async_part, snapshot, location))
+            case Send(to=Role.JOB_MASTER, message=report):
+                self.job_master.tell(report)  # a watermark alignment report
             case Send(to=to, message=report):
-                assert to is Role.COORDINATOR, f"a task tells only its coordinator: {effect}"
+                assert to is Role.COORDINATOR, (
+                    f"a task tells only its JobMaster or coordinator: {effect}"
+                )
                 assert self.coordinator is not None
                 self.coordinator.tell(report)
             case ScheduleTimer(key=key, due=due):

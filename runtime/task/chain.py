@@ -417,6 +417,15 @@ class OperatorChain:
             self.cost_ms += cost[0] + cost[1] * len(batch)
         return batch
 
+    def source_watermarks(self) -> TimestampsAndWatermarksOperator | None:
+        """A source's watermark generator chained right after it (``from_source``'s
+        strategy), if any: the watermark it emitted is what the source emitted."""
+        if self.source is not None and len(self.operators) > 1:
+            op = self.operators[1]
+            if isinstance(op, TimestampsAndWatermarksOperator):
+                return op
+        return None
+
     def source_ready_at(self, now: int) -> int | None:
         source = self.source
         assert source is not None and source.reader is not None
