@@ -4,6 +4,8 @@ count for nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from runtime.checkpoint import TaskId
 from runtime.effects import ScheduleTimer, Send
 from runtime.messages import ReportedWatermark, WatermarkAlignment
@@ -21,7 +23,7 @@ def report(
     )
 
 
-def told(effects: list[object]) -> dict[TaskId, int]:
+def told(effects: Sequence[object]) -> dict[TaskId, int]:
     return {
         e.to: e.message.max_watermark
         for e in effects
