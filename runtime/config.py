@@ -642,6 +642,24 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "bounded input still sends the final watermark).",
     ),
     _opt(
+        "pipeline.watermark-alignment.buffer-size",
+        "int",
+        3,
+        "Watermark alignment (with_watermark_alignment): a source pauses when the watermark it "
+        "had this many update intervals ago is above its group's minimum plus the allowed "
+        "drift, which smooths out the round trip of the announcements (0: its latest "
+        "watermark, as before Flink 2.3).",
+        minimum=0,
+    ),
+    _opt(
+        "pipeline.watermark-alignment.allow-unaligned-source-splits",
+        "bool",
+        False,
+        "Watermark alignment of the splits within a source subtask, for split readers that "
+        "cannot pause.",
+        inert="a source subtask reads its splits as one reader, aligned as a whole",
+    ),
+    _opt(
         "execution.runtime-mode",
         "enum",
         "STREAMING",

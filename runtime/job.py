@@ -471,6 +471,7 @@ def plan_execution(
     max_per_channel: int = conf["taskmanager.network.memory.max-buffers-per-channel"]
     segment_size: int = conf["taskmanager.memory.segment-size"]
     auto_watermark_interval: int = conf["pipeline.auto-watermark-interval"]
+    alignment_buffer_size: int = conf["pipeline.watermark-alignment.buffer-size"]
     batch = conf["execution.runtime-mode"] == "BATCH"
     job_parameters = tuple(sorted((conf["pipeline.global-job-parameters"] or {}).items()))
     channels = job.channels()
@@ -536,6 +537,7 @@ def plan_execution(
                 attempt=attempt,
                 restore=(restore or {}).get(task),
                 auto_watermark_interval=auto_watermark_interval,
+                alignment_buffer_size=alignment_buffer_size,
                 batch=batch,
                 job_parameters=job_parameters,
                 channel_inputs=tuple(

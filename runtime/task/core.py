@@ -26,6 +26,7 @@ user's traceback); any other exception is a bug and propagates.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
@@ -219,6 +220,9 @@ class StreamTaskCore:
             self._aligned = None
         self.max_watermark = MAX_WATERMARK
         self.paused_for_alignment = False
+        #: Flink 2.3's ``WatermarkSampler``: the watermark emitted, sampled every update
+        #: interval; the oldest sample is what is checked (empty buffer: the latest)
+        self._samples: deque[int] = deque([MIN_WATERMARK] * spec.alignment_buffer_size)
 
     # --- entry point ------------------------------------------------------------------------------
 
@@ -493,7 +497,8 @@ class StreamTaskCore:
         aligned = self._aligned
         if aligned is None:
             return False
-        paused = aligned.current_watermark > self.max_watermark
+        checked = self._samples[0] if self._samples else aligned.current_watermark
+        paused = checked > self.max_watermark
         if paused is not self.paused_for_alignment:
             self.paused_for_alignment = paused
             self._emit(
@@ -501,6 +506,7 @@ class StreamTaskCore:
                     event="source_paused_for_alignment" if paused else "source_resumed",
                     fields={
                         "watermark": aligned.current_watermark,
+                        "checked": checked,
                         "max_watermark": self.max_watermark,
                     },
                 )
@@ -508,13 +514,16 @@ class StreamTaskCore:
         return paused
 
     def _report_watermark(self, *, final: bool = False) -> None:
-        """Tell the scheduler the watermark last emitted (Flink's ``ReportedWatermarkEvent``;
-        nothing before the first one; an idle source or one whose input ended reports the end
-        of event time, so it does not hold its group back), then again every update
-        interval while it runs."""
+        """Sample the watermark last emitted, then tell the scheduler (Flink's
+        ``ReportedWatermarkEvent``; nothing before the first one; an idle source or one whose
+        input ended reports the end of event time, so it does not hold its group back); again
+        every update interval while it runs."""
         aligned, alignment = self._aligned, self.alignment
         assert aligned is not None and alignment is not None
         group, drift, interval = alignment
+        if self._samples:
+            self._samples.append(aligned.current_watermark)
+            self._samples.popleft()
         watermark = MAX_WATERMARK if aligned.idle else aligned.current_watermark
         if watermark != MIN_WATERMARK:
             self._emit(
