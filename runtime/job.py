@@ -538,6 +538,9 @@ def plan_execution(
                 restore=(restore or {}).get(task),
                 auto_watermark_interval=auto_watermark_interval,
                 alignment_buffer_size=alignment_buffer_size,
+                input_pool_size=num_inputs.get(task, 0) * exclusive + floating
+                if num_inputs.get(task, 0)
+                else 0,
                 batch=batch,
                 job_parameters=job_parameters,
                 channel_inputs=tuple(

@@ -779,12 +779,25 @@ class StreamTaskCore:
         input watermark, the last checkpoint's alignment time and start delay (ns, as Flink's),
         and each operator's (``OperatorChain.operator_metrics``, by uid)."""
         head = self.chain.operators[0]
-        return {
+        out: dict[str, Any] = {
             "currentInputWatermark": head.current_watermark,
             "checkpointAlignmentTime": self.last_alignment_ms * 1_000_000,
             "checkpointStartDelayNanos": self.last_start_delay_ms * 1_000_000,
             "operators": self.chain.operator_metrics(),
         }
+        # Flink's Shuffle.Netty buffer gauges: the output pool's buffers in use (queued or
+        # being filled) and those queued; the input channels' buffers queued (of the gate's
+        # exclusive and floating buffers)
+        if self.writer is not None:
+            partition = self.writer.partition
+            out["outPoolUsage"] = partition.in_use / partition.pool_size
+            out["outputQueueLength"] = sum(len(sub.queue) for sub in partition.subpartitions)
+        if self.inputs is not None:
+            queued = self.inputs.queued_buffers()
+            out["inputQueueLength"] = queued
+            pool = self.spec.input_pool_size
+            out["inPoolUsage"] = min(1.0, queued / pool) if pool else 0.0
+        return out
 
     @property
     def records_out(self) -> int:
