@@ -471,3 +471,40 @@ def test_prometheus_has_the_task_and_buffer_metrics(late: Finished) -> None:
     ):
         assert task + name in samples, name
     assert sum(v for _, v in samples[task + "operator_numLateRecordsDropped"]) > 0
+
+
+def test_the_reporter_keys_work_from_flinks_config_file_and_d_overrides_them(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``$FLINK_CONF_DIR/config.yaml`` as Flink 2 writes it (nested maps, a copy of its
+    ``conf/`` with keys that change nothing here): the reporter keys in it start the reporter
+    of ``ckptsim run``; ``-D`` wins over the file."""
+    (tmp_path / "config.yaml").write_text(
+        "# Flink's conf/config.yaml\n"
+        "jobmanager:\n"
+        "  memory:\n"
+        "    process.size: 1600m\n"
+        "metrics:\n"
+        "  reporter:\n"
+        "    prom:\n"
+        f"      factory.class: {PROMETHEUS_FACTORY}  # Prometheus\n"
+        '      port: "1"\n'
+        "      host: localhost\n"
+    )
+    monkeypatch.setenv("FLINK_CONF_DIR", str(tmp_path))
+    script = tmp_path / "job.py"
+    script.write_text(
+        "from pyflink.datastream import StreamExecutionEnvironment\n"
+        "env = StreamExecutionEnvironment.get_execution_environment()\n"
+        "env.from_collection([1, 2]).print()\n"
+        "env.execute()\n"
+    )
+    code = main(["run", str(script), "--simulate", "-D", "metrics.reporter.prom.port=0"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert sorted(line.split("> ")[-1] for line in out.splitlines()) == ["1", "2"]
+    assert "Prometheus metrics: http://localhost:" in err  # port 0 (-D), not 1 (the file)
+    assert "jobmanager.memory.process.size change nothing here" in err
+    (tmp_path / "config.yaml").unlink()
+    assert main(["run", str(script), "--simulate"]) == 2
+    assert "has no config.yaml" in capsys.readouterr().err
