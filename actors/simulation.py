@@ -144,6 +144,9 @@ class _SimInbox:
     def empty(self) -> bool:
         return self.box is None or not self.box.queue
 
+    def qsize(self) -> int:
+        return 0 if self.box is None else len(self.box.queue)
+
 
 class _SimFuture(ThreadingFuture[Any]):
     """Never blocks: ``get`` runs the simulation until the future is set."""

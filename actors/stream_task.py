@@ -163,7 +163,7 @@ class StreamTask(ExpectedFailures):
         self._answers: deque[TaskMessage] = deque()
         self._operator_names = {op.uid: op.name for op in spec.operators}
         #: Flink's per-subtask IO metrics (records, bytes, back-pressured/idle/busy time)
-        self.io = TaskIOMetrics()
+        self.io = TaskIOMetrics(counters=self.core.chain.record_counts)
 
     def on_start(self) -> None:
         self.log = EventLog(log, self.runtime.tracer, self.runtime.stamp).bind(
@@ -212,6 +212,8 @@ class StreamTask(ExpectedFailures):
             return
         if isinstance(message, StartTask):
             self.io.start(self.runtime.clock.now())
+        if not isinstance(message, RunDefaultAction):
+            self.io.mail()  # Flink's mailboxMailsPerSecond counts mails, not the default action
         self._handle(message, self.runtime.clock.now())
         self._run_default_actions()
 
@@ -302,8 +304,12 @@ class StreamTask(ExpectedFailures):
                 self._default_requested = True
             case WriteSnapshot(snapshot=snapshot, location=location):
                 self.runtime.run_async(partial(self._async_part, snapshot, location))
+            case Send(to=Role.JOB_MASTER, message=report):
+                self.job_master.tell(report)  # a watermark alignment report
             case Send(to=to, message=report):
-                assert to is Role.COORDINATOR, f"a task tells only its coordinator: {effect}"
+                assert to is Role.COORDINATOR, (
+                    f"a task tells only its JobMaster or coordinator: {effect}"
+                )
                 assert self.coordinator is not None
                 self.coordinator.tell(report)
             case ScheduleTimer(key=key, due=due):
@@ -525,7 +531,14 @@ class StreamTask(ExpectedFailures):
 
     def _metrics(self, now: int) -> dict[str, Any]:
         """The task's IO metrics and Flink's task and operator metrics (the user's too)."""
-        return {**self.io.snapshot(now), **self.core.metrics()}
+        size = getattr(self.actor_inbox, "qsize", None)
+        io = self.io.snapshot(now)
+        metrics = self.core.metrics()
+        rates = io.pop("counter_rates", {})
+        for uid, op in metrics["operators"].items():
+            for name in ("numRecordsIn", "numRecordsOut"):
+                op[f"{name}PerSecond"] = rates.get(f"{uid}.{name}", 0.0)
+        return {**io, **metrics, "mailboxQueueSize": size() if size is not None else 0}
 
 
 def _restore(connector: Connector, states: list[Any], checkpoint_id: int, events: EventLog) -> None:

@@ -25,7 +25,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -64,12 +64,42 @@ def _settings(pairs: list[str]) -> dict[str, str]:
     return settings
 
 
+def config_file_settings(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What ``$FLINK_CONF_DIR/config.yaml`` (Flink 2.x's configuration file) sets, as Flink's
+    CLI reads it before ``-D``: the keys ckptsim takes; the others (a copy of Flink's
+    ``conf/`` has JVM, memory and cluster addresses) are named once on stderr as changing
+    nothing here. ``ValueError`` if the directory has no config.yaml (as Flink's CLI)."""
+    from runtime.config import is_known, parse_config_yaml
+
+    conf_dir = (os.environ if environ is None else environ).get("FLINK_CONF_DIR")
+    if not conf_dir:
+        return {}
+    path = Path(conf_dir) / "config.yaml"
+    if not path.is_file():
+        legacy = (
+            " (Flink 2 no longer reads flink-conf.yaml)"
+            if (Path(conf_dir) / "flink-conf.yaml").is_file()
+            else ""
+        )
+        raise ValueError(f"FLINK_CONF_DIR={conf_dir} has no config.yaml{legacy}")
+    settings = parse_config_yaml(path.read_text(encoding="utf-8"), str(path))
+    unused = sorted(key for key in settings if not is_known(key))
+    if unused:
+        print(
+            f"ckptsim: {path}: {', '.join(unused)} change nothing here (ckptsim runs in this "
+            "process; 'ckptsim config' lists the keys it takes)",
+            file=sys.stderr,
+        )
+    return {key: value for key, value in settings.items() if is_known(key)}
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from runtime.config import ConfigError, Configuration, local_path
 
     try:
         timeout = _timeout(args.timeout)
-        settings = _settings(args.define)
+        # $FLINK_CONF_DIR/config.yaml first, -D over it (as Flink's CLI)
+        settings = {**config_file_settings(), **_settings(args.define)}
         if args.parallelism is not None:
             settings["parallelism.default"] = str(args.parallelism)
         start_from = args.from_savepoint or args.from_checkpoint

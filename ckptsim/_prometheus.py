@@ -126,7 +126,7 @@ def _task(
     labels = _task_labels(view, vertex, s)
     values = rest.subtask_metric_values(view, vertex, s)
     for name, value in values.items():
-        if "." in name:
+        if "." in name and not name.startswith(rest.TASK_GROUPS):
             continue  # an operator's (below)
         number = _number(value)
         if number is not None:

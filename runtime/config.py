@@ -642,6 +642,24 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "bounded input still sends the final watermark).",
     ),
     _opt(
+        "pipeline.watermark-alignment.buffer-size",
+        "int",
+        3,
+        "Watermark alignment (with_watermark_alignment): a source pauses when the watermark it "
+        "had this many update intervals ago is above its group's minimum plus the allowed "
+        "drift, which smooths out the round trip of the announcements (0: its latest "
+        "watermark, as before Flink 2.3).",
+        minimum=0,
+    ),
+    _opt(
+        "pipeline.watermark-alignment.allow-unaligned-source-splits",
+        "bool",
+        False,
+        "Watermark alignment of the splits within a source subtask, for split readers that "
+        "cannot pause.",
+        inert="a source subtask reads its splits as one reader, aligned as a whole",
+    ),
+    _opt(
         "execution.runtime-mode",
         "enum",
         "STREAMING",
@@ -1054,8 +1072,73 @@ _BY_KEY: dict[str, ConfigOption] = {o.key: o for o in OPTIONS}
 _DEPRECATED: dict[str, ConfigOption] = {k: o for o in OPTIONS for k in o.deprecated_keys}
 
 
+def parse_config_yaml(text: str, source: str = "config.yaml") -> dict[str, str]:
+    """Flink 2.x's configuration file (``$FLINK_CONF_DIR/config.yaml``) as flat settings:
+    ``key: value`` lines and nested maps (``metrics: {reporter: ...}`` by indentation), whose
+    keys join with ``.``, as Flink flattens them; ``#`` comments, quoted values and flow lists
+    (``[a, b]``, joined with ``;`` as Flink's list options take them). Other YAML (block
+    lists, anchors, multi-line values) is refused with the line it is on."""
+    settings: dict[str, str] = {}
+    #: (indentation, key prefix) of the maps open at the current line
+    stack: list[tuple[int, str]] = [(-1, "")]
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = _strip_comment(raw).rstrip()
+        if not line.strip() or line.strip() == "---":
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        body = line.strip()
+        if "\t" in raw[:indent] or body.startswith(("- ", "&", "*", "|", ">")) or body == "-":
+            raise ConfigError(
+                f"{source}, line {number}: {raw.strip()!r}: ckptsim reads key: value lines "
+                "and nested maps of Flink's config.yaml only"
+            )
+        key, sep, value = body.partition(":")
+        if not sep or not key.strip():
+            raise ConfigError(f"{source}, line {number}: {raw.strip()!r} is not key: value")
+        while indent <= stack[-1][0]:
+            stack.pop()
+        full = f"{stack[-1][1]}{_unquote(key.strip())}"
+        value = value.strip()
+        if not value:
+            stack.append((indent, full + "."))  # a nested map follows
+            continue
+        settings[full] = _yaml_scalar(value)
+    return settings
+
+
+def _strip_comment(line: str) -> str:
+    quote: str | None = None
+    for index, char in enumerate(line):
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or line[index - 1] in " \t"):
+            return line[:index]
+    return line
+
+
+def _unquote(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+def _yaml_scalar(value: str) -> str:
+    if value.startswith("[") and value.endswith("]"):
+        items = [_unquote(item.strip()) for item in value[1:-1].split(",") if item.strip()]
+        return ";".join(items)
+    return _unquote(value)
+
+
 def option(key: str) -> ConfigOption:
     return _BY_KEY[key]
+
+
+def is_known(key: str) -> bool:
+    """A key ckptsim takes (its own name or a deprecated one)."""
+    return key in _BY_KEY or key in _DEPRECATED
 
 
 class Configuration(Mapping[str, Any]):

@@ -606,6 +606,7 @@ def plan_execution(
     max_per_channel: int = conf["taskmanager.network.memory.max-buffers-per-channel"]
     segment_size: int = conf["taskmanager.memory.segment-size"]
     auto_watermark_interval: int = conf["pipeline.auto-watermark-interval"]
+    alignment_buffer_size: int = conf["pipeline.watermark-alignment.buffer-size"]
     batch = conf["execution.runtime-mode"] == "BATCH"
     job_parameters = tuple(sorted((conf["pipeline.global-job-parameters"] or {}).items()))
     channels = job.channels()
@@ -671,6 +672,10 @@ def plan_execution(
                 attempt=attempt,
                 restore=(restore or {}).get(task),
                 auto_watermark_interval=auto_watermark_interval,
+                alignment_buffer_size=alignment_buffer_size,
+                input_pool_size=num_inputs.get(task, 0) * exclusive + floating
+                if num_inputs.get(task, 0)
+                else 0,
                 batch=batch,
                 job_parameters=job_parameters,
                 channel_inputs=tuple(

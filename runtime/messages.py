@@ -236,6 +236,15 @@ class StopTask:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WatermarkAlignment:
+    """The scheduler -> a source task of a watermark alignment group (Flink's
+    ``WatermarkAlignmentEvent``): emit nothing while your last watermark is above
+    ``max_watermark`` (the group's minimum plus the allowed drift)."""
+
+    max_watermark: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StartTask:
     """Deployed: open the operators (restoring state if given) and start working."""
 
@@ -419,6 +428,21 @@ class SourceProgress:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReportedWatermark:
+    """A source task of a watermark alignment group -> the scheduler (Flink's
+    ``ReportedWatermarkEvent`` to the ``SourceCoordinator``), every update interval: the
+    watermark it last emitted (``MAX_WATERMARK`` once its input ended). ``max_drift`` and
+    ``update_interval`` are its strategy's (``with_watermark_alignment``)."""
+
+    task: TaskId
+    attempt: int
+    group: str
+    watermark: int
+    max_drift: int
+    update_interval: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CoordinatorCrashed:
     """The checkpoint coordinator's actor crashed (a bug of ckptsim, not of the job): the
     job fails with this cause instead of waiting for checkpoints that never come."""
@@ -523,6 +547,7 @@ SchedulerMessage = (
     | TasksUnreachable
     | SinkResults
     | SourceProgress
+    | ReportedWatermark
     | CoordinatorCrashed
     | CheckpointFailure
     | CancelJob
@@ -554,6 +579,7 @@ TaskMessage = (
     | CancelTask
     | StopTask
     | TimerFired
+    | WatermarkAlignment
 )
 
 HandlerMessage = (

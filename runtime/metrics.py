@@ -12,18 +12,80 @@ while the output has no credit and idle otherwise. Pure bookkeeping: no clock of
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 JsonDict = dict[str, Any]
 
 
+#: Flink's ``View.UPDATE_INTERVAL_SECONDS``: meters and timer gauges take a sample every 5 s
+VIEW_UPDATE_MS = 5000
+#: Flink's default time span of a ``MeterView`` and a ``TimerGauge``
+TIME_SPAN_S = 60
+
+
+class MeterView:
+    """Flink's ``MeterView`` over a counter: every 5 s (``update``) the count goes into a ring of
+    ``span / 5 + 1`` samples, and the rate is (newest - oldest) / span, per second. Until the
+    ring went round once the oldest sample is 0: over a job's first minute the rate is the
+    count divided by 60, as Flink's."""
+
+    __slots__ = ("_time", "_values", "rate", "span_s")
+
+    def __init__(self, time_span_in_seconds: int = TIME_SPAN_S) -> None:
+        self.span_s = max(5, time_span_in_seconds - time_span_in_seconds % 5)
+        self._values = [0] * (self.span_s // 5 + 1)
+        self._time = 0
+        self.rate = 0.0
+
+    def update(self, count: int) -> None:
+        values = self._values
+        self._time = (self._time + 1) % len(values)
+        values[self._time] = count
+        self.rate = (count - values[(self._time + 1) % len(values)]) / self.span_s
+
+
+class TimerGauge:
+    """Flink's ``TimerGauge``: the milliseconds measured in each 5 s interval go into a ring of
+    ``span / 5`` slots (``update``); the value is their sum over the slots filled so far divided
+    by their seconds, ms per second as a whole number from 0 to 1000."""
+
+    __slots__ = ("_filled", "_index", "_values", "value")
+
+    def __init__(self, time_span_in_seconds: int = TIME_SPAN_S) -> None:
+        span = max(5, time_span_in_seconds - time_span_in_seconds % 5)
+        self._values = [0] * (span // 5)
+        self._index = 0
+        self._filled = 0
+        self.value = 0
+
+    def update(self, measured_ms: int) -> None:
+        values = self._values
+        values[self._index] = measured_ms
+        self._index = (self._index + 1) % len(values)
+        self._filled = min(self._filled + 1, len(values))
+        total = sum(values[: self._filled]) if self._filled < len(values) else sum(values)
+        self.value = max(0, min(1000, total // (5 * self._filled)))
+
+
+_BACKPRESSURED, _IDLE, _BUSY = 0, 1, 2
+
+
 @dataclass(slots=True)
 class TaskIOMetrics:
+    """A subtask's IO counters and Flink's views of them: ``numRecordsInPerSecond`` and the
+    other rates are ``MeterView`` s, ``backPressuredTimeMsPerSecond`` and ``idleTimeMsPerSecond``
+    ``TimerGauge`` s, sampled every 5 s of the job clock from the task's start. Nothing runs on
+    its own: a sample due is taken when a mail is observed or a snapshot asked for, with the
+    counts and times as of its instant (time is split at the sample's instant)."""
+
     records_in: int = 0
     records_out: int = 0
     bytes_out: int = 0
+    buffers_out: int = 0
+    #: mails other than the default action (Flink's ``mailboxMailsPerSecond`` counts those)
+    mails: int = 0
     backpressured_ms: int = 0
     idle_ms: int = 0
     busy_ms: int = 0
@@ -32,23 +94,72 @@ class TaskIOMetrics:
     ended_at: int = -1
     _last_end: int = -1
     _backpressured: bool = False
+    #: time before this is split into back-pressured, idle and busy
+    _accounted: int = -1
+    #: the next sample's instant (-1: not started)
+    _next_view: int = -1
+    #: ms of each kind since the last sample
+    _interval: list[int] = field(default_factory=lambda: [0, 0, 0])
+    _meters: dict[str, MeterView] = field(default_factory=dict)
+    _timers: list[TimerGauge] = field(default_factory=list)
+    #: more counters to keep a ``MeterView`` of (the operators' records in and out), read at
+    #: each sample: name -> count
+    counters: Callable[[], Mapping[str, int]] | None = None
+    _counter_meters: dict[str, MeterView] = field(default_factory=dict)
 
     def start(self, now: int) -> None:
         if self.started_at < 0:
             self.started_at = now
             self._last_end = now
+            self._accounted = now
+            self._next_view = now + VIEW_UPDATE_MS
+            self._meters = {
+                name: MeterView()
+                for name in ("records_in", "records_out", "bytes_out", "buffers_out", "mails")
+            }
+            self._timers = [TimerGauge(), TimerGauge()]  # back-pressured, idle
+
+    def _account(self, until: int, kind: int) -> None:
+        """Time from the last accounted instant to ``until`` was of ``kind``; the samples due
+        up to ``until`` are taken on the way."""
+        accounted = self._accounted
+        if accounted < 0 or until <= accounted:
+            return
+        interval = self._interval
+        while 0 <= self._next_view <= until:
+            due = self._next_view
+            self._add(kind, due - accounted)
+            accounted = due
+            for name, meter in self._meters.items():
+                meter.update(getattr(self, name))
+            if self.counters is not None:
+                meters = self._counter_meters
+                for name, count in self.counters().items():
+                    if name not in meters:
+                        meters[name] = MeterView()
+                    meters[name].update(count)
+            self._timers[0].update(interval[_BACKPRESSURED])
+            self._timers[1].update(interval[_IDLE])
+            interval[:] = [0, 0, 0]
+            self._next_view = due + VIEW_UPDATE_MS
+        self._add(kind, until - accounted)
+        self._accounted = until
+
+    def _add(self, kind: int, ms: int) -> None:
+        self._interval[kind] += ms
+        if kind == _BACKPRESSURED:
+            self.backpressured_ms += ms
+        elif kind == _IDLE:
+            self.idle_ms += ms
+        else:
+            self.busy_ms += ms
 
     def observe(
         self, start: int, end: int, *, records_in: int, records_out: int, backpressured: bool
     ) -> None:
         """One mail handled from ``start`` to ``end``; the counters are the task's totals."""
-        if self._last_end >= 0 and start > self._last_end:
-            gap = start - self._last_end
-            if self._backpressured:
-                self.backpressured_ms += gap
-            else:
-                self.idle_ms += gap
-        self.busy_ms += max(0, end - start)
+        self._account(start, _BACKPRESSURED if self._backpressured else _IDLE)
+        self._account(end, _BUSY)
         self._last_end = max(end, self._last_end)
         self._backpressured = backpressured
         self.records_in = records_in
@@ -56,6 +167,10 @@ class TaskIOMetrics:
 
     def wrote(self, nbytes: int) -> None:
         self.bytes_out += nbytes
+        self.buffers_out += 1
+
+    def mail(self) -> None:
+        self.mails += 1
 
     def end(self, now: int) -> None:
         if self.ended_at < 0:
@@ -67,25 +182,30 @@ class TaskIOMetrics:
                 backpressured=False,
             )
             self.ended_at = now
+            self._next_view = -1  # no more samples
 
     def snapshot(self, now: int) -> JsonDict:
-        """The counters as of ``now`` (a back-pressured or idle stretch still going counts)."""
-        backpressured, idle = self.backpressured_ms, self.idle_ms
-        if self.ended_at < 0 and self._last_end >= 0 and now > self._last_end:
-            if self._backpressured:
-                backpressured += now - self._last_end
-            else:
-                idle += now - self._last_end
+        """The counters as of ``now`` (a back-pressured or idle stretch still going counts),
+        and Flink's views of them as of their last sample."""
+        if self.ended_at < 0:
+            self._account(now, _BACKPRESSURED if self._backpressured else _IDLE)
+        rates: JsonDict = {f"{name}_per_s": meter.rate for name, meter in self._meters.items()}
+        rates["counter_rates"] = {name: m.rate for name, m in self._counter_meters.items()}
+        timers = self._timers
         return {
             "records_in": self.records_in,
             "records_out": self.records_out,
             "bytes_out": self.bytes_out,
-            "backpressured_ms": backpressured,
-            "idle_ms": idle,
+            "buffers_out": self.buffers_out,
+            "backpressured_ms": self.backpressured_ms,
+            "idle_ms": self.idle_ms,
             "busy_ms": self.busy_ms,
             "backpressured": self._backpressured and self.ended_at < 0,
             "started_at": self.started_at,
             "ended_at": self.ended_at,
+            **rates,
+            "backpressured_ms_per_s": timers[0].value if timers else 0,
+            "idle_ms_per_s": timers[1].value if timers else 0,
         }
 
 

@@ -996,23 +996,32 @@ def attempt_accumulators_body(view: JobView, vertex: VertexView, s: SubtaskView)
 
 
 def _subtask_rates(view: JobView, vertex: VertexView, s: SubtaskView) -> dict[str, float]:
-    """A subtask's metrics as Flink names them (rates per second over its run so far)."""
-    _start, _, duration = _subtask_times(view, s)
-    seconds = duration / 1000 if duration > 0 else 0.0
-    bp, idle, busy = backpressure_ratio(view, s)
+    """A subtask's task metrics as Flink names them: counters, and their rates as Flink's
+    ``MeterView`` s and ``TimerGauge`` s give them (``runtime.metrics``: over the last minute,
+    sampled every 5 s of the job clock; a rate is a double, a time per second a whole number,
+    busy time 1000 minus the others)."""
     io = _io(view, vertex, s)
+    m = s.metrics
     records_in, records_out = float(io["read-records"]), float(io["write-records"])
+    in_rate = float(m.get("records_in_per_s", 0.0)) if vertex.inputs else 0.0
+    per_record = float(io["read-bytes"]) / records_in if records_in else 0.0
+    bp = int(m.get("backpressured_ms_per_s", 0))
+    idle = int(m.get("idle_ms_per_s", 0))
     return {
         "numRecordsIn": records_in,
         "numRecordsOut": records_out,
         "numBytesIn": float(io["read-bytes"]),
         "numBytesOut": float(io["write-bytes"]),
-        "numRecordsInPerSecond": records_in / seconds if seconds else 0.0,
-        "numRecordsOutPerSecond": records_out / seconds if seconds else 0.0,
-        "numBytesOutPerSecond": float(io["write-bytes"]) / seconds if seconds else 0.0,
-        "backPressuredTimeMsPerSecond": bp * 1000,
-        "idleTimeMsPerSecond": idle * 1000,
-        "busyTimeMsPerSecond": busy * 1000,
+        "numBuffersOut": float(m.get("buffers_out", 0)),
+        "numRecordsInPerSecond": in_rate,
+        "numRecordsOutPerSecond": float(m.get("records_out_per_s", 0.0)),
+        "numBytesInPerSecond": in_rate * per_record,
+        "numBytesOutPerSecond": float(m.get("bytes_out_per_s", 0.0)),
+        "numBuffersOutPerSecond": float(m.get("buffers_out_per_s", 0.0)),
+        "mailboxMailsPerSecond": float(m.get("mails_per_s", 0.0)),
+        "backPressuredTimeMsPerSecond": bp,
+        "idleTimeMsPerSecond": idle,
+        "busyTimeMsPerSecond": 1000.0 - min(bp + idle, 1000),
         "accumulateBackPressuredTimeMs": float(io["accumulated-backpressured-time"]),
         "accumulateIdleTimeMs": float(io["accumulated-idle-time"]),
         "accumulateBusyTimeMs": float(io["accumulated-busy-time"]),
@@ -1040,7 +1049,15 @@ def _value_text(name: str, value: float | int | str) -> str:
     """A metric's value as text: a rate (a meter's) as Flink's doubles (``0.0``)."""
     if isinstance(value, str):
         return value
+    if isinstance(value, bool):  # a boolean gauge, as Java prints it
+        return "true" if value else "false"
+    if name.endswith(_TIMER_GAUGES):  # a TimerGauge's: a whole number (a long in Flink)
+        return str(int(value))
     return repr(float(value)) if name.endswith("PerSecond") else _metric_text(value)
+
+
+#: Flink's ``TimerGauge`` metrics (longs; the other ``...PerSecond`` are doubles)
+_TIMER_GAUGES = ("backPressuredTimeMsPerSecond", "idleTimeMsPerSecond")
 
 
 def subtask_metric_values(
@@ -1053,6 +1070,13 @@ def subtask_metric_values(
     distribution's text)."""
     values: dict[str, float | int | str] = dict(_subtask_rates(view, vertex, s))
     m = s.metrics
+    if "backpressured" in m:
+        values["isBackPressured"] = bool(m["backpressured"])
+    if "mailboxQueueSize" in m:
+        values["mailboxQueueSize"] = int(m["mailboxQueueSize"])
+    for name, group in _BUFFER_METRICS.items():
+        if name in m:
+            values[f"{group}.{name}"] = m[name]
     names = ["checkpointStartDelayNanos"]
     if vertex.inputs:  # a task with network input: its input watermark, its alignment
         names += ["currentInputWatermark", "checkpointAlignmentTime"]
@@ -1065,8 +1089,11 @@ def subtask_metric_values(
         scope = metric_scope_name(operator)
         for name in ("numRecordsIn", "numRecordsOut"):
             values[f"{scope}.{name}"] = int(op[name])
-            values[f"{scope}.{name}PerSecond"] = int(op[name]) / seconds if seconds else 0.0
-        for name in ("currentInputWatermark", "currentOutputWatermark"):
+            rate = op.get(f"{name}PerSecond")  # the task's MeterView of it (runtime.metrics)
+            if rate is None:
+                rate = int(op[name]) / seconds if seconds else 0.0
+            values[f"{scope}.{name}PerSecond"] = float(rate)
+        for name in ("currentInputWatermark", "currentOutputWatermark", "numLateRecordsDropped"):
             if name in op:
                 values[f"{scope}.{name}"] = int(op[name])
         for user in op.get("user", ()):
@@ -1075,7 +1102,8 @@ def subtask_metric_values(
     return values
 
 
-#: Flink's metrics of every operator (``subtask_metric_values``)
+#: Flink's metrics of every operator (``subtask_metric_values``; a window operator's
+#: ``numLateRecordsDropped`` too)
 OPERATOR_METRICS = (
     "numRecordsIn",
     "numRecordsOut",
@@ -1083,7 +1111,20 @@ OPERATOR_METRICS = (
     "numRecordsOutPerSecond",
     "currentInputWatermark",
     "currentOutputWatermark",
+    "numLateRecordsDropped",
 )
+
+#: Flink's network buffer gauges of a task, by the group they are in
+#: (``NettyShuffleMetricFactory``)
+_BUFFER_METRICS = {
+    "inPoolUsage": "Shuffle.Netty.Input.Buffers",
+    "inputQueueLength": "Shuffle.Netty.Input.Buffers",
+    "outPoolUsage": "Shuffle.Netty.Output.Buffers",
+    "outputQueueLength": "Shuffle.Netty.Output.Buffers",
+}
+
+#: the task metrics in a group below the task (``Shuffle.Netty...``), not an operator's
+TASK_GROUPS = tuple(sorted(set(_BUFFER_METRICS.values())))
 
 
 def metric_scope_name(name: str) -> str:

@@ -82,8 +82,8 @@ class WatermarkStrategy:
     assigner: Callable[[Any, int], int] | None = None
     #: processing time without records after which the stream is idle (0: never)
     idleness: int = 0
-    #: ``with_watermark_alignment``: (group, max drift ms, update interval ms); accepted, and
-    #: the sources of the group are not paused (FLIP-182 is not modelled)
+    #: ``with_watermark_alignment``: (group, max drift ms, update interval ms); a source whose
+    #: strategy it is pauses while ahead of its group (FLIP-182, ``runtime.scheduler.alignment``)
     alignment: tuple[str, int, int] | None = None
 
     @staticmethod
@@ -126,8 +126,9 @@ class WatermarkStrategy:
     ) -> WatermarkStrategy:
         """Flink's watermark alignment (FLIP-182): sources of ``watermark_group`` more than
         ``max_allowed_watermark_drift`` ahead of the group's minimum watermark pause, checked
-        every ``update_interval`` (default 1 s). Recorded on the strategy; ckptsim does not
-        pause sources (the results of a bounded job are the same)."""
+        every ``update_interval`` (default 1 s), until the group catches up. Only a source's
+        strategy aligns (one assigned right after the source, as ``from_source`` does);
+        checkpoints go on while a source is paused."""
         if not isinstance(watermark_group, str):
             raise TypeError(f"watermark_group must be a str, got {watermark_group!r}")
         drift = millis(max_allowed_watermark_drift, "max_allowed_watermark_drift")

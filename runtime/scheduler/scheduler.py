@@ -62,6 +62,7 @@ from runtime.messages import (
     JobRequestId,
     JobStatusChanged,
     ListRetainedCheckpoints,
+    ReportedWatermark,
     RequestOutcome,
     RestoredFromCheckpoint,
     RetainedCheckpoints,
@@ -85,6 +86,7 @@ from runtime.messages import (
 )
 from runtime.reasons import CheckpointFailureReason
 from runtime.restart import NoRestart, RestartStrategy
+from runtime.scheduler.alignment import AnnounceCombinedWatermark, WatermarkAlignmentCoordinator
 from runtime.scheduler.effects import (
     CompleteJob,
     DeployTasks,
@@ -169,6 +171,8 @@ class Scheduler:
         self._restart_delay = 0
         self._restore: RestoreChoice | None = None
         self._source_records: dict[TaskId, int] = {}
+        #: FLIP-182: the alignment groups' watermarks (the SourceCoordinators' part)
+        self.alignment = WatermarkAlignmentCoordinator()
         #: savepoint requests (by index) already triggered or failed
         self._requested: set[int] = set()
         #: outside requests waiting for their outcome -> the runtime's reply token
@@ -208,6 +212,14 @@ class Scheduler:
                     self._unreachable(tasks)
             case SinkResults():
                 self._sink_results(msg)
+            case ReportedWatermark():
+                if self.status.status is JobStatus.RUNNING:
+                    self._out.extend(self.alignment.report(msg, now))
+            case TimerFired(key=AnnounceCombinedWatermark() as key):
+                if self.status.status is JobStatus.RUNNING:
+                    self._out.extend(self.alignment.tick(key, now, self._running))
+                else:
+                    self.alignment.stop()
             case SourceProgress(task=task, records=records):
                 self._source_records[task] = records
                 self._check_record_savepoints()
@@ -298,7 +310,11 @@ class Scheduler:
 
     # --- deployment ---------------------------------------------------------------------------
 
+    def _running(self, task: TaskId) -> bool:
+        return self.task_states.states.get(task) is ExecutionState.RUNNING
+
     def _deploy(self) -> None:
+        self.alignment = WatermarkAlignmentCoordinator(self.attempt)
         self._emit(
             DeployTasks(
                 attempt=self.attempt, plan=self.plan, report_records_every=self._progress_step()

@@ -417,6 +417,15 @@ class OperatorChain:
             self.cost_ms += cost[0] + cost[1] * len(batch)
         return batch
 
+    def source_watermarks(self) -> TimestampsAndWatermarksOperator | None:
+        """A source's watermark generator chained right after it (``from_source``'s
+        strategy), if any: the watermark it emitted is what the source emitted."""
+        if self.source is not None and len(self.operators) > 1:
+            op = self.operators[1]
+            if isinstance(op, TimestampsAndWatermarksOperator):
+                return op
+        return None
+
     def source_ready_at(self, now: int) -> int | None:
         source = self.source
         assert source is not None and source.reader is not None
@@ -499,6 +508,16 @@ class OperatorChain:
         cost, self.cost_ms = self.cost_ms, 0.0
         return cost
 
+    def record_counts(self) -> dict[str, int]:
+        """Each operator's records in and out, ``<uid>.numRecordsIn`` / ``.numRecordsOut`` (what
+        the task keeps a rate of)."""
+        out: dict[str, int] = {}
+        for index, op in enumerate(self.operators):
+            side = op.side.emitted if op.side is not None else 0
+            out[f"{op.uid}.numRecordsIn"] = self.records_in[index]
+            out[f"{op.uid}.numRecordsOut"] = self.records_out[index] + side
+        return out
+
     def operator_metrics(self) -> dict[str, JsonDict]:
         """Flink's operator metrics, by operator uid: records in and out, the watermarks,
         and the user's metrics (``MetricGroup.snapshot``)."""
@@ -516,6 +535,8 @@ class OperatorChain:
             }
             if not isinstance(op, SourceOperator):  # a source has no input (Flink: no gauge)
                 out[op.uid]["currentInputWatermark"] = watermark
+            if isinstance(op, WindowOperator):  # late records not sent to a side output
+                out[op.uid]["numLateRecordsDropped"] = op.num_late_records_dropped
         return out
 
     def sink_label(self, uid: str) -> str:

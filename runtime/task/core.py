@@ -26,6 +26,7 @@ user's traceback); any other exception is a bug and propagates.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
@@ -39,7 +40,9 @@ from runtime.effects import (
     ConvertToPriorityEvent,
     GateEffect,
     ResumeConsumption,
+    Role,
     ScheduleTimer,
+    Send,
     TaskCanceled,
     TaskEffect,
     TaskFailed,
@@ -57,6 +60,7 @@ from runtime.messages import (
     NotifyCheckpointAborted,
     NotifyCheckpointComplete,
     OutputCredit,
+    ReportedWatermark,
     RunDefaultAction,
     SnapshotFailed,
     SnapshotWritten,
@@ -67,6 +71,7 @@ from runtime.messages import (
     TimerFired,
     TriggerCheckpoint,
     UserCodeFailed,
+    WatermarkAlignment,
 )
 from runtime.network import (
     Buffer,
@@ -87,12 +92,18 @@ from runtime.task.mailbox import MailboxProcessor, MailboxStep
 from runtime.task.result_partition import RecordWriter, ResultPartition
 from runtime.task.spec import TaskSpec
 from runtime.task.status import TaskEvent, TaskStatus, transition
-from runtime.watermarks import MAX_WATERMARK
+from runtime.watermarks import MAX_WATERMARK, MIN_WATERMARK
 
 
 @dataclass(frozen=True, slots=True)
 class SourceWakeUp:
     """Timer key: a rate-limited source may read again."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportWatermark:
+    """Timer key: a source of a watermark alignment group reports its watermark (every
+    update interval, as Flink's ``SourceOperator``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +210,19 @@ class StreamTaskCore:
         #: the last checkpoint's alignment and start delay, ms (Flink's task metrics)
         self.last_alignment_ms = 0
         self.last_start_delay_ms = 0
+        #: FLIP-182: a source of a watermark alignment group: its watermark generator and
+        #: (group, max drift, update interval); the largest watermark it may have emitted and
+        #: go on reading (the scheduler's last ``WatermarkAlignment``), and whether it paused
+        self._aligned = self.chain.source_watermarks()
+        alignment = self._aligned.strategy.alignment if self._aligned is not None else None
+        self.alignment: tuple[str, int, int] | None = alignment
+        if alignment is None:
+            self._aligned = None
+        self.max_watermark = MAX_WATERMARK
+        self.paused_for_alignment = False
+        #: Flink 2.3's ``WatermarkSampler``: the watermark emitted, sampled every update
+        #: interval; the oldest sample is what is checked (empty buffer: the latest)
+        self._samples: deque[int] = deque([MIN_WATERMARK] * spec.alignment_buffer_size)
 
     # --- entry point ------------------------------------------------------------------------------
 
@@ -268,8 +292,12 @@ class StreamTaskCore:
                 self._fail(failure)
             case InjectFailure(message=message):
                 self._fail(None, message)
+            case WatermarkAlignment(max_watermark=allowed):
+                self.max_watermark = allowed
             case TimerFired(key=key):
-                if isinstance(key, SourceWakeUp):
+                if isinstance(key, ReportWatermark):
+                    self._report_watermark()
+                elif isinstance(key, SourceWakeUp):
                     self.mailbox.waiting_for_timer = False
                 elif isinstance(key, ProcessingTimeWakeUp):
                     self._wakeup = None
@@ -356,6 +384,8 @@ class StreamTaskCore:
             self._finished_on_restore = restore.finished
         self._transition(TaskEvent.START)
         self._send()
+        if self.alignment is not None:
+            self._report_watermark()
         if self.is_source and self._finished_on_restore:
             self._end_of_data()
 
@@ -369,6 +399,8 @@ class StreamTaskCore:
                 # task and (through the channels) downstream (Flink's advanceToEndOfEventTime)
                 self._emit_outputs(self.chain.advance_watermark(MAX_WATERMARK))
             self._write(self.chain.end_input())
+        if self.alignment is not None:
+            self._report_watermark(final=True)  # the end of event time: out of the group
         if self.writer is not None:
             self.writer.partition.broadcast_event(EndOfData())
             self._send()
@@ -445,7 +477,7 @@ class StreamTaskCore:
         if self._finish_pending:
             input_available = True
         elif self.is_source:
-            input_available = status is TaskStatus.RUNNING
+            input_available = status is TaskStatus.RUNNING and not self._alignment_pause()
         else:
             input_available = inputs is not None and inputs.is_available
         request = self.mailbox.update(
@@ -460,6 +492,57 @@ class StreamTaskCore:
             self._out.append(request)
         if self.chain.has_timers:
             self._schedule_wakeup(running)
+
+    def _alignment_pause(self) -> bool:
+        """FLIP-182: a source whose last watermark is above the group's allowed maximum emits
+        nothing (checkpoints, timers and watermarks go on) until the group catches up."""
+        aligned = self._aligned
+        if aligned is None:
+            return False
+        checked = self._samples[0] if self._samples else aligned.current_watermark
+        paused = checked > self.max_watermark
+        if paused is not self.paused_for_alignment:
+            self.paused_for_alignment = paused
+            self._emit(
+                Traced(
+                    event="source_paused_for_alignment" if paused else "source_resumed",
+                    fields={
+                        "watermark": aligned.current_watermark,
+                        "checked": checked,
+                        "max_watermark": self.max_watermark,
+                    },
+                )
+            )
+        return paused
+
+    def _report_watermark(self, *, final: bool = False) -> None:
+        """Sample the watermark last emitted, then tell the scheduler (Flink's
+        ``ReportedWatermarkEvent``; nothing before the first one; an idle source or one whose
+        input ended reports the end of event time, so it does not hold its group back); again
+        every update interval while it runs."""
+        aligned, alignment = self._aligned, self.alignment
+        assert aligned is not None and alignment is not None
+        group, drift, interval = alignment
+        if self._samples:
+            self._samples.append(aligned.current_watermark)
+            self._samples.popleft()
+        watermark = MAX_WATERMARK if aligned.idle else aligned.current_watermark
+        if watermark != MIN_WATERMARK:
+            self._emit(
+                Send(
+                    to=Role.JOB_MASTER,
+                    message=ReportedWatermark(
+                        task=self.task,
+                        attempt=self.spec.attempt,
+                        group=group,
+                        watermark=watermark,
+                        max_drift=drift,
+                        update_interval=interval,
+                    ),
+                )
+            )
+        if self.status is TaskStatus.RUNNING and not final:
+            self._emit(ScheduleTimer(key=ReportWatermark(), due=self._now + interval))
 
     def _schedule_wakeup(self, running: bool) -> None:
         """One timer for the earliest processing time an operator waits for (its timers, a
@@ -480,7 +563,7 @@ class StreamTaskCore:
         if self.writer is not None and not self.writer.partition.is_available:
             return  # back-pressure (the mailbox suspended the default action)
         if self.is_source:
-            if self.status is TaskStatus.RUNNING:
+            if self.status is TaskStatus.RUNNING and not self._alignment_pause():
                 self._read_source()
             return
         assert self.inputs is not None
@@ -698,12 +781,25 @@ class StreamTaskCore:
         input watermark, the last checkpoint's alignment time and start delay (ns, as Flink's),
         and each operator's (``OperatorChain.operator_metrics``, by uid)."""
         head = self.chain.operators[0]
-        return {
+        out: dict[str, Any] = {
             "currentInputWatermark": head.current_watermark,
             "checkpointAlignmentTime": self.last_alignment_ms * 1_000_000,
             "checkpointStartDelayNanos": self.last_start_delay_ms * 1_000_000,
             "operators": self.chain.operator_metrics(),
         }
+        # Flink's Shuffle.Netty buffer gauges: the output pool's buffers in use (queued or
+        # being filled) and those queued; the input channels' buffers queued (of the gate's
+        # exclusive and floating buffers)
+        if self.writer is not None:
+            partition = self.writer.partition
+            out["outPoolUsage"] = partition.in_use / partition.pool_size
+            out["outputQueueLength"] = sum(len(sub.queue) for sub in partition.subpartitions)
+        if self.inputs is not None:
+            queued = self.inputs.queued_buffers()
+            out["inputQueueLength"] = queued
+            pool = self.spec.input_pool_size
+            out["inPoolUsage"] = min(1.0, queued / pool) if pool else 0.0
+        return out
 
     @property
     def records_out(self) -> int:

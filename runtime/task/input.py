@@ -92,6 +92,10 @@ class StreamInputProcessor:
 
     # --- arrival ------------------------------------------------------------------------------
 
+    def queued_buffers(self) -> int:
+        """Buffers queued in the input channels, not yet taken (Flink's ``inputQueueLength``)."""
+        return sum(1 for c in self.gate.channels for e in c.queued() if isinstance(e.item, Buffer))
+
     def receive(self, channel: int, item: ChannelItem) -> None:
         """The network delivered ``item`` (Flink: ``onBuffer`` of the input channel)."""
         self.gate.push(channel, item)

@@ -84,6 +84,12 @@ class TaskSpec:
     restore: TaskRestore | None = None
     #: ``pipeline.auto-watermark-interval``, ms (0: no periodic watermarks)
     auto_watermark_interval: int = 200
+    #: ``pipeline.watermark-alignment.buffer-size``: an aligned source pauses when the
+    #: watermark it had this many update intervals ago is above its group's allowed maximum
+    #: (0: its latest watermark)
+    alignment_buffer_size: int = 3
+    #: buffers of the input gate: input channels * buffers-per-channel + floating buffers
+    input_pool_size: int = 0
     #: the logical input of each input channel (0, or 1 for a two-input operator's second)
     channel_inputs: tuple[int, ...] = ()
     #: ``execution.runtime-mode: BATCH``

@@ -408,3 +408,133 @@ def test_every_page_of_flinks_historyserver_shows_a_ckptsim_archive(
     # but one: the dashboard's start page asks for /overview, which Flink's HistoryServer does
     # not serve (it writes no such file, for Flink's own archives either)
     assert not [p for p in problems if not OVERVIEW_404.search(p)], "\n".join(problems)
+
+
+#: task metrics the Metrics tab must list and show a number for (by vertex: the source's, the
+#: keyed one's), with an operator's
+SHOWN_METRICS = (
+    [
+        "numRecordsOutPerSecond",
+        "idleTimeMsPerSecond",
+        "mailboxMailsPerSecond",
+        "Shuffle.Netty.Output.Buffers.outPoolUsage",
+        "Source__seq.numRecordsOut",
+    ],
+    [
+        "numRecordsInPerSecond",
+        "backPressuredTimeMsPerSecond",
+        "busyTimeMsPerSecond",
+        "Shuffle.Netty.Input.Buffers.inPoolUsage",
+        "Reduce.numRecordsInPerSecond",
+    ],
+)
+
+
+def test_the_metrics_tab_of_flinks_dashboard_lists_and_shows_the_task_metrics(
+    dashboard: FlinkDashboard, browser: Any
+) -> None:
+    """The Metrics tab of each vertex of a running job: its selector lists the task metrics
+    (``isBackPressured`` among them); each one chosen gets its chart, whose numeric view shows
+    a number once the dashboard fetched it (``.../metrics?get=...``, answered 200), with no
+    error toast, failed request or console error. The job runs past the first 5 s sample, so
+    the rates are a minute's ``MeterView`` of something."""
+    registry = JobRegistry()
+    results: list[JobResult] = []
+    problems: list[str] = []
+    with WebServer(registry, host="localhost", port=0, dashboard=dashboard) as server:
+        base = server.url.rstrip("/")
+        thread = _job(registry, results)
+        job_id: str = until(lambda: next(iter(registry.live), None), "the job to start")
+        job_path = f"/jobs/{job_id}"
+        vertices = until(
+            lambda: [v["id"] for v in http(server, "GET", job_path)[1].get("vertices", [])],
+            "the job's vertices",
+        )
+
+        def sampled() -> bool:  # a 5 s sample was taken: the rate is above 0
+            path = f"{job_path}/vertices/{vertices[1]}/metrics?get=0.numRecordsInPerSecond"
+            body = http(server, "GET", path)[1]
+            return bool(body) and float(body[0]["value"]) > 0
+
+        until(sampled, "a sample of the records-in meter")
+        network = Network(base)
+        browser.get(base + "/")
+        for vertex, names in zip(vertices, SHOWN_METRICS, strict=True):
+            route = f"job/running/{job_id}/overview/{vertex}/metrics"
+            problems += visit(browser, network, route, [f"{job_path}/vertices/{vertex}/metrics"])
+            browser.find_element("css selector", ".metric-selector .ant-select-selector").click()
+            titles = {
+                o.get_attribute("title")
+                for o in browser.find_elements("css selector", ".ant-select-item-option")
+            }
+            assert "0.accumulateBackPressuredTimeMs" in titles, titles
+            search = browser.find_element("css selector", ".metric-selector input")
+            search.send_keys("isBackPressured")
+            until(
+                lambda: browser.find_elements(
+                    "css selector", '.ant-select-item-option[title="0.isBackPressured"]'
+                ),
+                "isBackPressured in the metric list",
+            )
+            search.send_keys(*["\b"] * len("isBackPressured"))
+            for name in names:
+                _show_metric(browser, network, f"0.{name}")
+                network.read(browser)
+            problems += [f"#/{route}: {p}" for p in _problems(browser, network)]
+        http(server, "PATCH", job_path)  # cancel
+        thread.join(BOUND_S)
+    assert not problems, "\n".join(problems)
+
+
+def _show_metric(browser: Any, network: Network, metric: str) -> None:
+    """Choose ``metric`` in the Metrics tab's selector, switch its chart to its numeric view
+    and wait for a number there."""
+    search = browser.find_element("css selector", ".metric-selector input")
+    search.send_keys(metric)
+    option = until(
+        lambda: browser.find_elements("css selector", f'.ant-select-item-option[title="{metric}"]'),
+        f"{metric} in the metric list",
+    )
+    option[0].click()
+
+    def chart() -> Any:
+        for element in browser.find_elements("css selector", "flink-job-chart"):
+            title = element.find_elements("css selector", ".title .text")
+            if title and title[0].get_attribute("title") == metric:
+                return element
+        return None
+
+    shown = until(chart, f"the chart of {metric}")
+    (numeric,) = [
+        b for b in shown.find_elements("css selector", "button") if b.text.strip() == "Numeric"
+    ]
+    numeric.click()
+
+    def number() -> bool:
+        network.read(browser)
+        fetched = any(
+            status == 200 and "/metrics?get=" in path and metric in path
+            for path, status in network.answered
+        )
+        text = shown.find_element("css selector", ".numeric").text.strip()
+        # the dashboard writes a rate as "1249.95 / s"
+        return fetched and re.fullmatch(r"-?\d+(\.\d+)?( / s)?", text) is not None
+
+    until(number, f"a number in the chart of {metric}")
+
+
+def _problems(browser: Any, network: Network) -> list[str]:
+    """Failed requests, error toasts and console errors so far on the page."""
+    network.read(browser)
+    problems = [f"{path}: {status}" for path, status in network.answered if status >= 400]
+    problems += network.failed
+    problems += [
+        "toast: " + toast.text.replace("\n", " ")[:300]
+        for toast in browser.find_elements("css selector", ".ant-notification-notice")
+    ]
+    problems += [
+        "console: " + e["message"][:300]
+        for e in browser.get_log("browser")
+        if e["level"] == "SEVERE"
+    ]
+    return problems

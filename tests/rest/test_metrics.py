@@ -357,3 +357,154 @@ def test_metrics_leave_a_simulated_run_replayable(orders: Finished) -> None:
 
     assert user(other) == user(view)
     assert any(op["user"] for ops in user(view) for op in ops.values())
+
+
+LATE_SCRIPT = """
+from ckptsim import TumblingEventTimeWindows, WatermarkStrategy
+
+def stamp(i):
+    # every tenth record is 5 s late in event time
+    return (i, i * 100 - (5000 if i % 10 == 0 else 0))
+
+def build(env):
+    env.set_parallelism(1)
+    (
+        env.from_generator(stamp, 8000, rate=1000)
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
+                lambda e, _: e[1]
+            )
+        )
+        .map(lambda e: ("all", 1))
+        .key_by(lambda e: e[0])
+        .window(TumblingEventTimeWindows.of(1000))
+        .reduce(lambda a, b: (a[0], a[1] + b[1]), name="Count")
+        .collect("counts")
+    )
+"""
+
+
+@pytest.fixture(scope="module")
+def late(tmp_path_factory: pytest.TempPathFactory) -> Finished:
+    """A window that drops late records (no side output), on the simulation."""
+    script = tmp_path_factory.mktemp("late") / "late.py"
+    script.write_text(LATE_SCRIPT)
+    registry = JobRegistry()
+    session = Session(
+        settings={"pipeline.auto-watermark-interval": "5 ms", "ckptsim.buffer.records": "10"},
+        options={"observer": registry, "runtime": "simulation", "seed": 3},
+    )
+    result = run_script(str(script), session)
+    assert result.succeeded, result.failure
+    (view,) = registry.finished_views()
+    return registry, view, result
+
+
+def test_a_window_counts_the_late_records_it_dropped(late: Finished) -> None:
+    registry, view, result = late
+    counted = sum(n for _, n in result.collected("counts"))
+    (vertex,) = [v for v in view.vertices if any("Count" in op for op in v.operators)]
+    (op,) = [rest.metric_scope_name(o) for o in vertex.operators if "Count" in o]
+    path = f"/jobs/{view.job_id}/vertices/{vertex.id}/metrics"
+    values = _values(registry, path, [f"0.{op}.numLateRecordsDropped", f"0.{op}.numRecordsIn"])
+    dropped = int(values[f"0.{op}.numLateRecordsDropped"])
+    assert int(values[f"0.{op}.numRecordsIn"]) == 8000
+    assert dropped > 0 and counted + dropped == 8000
+
+
+def test_the_task_io_mailbox_and_buffer_metrics_are_listed_with_flinks_names(
+    late: Finished,
+) -> None:
+    registry, view, _ = late
+    for vertex in view.vertices:
+        path = f"/jobs/{view.job_id}/vertices/{vertex.id}/metrics"
+        listed = {m["id"] for m in get(registry, path, {})}
+        names = [
+            "numRecordsInPerSecond",
+            "numRecordsOutPerSecond",
+            "numBytesInPerSecond",
+            "numBytesOutPerSecond",
+            "numBuffersOut",
+            "numBuffersOutPerSecond",
+            "isBackPressured",
+            "backPressuredTimeMsPerSecond",
+            "idleTimeMsPerSecond",
+            "busyTimeMsPerSecond",
+            "mailboxMailsPerSecond",
+            "mailboxQueueSize",
+        ]
+        if vertex.inputs:
+            names += ["Shuffle.Netty.Input.Buffers.inPoolUsage"]
+            names += ["Shuffle.Netty.Input.Buffers.inputQueueLength"]
+        else:
+            names += ["Shuffle.Netty.Output.Buffers.outPoolUsage"]
+            names += ["Shuffle.Netty.Output.Buffers.outputQueueLength"]
+        assert {f"0.{n}" for n in names} <= listed
+        values = _values(registry, path, [f"0.{n}" for n in names])
+        # Flink's types as text: a boolean gauge, TimerGauges' longs, meters' doubles
+        assert values["0.isBackPressured"] in ("true", "false")
+        assert values["0.idleTimeMsPerSecond"].isdigit()
+        assert float(values["0.busyTimeMsPerSecond"]) == 1000 - int(
+            values["0.idleTimeMsPerSecond"]
+        ) - int(values["0.backPressuredTimeMsPerSecond"])
+        # an 8 s run: one sample (at 5 s) of a minute's MeterView: about 5000 records over
+        # 60 s, not 1000 a second over the run
+        if vertex.inputs:
+            rate = float(values["0.numRecordsInPerSecond"])
+            assert 4000 / 60 < rate <= 5001 / 60
+
+
+def test_prometheus_has_the_task_and_buffer_metrics(late: Finished) -> None:
+    registry, _, _ = late
+    reporter = PrometheusReporter(registry, "0", host="127.0.0.1")
+    try:
+        samples = scrape(reporter)
+    finally:
+        reporter.stop()
+    task = "flink_taskmanager_job_task_"
+    for name in (
+        "isBackPressured",
+        "idleTimeMsPerSecond",
+        "mailboxMailsPerSecond",
+        "Shuffle_Netty_Output_Buffers_outPoolUsage",
+        "Shuffle_Netty_Input_Buffers_inPoolUsage",
+    ):
+        assert task + name in samples, name
+    assert sum(v for _, v in samples[task + "operator_numLateRecordsDropped"]) > 0
+
+
+def test_the_reporter_keys_work_from_flinks_config_file_and_d_overrides_them(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``$FLINK_CONF_DIR/config.yaml`` as Flink 2 writes it (nested maps, a copy of its
+    ``conf/`` with keys that change nothing here): the reporter keys in it start the reporter
+    of ``ckptsim run``; ``-D`` wins over the file."""
+    (tmp_path / "config.yaml").write_text(
+        "# Flink's conf/config.yaml\n"
+        "jobmanager:\n"
+        "  memory:\n"
+        "    process.size: 1600m\n"
+        "metrics:\n"
+        "  reporter:\n"
+        "    prom:\n"
+        f"      factory.class: {PROMETHEUS_FACTORY}  # Prometheus\n"
+        '      port: "1"\n'
+        "      host: localhost\n"
+    )
+    monkeypatch.setenv("FLINK_CONF_DIR", str(tmp_path))
+    script = tmp_path / "job.py"
+    script.write_text(
+        "from pyflink.datastream import StreamExecutionEnvironment\n"
+        "env = StreamExecutionEnvironment.get_execution_environment()\n"
+        "env.from_collection([1, 2]).print()\n"
+        "env.execute()\n"
+    )
+    code = main(["run", str(script), "--simulate", "-D", "metrics.reporter.prom.port=0"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert sorted(line.split("> ")[-1] for line in out.splitlines()) == ["1", "2"]
+    assert "Prometheus metrics: http://localhost:" in err  # port 0 (-D), not 1 (the file)
+    assert "jobmanager.memory.process.size change nothing here" in err
+    (tmp_path / "config.yaml").unlink()
+    assert main(["run", str(script), "--simulate"]) == 2
+    assert "has no config.yaml" in capsys.readouterr().err

@@ -428,3 +428,26 @@ def test_settings_flink_has_but_ckptsim_ignores_are_reported_under_the_key_given
     }
     assert inert["state.backend.incremental"] == "snapshots are always full"
     assert Configuration({CP + "interval": "1 s"}).inert_settings() == []
+
+
+def test_flinks_config_yaml_is_read_as_flat_keys_and_other_yaml_is_refused() -> None:
+    from runtime.config import ConfigError, parse_config_yaml  # noqa: PLC0415
+
+    text = (
+        "execution:\n"
+        "  checkpointing:\n"
+        "    interval: 100 ms   # often\n"
+        "    'mode': \"EXACTLY_ONCE\"\n"
+        "parallelism.default: 2\n"
+        "classloader.parent-first-patterns.additional: [org.a, 'org.b']\n"
+    )
+    assert parse_config_yaml(text) == {
+        "execution.checkpointing.interval": "100 ms",
+        "execution.checkpointing.mode": "EXACTLY_ONCE",
+        "parallelism.default": "2",
+        "classloader.parent-first-patterns.additional": "org.a;org.b",
+    }
+    with pytest.raises(ConfigError, match="line 2"):
+        parse_config_yaml("patterns:\n  - org.a\n")
+    with pytest.raises(ConfigError, match="line 1"):
+        parse_config_yaml("just words\n")

@@ -983,12 +983,13 @@ def _combine(kind: str, a: Any, b: Any) -> Any:
 
 
 def unaligned(strategy: WatermarkStrategy) -> None:
-    """Say once that a strategy's watermark alignment changes nothing here."""
+    """Say once that watermark alignment on a strategy assigned in the middle of a stream
+    changes nothing (only a source's strategy, ``from_source``'s, pauses its source)."""
     if strategy.alignment is not None:
         ignored(
-            "WatermarkStrategy.with_watermark_alignment()",
-            "ckptsim does not pause sources that run ahead of their alignment group "
-            "(FLIP-182); what a bounded job computes is the same",
+            "assign_timestamps_and_watermarks(...with_watermark_alignment())",
+            "only sources pause for their alignment group (FLIP-182): give the strategy to "
+            "from_source()",
         )
 
 

@@ -36,7 +36,6 @@ from ckptsim.pyflink.datastream.data_stream import (
     Converter,
     DataStream,
     PartitionTagger,
-    unaligned,
 )
 from ckptsim.pyflink.datastream.execution_mode import RuntimeExecutionMode
 from runtime import datastream as ck
@@ -358,7 +357,6 @@ class StreamExecutionEnvironment:
 
         if not isinstance(source, Source):
             unsupported(f"from_source({type(source).__name__})", CONNECTORS)
-        unaligned(watermark_strategy)
         produced = type_info if type_info is not None else source._type_info()
         stream = self._env.from_source(source._reader(produced), name=source_name)
         stream = stream.assign_timestamps_and_watermarks(
