@@ -218,6 +218,7 @@ class SimulationRuntime:
         self.steps = 0
         self.decisions = 0
         self._rng = random.Random(seed)
+        self._randbelow: Callable[[int], int] = self._rng._randbelow  # type: ignore[attr-defined]
         self._boxes: list[_Mailbox] = []
         self._with_mail: dict[int, _Mailbox] = {}
         #: mailboxes with mail: those not busy (may run now), and the busy ones by the end of
@@ -450,7 +451,9 @@ class SimulationRuntime:
         self.decisions += 1
         if k < len(self.choices):
             return self.choices[k] % count
-        return self._rng.randrange(count)
+        # ``randrange(count)`` draws exactly this for a positive count, after checks that cost
+        # a tenth of a step: the same seed draws the same choices
+        return self._randbelow(count)
 
     def _advance(self) -> bool:
         """Move the clock to the next event: a timer, or the end of a busy period."""
