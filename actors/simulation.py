@@ -37,7 +37,15 @@ import pykka
 
 from actors.faults import FaultPlan
 from actors.input_channel import InputChannel
-from actors.pykka_seam import Envelope, SeamActor, ThreadingFuture, deliver, run_on_start, stop_now
+from actors.pykka_seam import (
+    Envelope,
+    SeamActor,
+    ThreadingFuture,
+    deliver,
+    run_on_start,
+    stop_now,
+    unregister_all,
+)
 from actors.trace import Tracer
 from runtime.clock import Clock, ManualClock
 from runtime.messages import CancelTask, TimerFired
@@ -213,6 +221,7 @@ class SimulationRuntime:
         self.steps = 0
         self.decisions = 0
         self._rng = random.Random(seed)
+        self._randbelow: Callable[[int], int] = self._rng._randbelow  # type: ignore[attr-defined]
         self._boxes: list[_Mailbox] = []
         self._with_mail: dict[int, _Mailbox] = {}
         #: mailboxes with mail: those not busy (may run now), and the busy ones by the end of
@@ -302,6 +311,8 @@ class SimulationRuntime:
 
     def shutdown(self) -> None:
         """Deliver what is still in the inboxes (stop messages), then stop what still runs."""
+        # out of Pykka's registry at once: one by one, as each stops, costs O(actors²)
+        unregister_all([box.actor.actor_ref for box in self._boxes])
         token = _ACTIVE.set(self)
         try:
             guard = 0
@@ -443,7 +454,9 @@ class SimulationRuntime:
         self.decisions += 1
         if k < len(self.choices):
             return self.choices[k] % count
-        return self._rng.randrange(count)
+        # ``randrange(count)`` draws exactly this for a positive count, after checks that cost
+        # a tenth of a step: the same seed draws the same choices
+        return self._randbelow(count)
 
     def _advance(self) -> bool:
         """Move the clock to the next event: a timer, or the end of a busy period."""

@@ -455,10 +455,10 @@ class CheckpointCoordinator:
         plan triggers, no checkpoint that starts waits for a task that is finishing."""
         if not self._finishing:
             return False
-        plan = self.plan.calculate()
-        return isinstance(plan, CheckpointPlan) and not self._finishing.isdisjoint(
-            plan.tasks_to_trigger
-        )
+        to_trigger = self.plan.triggers()
+        return not isinstance(
+            to_trigger, CheckpointFailureReason
+        ) and not self._finishing.isdisjoint(to_trigger)
 
     def _job_is_finishing(self) -> bool:
         """Every task finished or is finishing: no task needs another checkpoint."""
