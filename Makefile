@@ -74,6 +74,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/unaligned.py
 	$(BIN)/python benchmarks/simulation.py
 	$(BIN)/python benchmarks/simulation_scaling.py
+	$(BIN)/python benchmarks/state_encoding.py  # keyed-state snapshots: encoding version 3 (msgpack) against 2 (JSON)
 	$(BIN)/python benchmarks/spark_feed.py
 	$(BIN)/python benchmarks/spark_main_job.py
 	$(BIN)/python benchmarks/spark_typed_memory.py  # 1M, 4M and 10M rows of decimals and timestamps: peak RSS of the driver's Python and JVM

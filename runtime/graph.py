@@ -29,6 +29,7 @@ from runtime.descriptors import (
     SourceDescriptor,
 )
 from runtime.partition import KeySelector, Partitioner, RescaleSubsets
+from runtime.state import declared_states, declared_type_problem
 
 
 class GraphError(ValueError):
@@ -304,6 +305,18 @@ def effective_partitioner(edge: StreamEdge, upstream: int, downstream: int) -> P
     return edge.partitioner
 
 
+def _check_declared_state(name: str, operator: object) -> None:
+    """A state whose declared type a checkpoint cannot hold is refused now, at submission,
+    naming the operator and the state (not at the first checkpoint)."""
+    descriptors = list(getattr(operator, "state_descriptors", ()))
+    for attribute in ("fn", "function"):
+        descriptors += declared_states(getattr(operator, attribute, None))
+    for descriptor in descriptors:
+        problem = declared_type_problem(descriptor)
+        if problem is not None:
+            raise GraphError(f"operator '{name}': {problem}")
+
+
 def build_job_graph(
     graph: StreamGraph,
     *,
@@ -333,6 +346,7 @@ def build_job_graph(
             raise GraphError(f"source '{node.name}' cannot have inputs")
         if not node.is_source and not inputs:
             raise GraphError(f"operator '{node.name}' has no input")
+        _check_declared_state(node.name, node.operator)
     for edge in graph.edges:
         up, down = parallelism[edge.source], parallelism[edge.target]
         if edge.partitioner is Partitioner.FORWARD and up != down and edge.explicit:

@@ -1,7 +1,14 @@
-"""State as data: Python values to JSON-safe structures and back, without pickle.
+"""State as data: Python values to msgpack (encoding version 3) or JSON-safe structures
+(versions 1 and 2) and back, without pickle.
 
 A checkpoint is data, not code: operator and keyed state, source positions and in-flight
-records (channel state) are written as JSON, in savepoints as in checkpoints. JSON holds
+records (channel state) are written as data, in savepoints as in checkpoints. Checkpoints of
+format version 3 write each value with ``pack`` (encoding version 3: msgpack written by
+msgspec, typed values as msgpack extension types; its codes are the ``EXT_*`` constants and
+are listed in docs/checkpoints.md) and read it with ``unpack``. ``encode``/``decode`` (and
+``dumps``/``loads``) are encoding version 2, tagged JSON: checkpoints of format versions 1
+and 2 are read with them, and a key's hash (``runtime.state``) is computed on ``dumps``'s
+text, so that a key keeps its key group. In version 2, JSON holds
 None, bool, int (any size Python's ``int(str)`` reads: up to 4,300 digits), str, lists and
 dicts with string keys as they are; every other value is an object tagged with
 ``"$ckptsim"`` and its payload ``"v"``, so that it comes back as it went in, type and all:
@@ -36,16 +43,18 @@ it was found (the operator, the keyed state, the position in the value). Reading
 what ``encode`` cannot have written (``StateFormatError``, naming the position).
 
 Encoding versions: version 1 (ckptsim 0.1 up to commit 0d2b83f) wrote the tags up to
-``row``; version 2 (``ENCODING_VERSION``) adds ``bytearray``, ``tuple_row``, ``tuple_rows``,
+``row``; version 2 (up to commit ee25535) adds ``bytearray``, ``tuple_row``, ``tuple_rows``,
 ``decimal``, ``datetime``, ``date``, ``time``, ``timedelta`` and ``numpy``. Version 1 data is
 version 2 data: every checkpoint written before still reads the same.
 
-Why tags in JSON, not msgpack's extension types (``msgspec.msgpack.Ext``): a checkpoint's
-state files are JSON documents whose every field a restore validates before it trusts it
-(``runtime.storage.load_checkpoint``), and stay readable with any JSON tool; JSON has no
-extension types (``msgspec.json`` writes a Decimal, a datetime or a tuple as a string or an
-array and reads back a string or a list), so a typed value needs a tag either way. The
-payloads are the standard library's own exact forms (``str(Decimal)``, ISO 8601, base64).
+Version 3 (``ENCODING_VERSION``) writes the same values with msgpack's extension types
+instead of tags. msgspec writes some of these types natively but not exactly (a tuple or a
+set as an array, a Decimal as a string, a datetime as a UTC timestamp) and calls no hook for
+them, so ``pack`` first turns them into ``msgspec.msgpack.Ext`` values (one pass over the
+value, as version 2's; lists and dicts of plain values are handed to msgspec as they are) and
+``unpack``'s ``ext_hook`` turns them back. The payloads are the standard library's own exact
+forms (``str(Decimal)``, ISO 8601). Data ``unpack`` refuses is searched again with the
+extensions left undecoded, to name the position of the one that is wrong.
 """
 
 from __future__ import annotations
@@ -59,16 +68,18 @@ import math
 import zoneinfo
 from typing import Any
 
+import msgspec
+
 from runtime.row import Row, RowKind, TupleRow, row_class
 
 _TAG = "$ckptsim"
 
-#: the version of the value encoding (see the module documentation)
-ENCODING_VERSION = 2
+#: the version of the value encoding checkpoints write (``pack``; see the module documentation)
+ENCODING_VERSION = 3
 
 
 class StateSerializationError(TypeError):
-    """A value cannot go into a checkpoint (ckptsim writes JSON data, never pickle)."""
+    """A value cannot go into a checkpoint (ckptsim writes data, never pickle)."""
 
 
 class _Refused(Exception):
@@ -257,7 +268,7 @@ def _refusal(root: Any, refused: _Refused, where: str) -> str:
     at = f" at {''.join(path)}" if path else ""
     why = (
         refused.why
-        or "checkpoints are JSON data, not pickle. Keep state and records as None, bool, int, "
+        or "checkpoints are data, not pickle. Keep state and records as None, bool, int, "
         "float, str, bytes, Decimal, datetime, date, time, timedelta, list, tuple, dict, set, "
         "Row or NumPy scalars, or convert the value (e.g. a dataclass with "
         "dataclasses.asdict) before storing it."
@@ -577,3 +588,348 @@ def loads(text: str) -> Any:
 
 def checksum(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+# --- encoding version 3: msgpack with extension types (msgspec) ------------------------------
+
+#: the extension codes of encoding version 3 (``msgspec.msgpack.Ext``); the payload of each
+#: is msgpack (an array) or raw bytes, as listed in the module documentation
+EXT_TUPLE = 1
+EXT_TUPLES = 2
+EXT_SET = 3
+EXT_FROZENSET = 4
+EXT_BYTEARRAY = 5
+EXT_DICT = 6
+EXT_ROW = 7
+EXT_TUPLE_ROW = 8
+EXT_TUPLE_ROWS = 9
+EXT_DECIMAL = 10
+EXT_DATETIME = 11
+EXT_DATE = 12
+EXT_TIME = 13
+EXT_TIMEDELTA = 14
+EXT_NUMPY = 15
+EXT_BIG_INT = 16
+EXT_NAMES = {
+    EXT_TUPLE: "tuple",
+    EXT_TUPLES: "tuples",
+    EXT_SET: "set",
+    EXT_FROZENSET: "frozenset",
+    EXT_BYTEARRAY: "bytearray",
+    EXT_DICT: "dict",
+    EXT_ROW: "row",
+    EXT_TUPLE_ROW: "tuple_row",
+    EXT_TUPLE_ROWS: "tuple_rows",
+    EXT_DECIMAL: "decimal",
+    EXT_DATETIME: "datetime",
+    EXT_DATE: "date",
+    EXT_TIME: "time",
+    EXT_TIMEDELTA: "timedelta",
+    EXT_NUMPY: "numpy",
+    EXT_BIG_INT: "big int",
+}
+#: the extensions that hold other values (a forged one is searched for the wrong value inside)
+_EXT_CONTAINERS = frozenset(
+    {EXT_TUPLE, EXT_SET, EXT_FROZENSET, EXT_DICT, EXT_ROW, EXT_TUPLE_ROW, EXT_TUPLE_ROWS}
+)
+
+_ENCODER = msgspec.msgpack.Encoder()
+_enc = _ENCODER.encode
+#: what msgpack holds as it is (ints: those of 64 bits; the fast paths let msgspec check that)
+_FAST = (str, int, float, bool, type(None), bytes)
+#: the same, ints checked one by one (after an int beyond 64 bits made the fast paths fail)
+_STRICT = (str, float, bool, type(None), bytes)
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
+
+
+def pack(value: Any, *, where: str = "state") -> bytes:
+    """``value`` as encoding version 3 (msgpack with extension types, written by msgspec);
+    ``StateSerializationError`` naming ``where``, the keyed state and the position of a value
+    that cannot be written."""
+    try:
+        try:
+            return _enc(_pack(value, _FAST))
+        except OverflowError:  # an int beyond 64 bits went through a fast path
+            return _enc(_pack(value, _STRICT))
+    except _Refused as refused:
+        raise StateSerializationError(_refusal(value, refused, where)) from None
+
+
+def _pack(value: Any, plain: tuple[type, ...]) -> Any:
+    kind = type(value)
+    if kind is str or kind is float or kind is bool or value is None or kind is bytes:
+        return value
+    if kind is int:
+        if plain is _FAST or _INT_MIN <= value <= _INT_MAX:
+            return value
+        return msgspec.msgpack.Ext(EXT_BIG_INT, value.to_bytes(_int_size(value), signed=True))
+    if kind is list:
+        return _pack_list(value, plain)
+    if kind is tuple:
+        if all(type(v) in plain for v in value):
+            return msgspec.msgpack.Ext(EXT_TUPLE, _enc(value))
+        return msgspec.msgpack.Ext(EXT_TUPLE, _enc([_pack(v, plain) for v in value]))
+    if kind is dict:
+        return _pack_dict(value, plain)
+    return _pack_other(value, plain)
+
+
+def _int_size(value: int) -> int:
+    return (value + (value < 0)).bit_length() // 8 + 1
+
+
+def _pack_list(value: list[Any], plain: tuple[type, ...]) -> Any:
+    if all(type(v) in plain for v in value):
+        return value
+    if all(type(v) is tuple and all(type(x) in plain for x in v) for v in value):
+        return msgspec.msgpack.Ext(EXT_TUPLES, _enc(value))  # msgspec writes tuples as arrays
+    first = value[0]
+    if isinstance(first, TupleRow) and first.__fields__ and len(value) > 1:
+        row = type(first)
+        if all(type(v) is row for v in value):  # a buffer of Spark rows: names once
+            if all(type(x) in plain for v in value for x in v):
+                rows: list[Any] = list(value)
+            else:
+                rows = [[_pack(x, plain) for x in v] for v in value]
+            return msgspec.msgpack.Ext(EXT_TUPLE_ROWS, _enc([list(row.__fields__), *rows]))
+    return [_pack(v, plain) for v in value]
+
+
+def _pack_dict(value: dict[Any, Any], plain: tuple[type, ...]) -> Any:
+    if all(type(k) is str for k in value):
+        return {k: v if type(v) in plain else _pack(v, plain) for k, v in value.items()}
+    pairs = [x for k, v in value.items() for x in (_pack(k, plain), _pack(v, plain))]
+    return msgspec.msgpack.Ext(EXT_DICT, _enc(pairs))
+
+
+def _pack_other(value: Any, plain: tuple[type, ...]) -> Any:
+    Ext = msgspec.msgpack.Ext
+    kind = type(value)
+    if kind is decimal.Decimal:
+        return Ext(EXT_DECIMAL, str(value).encode())
+    if kind is dt.datetime or kind is dt.time:
+        tz = value.tzinfo
+        zone = {} if tz is None else _zone(value, tz)
+        text = value.replace(tzinfo=None).isoformat() if "zone" in zone else value.isoformat()
+        payload = [text, zone.get("zone"), zone.get("name"), value.fold]
+        return Ext(EXT_DATETIME if kind is dt.datetime else EXT_TIME, _enc(payload))
+    if kind is dt.date:
+        return Ext(EXT_DATE, value.isoformat().encode())
+    if kind is dt.timedelta:
+        return Ext(EXT_TIMEDELTA, _enc([value.days, value.seconds, value.microseconds]))
+    if kind.__module__ == "numpy":
+        return _pack_numpy(value, plain)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return _pack(int(value), plain)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, bytes):
+        return bytes(value)
+    if isinstance(value, tuple):
+        fields = getattr(value, "__fields__", None)  # TupleRow, or a pyspark.sql.Row
+        if fields is not None and all(type(name) is str for name in fields):
+            items = [_pack(v, plain) for v in value]
+            return Ext(EXT_TUPLE_ROW, _enc([list(fields), *items]))
+        return Ext(EXT_TUPLE, _enc([_pack(v, plain) for v in value]))
+    if isinstance(value, list):
+        return [_pack(v, plain) for v in value]
+    if isinstance(value, set | frozenset):
+        code = EXT_SET if isinstance(value, set) else EXT_FROZENSET
+        return Ext(code, _enc([_pack(v, plain) for v in value]))
+    if isinstance(value, bytearray):
+        return Ext(EXT_BYTEARRAY, bytes(value))
+    if isinstance(value, Row):
+        items = [_pack(v, plain) for v in value]
+        payload = [value.get_row_kind().value, value.get_field_names(), *items]
+        return Ext(EXT_ROW, _enc(payload))
+    if isinstance(value, dict):
+        return _pack_dict(dict(value), plain)
+    return _encode_other(value)  # refuses it, saying why
+
+
+def _pack_numpy(value: Any, plain: tuple[type, ...]) -> Any:
+    import numpy as np  # noqa: PLC0415 - only when a NumPy value is there (so NumPy is loaded)
+
+    if not isinstance(value, np.generic) or value.dtype.kind in "OV":
+        raise _Refused(value, "only NumPy scalars of a plain dtype go into a checkpoint")
+    dtype = value.dtype
+    if dtype.kind in "US":  # str()/bytes() keep trailing NULs, which .item() drops
+        item: Any = str(value) if dtype.kind == "U" else bytes(value)  # type: ignore[call-overload]
+    elif dtype.kind in _NUMPY_ITEMS or (dtype.kind == "f" and dtype.itemsize <= 8):
+        item = _pack(value.item(), plain)
+    else:
+        return msgspec.msgpack.Ext(EXT_NUMPY, _enc([dtype.str, 1, value.tobytes()]))
+    return msgspec.msgpack.Ext(EXT_NUMPY, _enc([dtype.str, 0, item]))
+
+
+def _listed(data: memoryview, what: str) -> list[Any]:
+    items = _DECODER.decode(data)
+    if type(items) is not list:
+        raise TypeError(f"the payload of a {what} is not an array")
+    return items
+
+
+def _ext_hook(code: int, data: memoryview) -> Any:
+    """An extension value of encoding version 3 (nested ones are decoded by the same
+    decoder); anything ``pack`` cannot have written raises."""
+    if code == EXT_TUPLE:
+        return tuple(_listed(data, "tuple"))
+    if code == EXT_TUPLES:
+        rows = _listed(data, "tuples")
+        if not all(type(row) is list for row in rows):
+            raise TypeError("the payload of tuples is not an array of arrays")
+        return [tuple(row) for row in rows]
+    if code == EXT_SET:
+        return set(_listed(data, "set"))
+    if code == EXT_FROZENSET:
+        return frozenset(_listed(data, "frozenset"))
+    if code == EXT_BYTEARRAY:
+        return bytearray(data)
+    if code == EXT_DICT:
+        pairs = _listed(data, "dict")
+        if len(pairs) % 2:
+            raise ValueError("a dict's payload holds keys and values in pairs")
+        items = iter(pairs)
+        return dict(zip(items, items, strict=True))
+    if code == EXT_ROW:
+        payload = _listed(data, "row")
+        if len(payload) < 2:
+            raise ValueError("a row's payload is [kind, names, values...]")
+        kind, fields, values = payload[0], payload[1], payload[2:]
+        wrong = _row_problem(fields, kind, len(values))
+        if wrong is not None:
+            raise ValueError(wrong[1])
+        row = Row(*values)
+        row.set_field_names(fields)
+        row.set_row_kind(RowKind(kind))
+        return row
+    if code == EXT_TUPLE_ROW:
+        payload = _listed(data, "tuple_row")
+        if not payload:
+            raise ValueError("a row's payload is [names, values...]")
+        return _row_class(payload[0], len(payload) - 1).make(payload[1:])
+    if code == EXT_TUPLE_ROWS:
+        payload = _listed(data, "tuple_rows")
+        fields = payload[0] if payload else None
+        if type(fields) is not list or not fields:
+            raise ValueError("rows written together have field names")
+        make = _row_class(fields, len(fields)).make
+        out = []
+        for values in payload[1:]:
+            if type(values) is not list or len(values) != len(fields):
+                raise ValueError(f"a row of fields {fields} has {len(fields)} values")
+            out.append(make(values))
+        return out
+    return _ext_leaf(code, data)
+
+
+def _ext_leaf(code: int, data: memoryview) -> Any:
+    if code == EXT_DECIMAL:
+        return decimal.Decimal(bytes(data).decode("ascii"))
+    if code == EXT_DATE:
+        return dt.date.fromisoformat(bytes(data).decode("ascii"))
+    if code in (EXT_DATETIME, EXT_TIME):
+        payload = _listed(data, EXT_NAMES[code])
+        if len(payload) != 4 or type(payload[0]) is not str:
+            raise ValueError(f"a {EXT_NAMES[code]}'s payload is [text, zone, name, fold]")
+        text, zone, name, fold = payload
+        spec = {"fold": fold} | ({} if zone is None else {"zone": zone})
+        spec |= {} if name is None else {"name": name}
+        return _decode_leaf(EXT_NAMES[code], spec, text)
+    if code == EXT_TIMEDELTA:
+        return _decode_leaf("timedelta", {}, _listed(data, "timedelta"))
+    if code == EXT_NUMPY:
+        return _unpack_numpy(_listed(data, "numpy"))
+    if code == EXT_BIG_INT:
+        if not data:
+            raise ValueError("a big int has at least one byte")
+        return int.from_bytes(data, signed=True)
+    raise ValueError(f"unknown extension code {code}")
+
+
+def _unpack_numpy(payload: list[Any]) -> Any:
+
+    if len(payload) != 3 or type(payload[0]) is not str or payload[1] not in (0, 1):
+        raise ValueError("a NumPy value's payload is [dtype, 0 or 1, value or bytes]")
+    spec, raw, item = payload
+    if raw:
+        if type(item) is not bytes:
+            raise TypeError("a NumPy value's bytes are msgpack bin")
+        return _decode_numpy(
+            {"t": spec, "b": base64.b64encode(item).decode("ascii")}
+        )  # checks dtype and size
+    return _decode_numpy({"t": spec, "v": item})
+
+
+_DECODER = msgspec.msgpack.Decoder(ext_hook=_ext_hook)
+
+
+class _RawExt:
+    """An extension value left undecoded (the slow path that looks for a forged one)."""
+
+    __slots__ = ("code", "data")
+
+    def __init__(self, code: int, data: memoryview) -> None:
+        self.code = code
+        self.data = bytes(data)
+
+
+_RAW_DECODER = msgspec.msgpack.Decoder(ext_hook=_RawExt)
+
+
+def unpack(data: bytes, *, where: str = "state") -> Any:
+    """The value ``pack`` wrote; ``StateFormatError`` (naming ``where`` and the position in
+    the value) for anything it cannot have written."""
+    try:
+        return _DECODER.decode(data)
+    except RecursionError:
+        raise StateFormatError(f"{where} is nested too deeply to be checkpoint data") from None
+    except (msgspec.MsgspecError, KeyError, TypeError, ValueError, ArithmeticError) as error:
+        try:
+            raw = _RAW_DECODER.decode(data)
+        except (msgspec.MsgspecError, RecursionError) as broken:
+            raise StateFormatError(f"{where} is not msgpack data: {broken}") from None
+        try:
+            problem = _ext_problem(raw, "")
+        except RecursionError:
+            problem = None
+        at, why = problem or ("", f"{type(error).__name__}: {error}")
+        raise StateFormatError(f"{where}{' at ' + at if at else ''}: {why}") from None
+
+
+def _ext_problem(data: Any, at: str) -> tuple[str, str] | None:
+    """Where ``unpack`` fails in ``data`` (decoded with extensions left raw) and why."""
+    if isinstance(data, list):
+        items: Any = enumerate(data)
+    elif isinstance(data, dict):
+        items = data.items()
+    elif isinstance(data, _RawExt):
+        name = EXT_NAMES.get(data.code)
+        if name is None:
+            return at, (
+                f"unknown extension code {data.code} (ckptsim writes only codes 1 to "
+                f"{len(EXT_NAMES)}: a checkpoint holds data, never pickled objects)"
+            )
+        try:
+            _ext_hook(data.code, memoryview(data.data))
+        except (msgspec.MsgspecError, KeyError, TypeError, ValueError, ArithmeticError) as error:
+            if data.code in _EXT_CONTAINERS:
+                try:
+                    inside = _ext_problem(_RAW_DECODER.decode(data.data), f"{at}<{name}>")
+                except msgspec.MsgspecError:
+                    inside = None
+                if inside is not None:
+                    return inside
+            return at, f"not a {name} ({type(error).__name__}: {error})"
+        return None
+    else:
+        return None
+    for key, item in items:
+        found = _ext_problem(item, f"{at}[{key!r}]")
+        if found:
+            return found
+    return None

@@ -9,12 +9,17 @@ processes (Python's ``hash()`` of a string is not).
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import enum
+import types
+import typing
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar, Literal, overload
 
 from runtime import serde
+from runtime.row import Row
 
 DEFAULT_MAX_PARALLELISM = 128
 _MASK = 0xFFFFFFFF
@@ -242,6 +247,116 @@ class StateDescriptor:
 
     def enable_time_to_live(self, ttl_config: StateTtlConfig) -> None:
         self.ttl_config = ttl_config if ttl_config.is_enabled() else None
+
+
+#: classes whose values a checkpoint holds exactly (their subclasses would come back as them)
+_EXACT_TYPES = (decimal.Decimal, dt.datetime, dt.date, dt.time, dt.timedelta)
+#: classes whose values, and their subclasses' (as the base class), a checkpoint holds
+_DATA_TYPES = (
+    type(None),
+    bool,
+    int,
+    float,
+    str,
+    bytes,
+    bytearray,
+    tuple,
+    list,
+    dict,
+    set,
+    frozenset,
+    Row,
+)
+
+
+def unwritable_declared_type(declared: Any) -> str | None:
+    """Why a checkpoint cannot hold values of a state's declared type: a Python class, or a
+    ``typing`` form of them (``list[X]``, ``dict[K, V]``, ``tuple[X, ...]``, ``X | None``).
+    None when it can, or when the declaration says nothing checkable: no type, ``Any``,
+    ``object``, or a PyFlink ``TypeInformation`` (each of which ckptsim writes;
+    ``PICKLED_BYTE_ARRAY`` means any Python value, checked when it is written)."""
+    if declared is None or declared is Any or declared is object:
+        return None
+    args = typing.get_args(declared)
+    if typing.get_origin(declared) is not None:
+        origin = typing.get_origin(declared)
+        if origin is typing.Literal:
+            return None
+        if isinstance(origin, type) and origin not in (typing.Union, types.UnionType):
+            problem = unwritable_declared_type(origin)
+            if problem is not None:
+                return problem
+        for arg in args:
+            if arg is not Ellipsis:
+                problem = unwritable_declared_type(arg)
+                if problem is not None:
+                    return problem
+        return None
+    if not isinstance(declared, type):
+        return None  # a PyFlink TypeInformation, a TypeVar, a string annotation...
+    if declared in _EXACT_TYPES or issubclass(declared, _DATA_TYPES):
+        return None
+    if issubclass(declared, _EXACT_TYPES):
+        base = next(b for b in _EXACT_TYPES if issubclass(declared, b))
+        return (
+            f"a {declared.__name__} is a subclass of {base.__name__} and would come back as "
+            f"a {base.__name__}: declare {base.__name__} and convert the values"
+        )
+    if any(c.__module__ == "numpy" and c.__name__ == "generic" for c in declared.__mro__):
+        return None  # NumPy scalars (their dtype is checked when written)
+    return (
+        f"a checkpoint cannot hold a {declared.__module__}.{declared.__qualname__} "
+        "(checkpoints are data, not pickle): declare and keep None, bool, int, float, str, "
+        "bytes, Decimal, datetime, date, time, timedelta, list, tuple, dict, set, Row or "
+        "NumPy scalars, or convert the value first (e.g. a dataclass with dataclasses.asdict)"
+    )
+
+
+def declared_type_problem(descriptor: StateDescriptor) -> str | None:
+    """What is wrong with the types ``descriptor`` declares (None: nothing), naming the
+    state: ``state 'last' is declared as ...: ...``."""
+    declared = [descriptor.type_info]
+    if isinstance(descriptor, MapStateDescriptor):
+        declared.insert(0, descriptor.key_type_info)
+    for one in declared:
+        problem = unwritable_declared_type(one)
+        if problem is not None:
+            return f"state {descriptor.name!r} is declared as {_shown(one)}: {problem}"
+    return None
+
+
+def _shown(declared: Any) -> str:
+    """A declared type as the user wrote it, without module paths: ``dict[str, Point]``."""
+    origin, args = typing.get_origin(declared), typing.get_args(declared)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_shown(arg) for arg in args)
+    if origin is not None:
+        inside = ", ".join("..." if arg is Ellipsis else _shown(arg) for arg in args)
+        return f"{_shown(origin)}[{inside}]"
+    if declared is type(None):
+        return "None"
+    if isinstance(declared, type):
+        return declared.__qualname__
+    return repr(declared)
+
+
+def declared_states(function: Any) -> list[StateDescriptor]:
+    """The state descriptors a user function holds before it runs: its attributes and its
+    class's (one level into lists, tuples and dicts of them). Descriptors made in ``open()``
+    are checked when ``open()`` asks for their state."""
+    found: list[StateDescriptor] = []
+    if function is None:
+        return found
+    holders = [getattr(function, "__dict__", {}), *(vars(c) for c in type(function).__mro__)]
+    for holder in holders:
+        for name, value in list(holder.items()):
+            if name.startswith("__"):
+                continue
+            items = value.values() if isinstance(value, dict) else value
+            for item in items if isinstance(value, list | tuple | dict) else [value]:
+                if isinstance(item, StateDescriptor) and item not in found:
+                    found.append(item)
+    return found
 
 
 class ValueStateDescriptor(StateDescriptor):
@@ -651,7 +766,11 @@ class KeyedStateBackend:
     def state(self, descriptor: StateDescriptor, *, namespaced: bool = False) -> State: ...
 
     def state(self, descriptor: StateDescriptor, *, namespaced: bool = False) -> State:
-        """The state a descriptor names (Flink's ``getPartitionedState``)."""
+        """The state a descriptor names (Flink's ``getPartitionedState``); a declared type a
+        checkpoint cannot hold is a ``TypeError`` (before any value is written)."""
+        problem = declared_type_problem(descriptor)
+        if problem is not None:
+            raise TypeError(problem)
         name, kind = descriptor.name, descriptor.kind
         table = self.table(name, kind)
         ttl = _Ttl(descriptor.ttl_config) if descriptor.ttl_config is not None else None

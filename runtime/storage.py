@@ -27,6 +27,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+import msgspec
+
 from runtime import serde
 from runtime.checkpoint import (
     CheckpointProperties,
@@ -93,13 +95,17 @@ class InMemoryCheckpointStorage:
 # --- file-system checkpoint storage -----------------------------------------------------------
 
 METADATA = "_metadata"
-#: 2: state may hold the values of ``runtime.serde``'s encoding version 2 (Decimal, datetime,
-#: rows, NumPy scalars ...); the files are laid out as in version 1, which still reads
-#: 3: the metadata records the final source position of each finished subtask that ran a
-#: source (field ``final_positions``), and a restore checks it; versions 1 and 2 still read
-#: (their finished subtasks are taken on trust)
+#: 3: state files are msgpack documents (``<vertex>-<subtask>.state.msgpack``) whose state and
+#: in-flight records are ``runtime.serde``'s encoding version 3 (msgpack with extension types),
+#: and the metadata records the final source position of each finished subtask that ran a
+#: source (field ``final_positions``), which a restore checks; 2: JSON state files
+#: (``.state.json``) with state in encoding version 2 (Decimal, datetime, rows, NumPy scalars
+#: ...); 1: the same with encoding version 1. All three still read (1 and 2 recorded no final
+#: positions: one that lists a source subtask as finished is refused).
 FORMAT_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
+#: the versions whose state files are JSON (version 3's are msgpack)
+JSON_VERSIONS = (1, 2)
 
 
 class CorruptCheckpointError(CheckpointStorageError):
@@ -122,7 +128,7 @@ def _atomic_write(path: Path, data: bytes, *, sync: bool = False) -> None:
 
 
 def _encode_buffer(buffer: Buffer, where: str) -> dict[str, Any]:
-    encoded = {"size": buffer.size, "records": serde.encode(list(buffer.records), where=where)}
+    encoded = {"size": buffer.size, "records": serde.pack(list(buffer.records), where=where)}
     if buffer.timestamps is not None:
         encoded["timestamps"] = list(buffer.timestamps)
     return encoded
@@ -139,17 +145,18 @@ def _encode_buffers(channels: dict[int, list[Buffer]], task: TaskId, side: str) 
 
 
 def _state_file_name(snapshot: TaskSnapshot) -> str:
-    return f"{_safe(snapshot.task.vertex)}-{snapshot.task.subtask}.state.json"
+    return f"{_safe(snapshot.task.vertex)}-{snapshot.task.subtask}.state.msgpack"
 
 
 def _task_state_document(snapshot: TaskSnapshot, names: Mapping[str, str]) -> bytes:
-    """A task's state file: operator and channel state, as JSON. ``names``: each operator's
-    name as declared, by uid (for errors)."""
+    """A task's state file: operator and channel state, as a msgpack document whose state
+    and records are each ``serde.pack``'s bytes (format version 3). ``names``: each
+    operator's name as declared, by uid (for errors)."""
     body = {
         "task": {"vertex": snapshot.task.vertex, "subtask": snapshot.task.subtask},
         "checkpoint_id": snapshot.checkpoint_id,
         "operator_states": {
-            uid: serde.encode(
+            uid: serde.pack(
                 state,
                 where=f"state of operator {names[uid]!r} ({uid})"
                 if uid in names
@@ -163,7 +170,7 @@ def _task_state_document(snapshot: TaskSnapshot, names: Mapping[str, str]) -> by
     }
     if names:  # every operator the task runs, stateless ones too (a restore checks them)
         body["operators"] = sorted(names)
-    return json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
+    return msgspec.msgpack.encode(body)
 
 
 def _metadata_document(
@@ -743,7 +750,13 @@ def _parse_checkpoint(
                 raise CorruptCheckpointError(
                     f"state file {file_path} of task {task} fails its checksum"
                 )
-            state = _TaskStateFile(file_path, _json_document(data, file_path))
+            state = _TaskStateFile(
+                file_path,
+                _json_document(data, file_path)
+                if version in JSON_VERSIONS
+                else _msgpack_document(data, file_path),
+                packed=version not in JSON_VERSIONS,
+            )
             state.check_owner(task, checkpoint_id)
             files.append(str(file_path))
             chained = state.operators()
@@ -913,7 +926,8 @@ class _Fields:
     ) -> Any:
         value = self._get(name, where, key, default)
         if not isinstance(value, kind):
-            raise self._wrong(name, value, "an object" if kind is dict else "a list")
+            expected = {dict: "an object", bytes: "msgpack bin (packed values)"}
+            raise self._wrong(name, value, expected.get(kind, "a list"))  # type: ignore[call-overload]
         return value
 
     def mapping(self, name: str, value: object) -> dict[str, Any]:
@@ -925,10 +939,13 @@ class _Fields:
 class _TaskStateFile:
     """One task's state file, read field by field."""
 
-    def __init__(self, path: Path, document: object) -> None:
+    def __init__(self, path: Path, document: object, *, packed: bool = False) -> None:
         self.path = path
+        #: format version 3: each state and each buffer's records are ``serde.pack`` bytes
+        self.packed = packed
         if not isinstance(document, dict):
-            raise CorruptCheckpointError(f"{path}: a state file must hold a JSON object")
+            kind = "a msgpack map" if packed else "a JSON object"
+            raise CorruptCheckpointError(f"{path}: a state file must hold {kind}")
         self.body: dict[str, Any] = document
         self.fields = _Fields(path, document)
 
@@ -956,6 +973,9 @@ class _TaskStateFile:
 
     def operator_states(self) -> dict[str, Any]:
         states = self.fields.items("operator_states", self.body, "operator_states", dict)
+        for uid in states:
+            if not isinstance(uid, str):
+                raise self.fields._wrong("operator_states", uid, "keyed by operator uids")
         return {uid: self._decode(s, f"operator_states[{uid!r}]") for uid, s in states.items()}
 
     def buffers(self, key: str) -> dict[int, list[Buffer]]:
@@ -963,7 +983,7 @@ class _TaskStateFile:
         out: dict[int, list[Buffer]] = {}
         for channel, buffers in channels.items():
             at = f"{key}[{channel!r}]"
-            if not channel.isdigit():
+            if not isinstance(channel, str) or not channel.isdigit():
                 raise self.fields._wrong(at, channel, "a channel number")
             if not isinstance(buffers, list):
                 raise self.fields._wrong(at, buffers, "a list of buffers")
@@ -972,7 +992,12 @@ class _TaskStateFile:
                 buffer = self.fields.mapping(f"{at}[{i}]", raw_buffer)
                 size = self.fields.integer(f"{at}[{i}].size", buffer, "size")
                 records = self._decode(
-                    self.fields.items(f"{at}[{i}].records", buffer, "records", (list, dict)),
+                    self.fields.items(
+                        f"{at}[{i}].records",
+                        buffer,
+                        "records",
+                        bytes if self.packed else (list, dict),
+                    ),
                     f"{at}[{i}].records",
                 )
                 if not isinstance(records, list):
@@ -997,8 +1022,13 @@ class _TaskStateFile:
         return value
 
     def _decode(self, data: Any, name: str) -> Any:
+        where = f"{self.path}: field '{name}'"
         try:
-            return serde.decode(data, where=f"{self.path}: field '{name}'")
+            if self.packed:
+                if type(data) is not bytes:
+                    raise self.fields._wrong(name, data, "msgpack bin (packed state)")
+                return serde.unpack(data, where=where)
+            return serde.decode(data, where=where)
         except serde.StateFormatError as error:
             raise CorruptCheckpointError(str(error)) from None
 
@@ -1013,6 +1043,19 @@ def _json_document(data: bytes, path: Path) -> Any:
     except ValueError as error:  # also UnicodeDecodeError
         raise CorruptCheckpointError(
             f"{path} is not a ckptsim checkpoint file: not JSON ({error})"
+        ) from None
+
+
+def _msgpack_document(data: bytes, path: Path) -> Any:
+    try:
+        return msgspec.msgpack.decode(data)
+    except RecursionError:
+        raise CorruptCheckpointError(
+            f"{path} is nested too deeply to be a ckptsim checkpoint file"
+        ) from None
+    except (msgspec.MsgspecError, ValueError, TypeError) as error:
+        raise CorruptCheckpointError(
+            f"{path} is not a ckptsim checkpoint file: not msgpack ({error})"
         ) from None
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from runtime.row import TupleRow
 from spark_bridge.feed import FeedChanged, InMemoryFeed, PartitionFeed, SplitReader
 from spark_bridge.orchestrator import (
+    JobGroupCancelled,
     TopologyFailed,
     TopologyRun,
     describe_tasks,
@@ -33,6 +34,7 @@ from spark_bridge.spark_feed import from_spark, source_from_feed, spark_feed, to
 __all__ = [
     "FeedChanged",
     "InMemoryFeed",
+    "JobGroupCancelled",
     "ParquetSink",
     "PartitionFeed",
     "SchemaMismatch",

@@ -55,7 +55,14 @@ from spark_bridge.session import (
     require_pyspark,
 )
 from spark_bridge.sinks import ParquetSink
-from spark_bridge.spark_feed import BatchFormat, Stabilize, source_from_feed, spark_feed
+from spark_bridge.spark_feed import (
+    BatchFormat,
+    CancelWatch,
+    Stabilize,
+    caller_context,
+    source_from_feed,
+    spark_feed,
+)
 from spark_bridge.values import session_time_zone
 
 log = get_logger(__name__)
@@ -76,6 +83,24 @@ class TopologyFailed(RuntimeError):
             f"job {result.name!r} ended {result.status.value} after {result.restarts} "
             f"restart(s): {_cause(result)}"
         )
+        self.result = result
+
+
+class JobGroupCancelled(TopologyFailed):
+    """The caller's Spark job group (``sc.setJobGroup`` in the thread that called
+    ``run_topology``) was cancelled (``sc.cancelJobGroup``, from another thread) while the
+    topology read its input: the topology's job was cancelled at once (no restart, no further
+    Spark job). The output folder holds only what completed checkpoints committed (staged
+    files stay in its hidden ``.staging``); a ``state=`` run commits nothing."""
+
+    def __init__(self, group: str, result: JobResult) -> None:
+        RuntimeError.__init__(
+            self,
+            f"Spark job group {group!r} was cancelled (sc.cancelJobGroup): job "
+            f"{result.name!r} stopped ({result.status.value}); the output holds only what "
+            "its completed checkpoints committed",
+        )
+        self.group = group
         self.result = result
 
 
@@ -169,7 +194,9 @@ def run_topology_job(
     one record per key, its last (the final value of a keyed ``reduce`` or aggregation, which
     otherwise writes a changelog: one record per input), when the input ends; give the key
     function (``final_only=lambda r: r.user``) when the returned stream is not a keyed
-    operator's own output. Raises ``TopologyFailed`` when the job does not finish.
+    operator's own output. Raises ``TopologyFailed`` when the job does not finish, its
+    subclass ``JobGroupCancelled`` when the caller's Spark job group was cancelled
+    (``sc.cancelJobGroup``) while it ran.
     """
     require_pyspark()
     require_classic_session(spark)
@@ -197,12 +224,14 @@ def run_topology_job(
         input_schema=_arrow_or_none(input_schema),
         time_zone=session_time_zone(spark),
     )
+    watch = CancelWatch(caller_context(spark.sparkContext).get("spark.jobGroup.id"))
     feed = spark_feed(
         data,
         name=source_name,
         stabilize=stabilize,
         batch_format=batch_format,
         rows_per_job=rows_per_job,
+        watch=watch,
     )
     try:
         if parallelism is None:  # a subtask per partition, per core Spark offers, per driver core
@@ -230,7 +259,7 @@ def run_topology_job(
         if attempt is not None:
             sink.on_finish = attempt.keep_final
             drop = {*operators_not_carried(env.build_job_graph(name)), FINAL_VALUE_UID}
-        options: dict[str, Any] = {"runtime": runtime, "faults": faults}
+        options: dict[str, Any] = {"runtime": runtime, "faults": faults, "observer": watch}
         if seed is not None:
             options["seed"] = seed
         if timeout is not None:
@@ -255,6 +284,8 @@ def run_topology_job(
     if not result.succeeded:
         if attempt is not None:
             attempt.abandon()
+        if watch.cancelled and watch.group is not None:
+            raise JobGroupCancelled(watch.group, result)
         raise TopologyFailed(result)
     sink.remove_staging()
     if attempt is not None:

@@ -35,10 +35,12 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from actors.logs import get_logger
+from actors.protocol import CancelJob
 from runtime.operators import OperatorContext
 from runtime.row import row_class
 from spark_bridge._pyspark_seam import (
@@ -98,8 +100,65 @@ def caller_context(sc: Any) -> dict[str, str]:
     return context
 
 
+class SparkJobCancelled(RuntimeError):
+    """A source's Spark job was cancelled with the caller's job group (the source task's
+    failure; ``run_topology`` raises ``JobGroupCancelled``)."""
+
+
+class CancelWatch:
+    """Whether the caller's Spark job group (``sc.setJobGroup`` in the thread that called
+    ``run_topology``) was cancelled (``sc.cancelJobGroup``) while a source read its input;
+    told by the feed when a Spark job of the group fails as cancelled. It then cancels the
+    topology's job (no restart: every Spark job after would belong to the cancelled group)
+    and no source submits another Spark job. As a ``JobObserver`` it hears which JobMaster
+    to tell."""
+
+    def __init__(self, group: str | None) -> None:
+        self.group = group
+        self.cancelled = False
+        self._master: Any = None
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        """Refuse to start a Spark job once the group was cancelled."""
+        if self.cancelled:
+            raise SparkJobCancelled(self._message())
+
+    def failed(self, error: BaseException) -> None:
+        """A Spark job of a source failed with ``error``: if the group was cancelled, stop
+        the topology and raise ``SparkJobCancelled``; otherwise return (the caller re-raises)."""
+        text = str(error)
+        if self.group is None or "cancel" not in text.lower() or self.group not in text:
+            return
+        with self._lock:
+            self.cancelled = True
+            master = self._master
+        if master is not None:
+            master.tell(CancelJob())
+        raise SparkJobCancelled(self._message()) from None
+
+    def _message(self) -> str:
+        return f"Spark job group {self.group!r} was cancelled (sc.cancelJobGroup)"
+
+    def job_started(self, *, master: Any, **_: Any) -> None:
+        with self._lock:
+            self._master = master
+            cancelled = self.cancelled
+        if cancelled:
+            master.tell(CancelJob())
+
+    def job_ended(self, job_id: str, result: Any) -> None:
+        with self._lock:
+            self._master = None
+
+
 def _run_partition_job(
-    sc: Any, jrdd: Any, partition: int, description: str, context: dict[str, str] | None = None
+    sc: Any,
+    jrdd: Any,
+    partition: int,
+    description: str,
+    context: dict[str, str] | None = None,
+    watch: CancelWatch | None = None,
 ) -> Any:
     """One Spark job over one partition of ``jrdd`` (a JavaRDD of byte arrays), in the job
     group, pool and tags of ``context`` (the thread that made the feed: a source subtask
@@ -109,11 +168,17 @@ def _run_partition_job(
     context = dict(context or {})
     mine = context.get("spark.job.description")
     context["spark.job.description"] = f"{mine}: {description}" if mine else description
+    if watch is not None:
+        watch.check()
     before = {key: sc.getLocalProperty(key) for key in CONTEXT_PROPERTIES}
     for key in CONTEXT_PROPERTIES:
         sc.setLocalProperty(key, context.get(key))
     try:
         return run_partition_job(sc, jrdd, partition)
+    except Exception as error:
+        if watch is not None:
+            watch.failed(error)  # raises SparkJobCancelled if the group was cancelled
+        raise
     finally:
         for key, value in before.items():
             sc.setLocalProperty(key, value)
@@ -130,8 +195,10 @@ class ArrowDataFrameFeed:
         name: str,
         context: dict[str, str] | None = None,
         rows_per_job: int | None = None,
+        watch: CancelWatch | None = None,
     ) -> None:
         pa = require_pyarrow()
+        self.watch = watch
         from pyspark.serializers import NoOpSerializer  # noqa: PLC0415
 
         self.df = df
@@ -215,6 +282,7 @@ class ArrowDataFrameFeed:
             partition,
             f"ckptsim source {self.name!r}: partition {partition}, rows {low} to {high}",
             self.context,
+            self.watch,
         )
         sockfile, sock = local_socket(sock_info)
         try:
@@ -275,7 +343,9 @@ class RDDFeed:
         rows: Literal["rows", "tuples"] | None = None,
         context: dict[str, str] | None = None,
         rows_per_job: int | None = None,
+        watch: CancelWatch | None = None,
     ) -> None:
+        self.watch = watch
         self.rdd = rdd
         self.name = name
         self.rows = rows
@@ -324,6 +394,7 @@ class RDDFeed:
             partition,
             f"ckptsim source {self.name!r}: partition {partition}, rows {low} to {high}",
             self.context,
+            self.watch,
         )
         sockfile, sock = local_socket(sock_info)
         try:
@@ -382,6 +453,7 @@ def spark_feed(
     stabilize: Stabilize = "persist",
     batch_format: BatchFormat = "rows",
     rows_per_job: int | None = None,
+    watch: CancelWatch | None = None,
 ) -> SparkFeed:
     """The partition feed of a DataFrame or RDD (classic sessions only), made stable for
     replay as ``stabilize`` says (see the module documentation). A partition is read with one
@@ -423,7 +495,7 @@ def spark_feed(
     if isinstance(data, RDD):
         if batch_format == "arrow":
             raise ValueError("batch_format='arrow' needs a DataFrame; an RDD's records are Python")
-        feed = RDDFeed(data, name=name, context=context, rows_per_job=rows_per_job)
+        feed = RDDFeed(data, name=name, context=context, rows_per_job=rows_per_job, watch=watch)
     else:
         try:
             feed = ArrowDataFrameFeed(
@@ -432,6 +504,7 @@ def spark_feed(
                 name=name,
                 context=context,
                 rows_per_job=rows_per_job,
+                watch=watch,
             )
         except Exception as error:
             if batch_format == "arrow":
@@ -443,6 +516,7 @@ def spark_feed(
                 rows="tuples" if batch_format == "tuples" else "rows",
                 context=context,
                 rows_per_job=rows_per_job,
+                watch=watch,
             )
     log.info(
         "spark_feed_ready",

@@ -8,6 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from runtime import serde
 from runtime.serde import checksum
 from runtime.storage import METADATA
 
@@ -35,12 +38,47 @@ def reseal(chk: Path, edit: Callable[[Body], object] | None = None) -> Path:
 
 
 def state_files(chk: Path) -> list[Path]:
-    return sorted(chk.glob("*.state.json"))
+    return sorted(chk.glob("*.state.*"))
+
+
+def as_version_2(chk: Path) -> Path:
+    """Rewrite a format-version-3 checkpoint (msgpack state files) as format version 2 (JSON
+    state files, values in ``serde``'s tagged JSON encoding), resealed, so that a test can
+    read and edit its state as JSON: version 2 still restores, with the same checks.
+    Returns ``chk``; a version 1 or 2 checkpoint is left as it is."""
+    path = chk / METADATA
+    body = json.loads(path.read_text())["metadata"]
+    if body.get("version") != 3:
+        return chk
+    for task in body["tasks"]:
+        for file in task["files"]:
+            old = chk / file["file"]
+            state = msgspec.msgpack.decode(old.read_bytes())
+            state["operator_states"] = {
+                uid: serde.encode(serde.unpack(data))
+                for uid, data in state["operator_states"].items()
+            }
+            for side in ("input_channels", "output_channels"):
+                for buffers in state.get(side, {}).values():
+                    for buffer in buffers:
+                        buffer["records"] = serde.encode(serde.unpack(buffer["records"]))
+            new = old.with_name(old.name.replace(".state.msgpack", ".state.json"))
+            new.write_text(json.dumps(state, separators=(",", ":"), sort_keys=True))
+            old.unlink()
+            file["file"] = new.name
+
+    def edit(metadata: Body) -> None:
+        metadata["version"] = 2
+        metadata["tasks"] = body["tasks"]
+
+    reseal(chk, edit)
+    return chk
 
 
 def rewrite_state(chk: Path, edit: Callable[[Body], object], index: int = 0) -> Path:
-    """Change one state file's JSON (then reseal): returns that file."""
-    path = state_files(chk)[index]
+    """Change one state file's JSON (the checkpoint rewritten as format version 2 first;
+    then reseal): returns that file."""
+    path = state_files(as_version_2(chk))[index]
     state = json.loads(path.read_text())
     edit(state)
     path.write_text(json.dumps(state))
@@ -49,8 +87,9 @@ def rewrite_state(chk: Path, edit: Callable[[Body], object], index: int = 0) -> 
 
 
 def replace_state(chk: Path, data: bytes, index: int = 0) -> Path:
-    """Put raw bytes into one state file (then reseal): returns that file."""
-    path = state_files(chk)[index]
+    """Put raw bytes into one state file of the checkpoint as format version 2 (JSON state
+    files; then reseal): returns that file."""
+    path = state_files(as_version_2(chk))[index]
     path.write_bytes(data)
     reseal(chk)
     return path
@@ -74,7 +113,9 @@ def first_operator_state(value: object) -> Callable[[Body], None]:
 
 
 def state_file_of(chk: Path, task: str) -> Path:
-    """The state file of ``task`` (``vertex#subtask``) as the metadata lists it."""
+    """The state file of ``task`` (``vertex#subtask``) as the metadata lists it, the
+    checkpoint rewritten as format version 2 first (JSON state files a test can read)."""
+    as_version_2(chk)
     vertex, subtask = task.rsplit("#", 1)
     body = json.loads((chk / METADATA).read_text())["metadata"]
     for entry in body["tasks"]:
@@ -211,3 +252,28 @@ DAMAGE: dict[str, tuple[Callable[[Path], Path], str]] = {
     ),
     "crafted state": (pickle_into_the_state, "unknown tag 'pickle'"),
 }
+
+
+# --- format version 3: msgpack state files --------------------------------------------------------
+
+
+def rewrite_packed_state(chk: Path, edit: Callable[[Body], object], index: int = 0) -> Path:
+    """Change one msgpack state file of a format-version-3 checkpoint (then reseal): returns
+    that file."""
+    path = sorted(chk.glob("*.state.msgpack"))[index]
+    state = msgspec.msgpack.decode(path.read_bytes())
+    edit(state)
+    path.write_bytes(msgspec.msgpack.encode(state))
+    reseal(chk)
+    return path
+
+
+def first_packed_operator_state(value: object) -> Callable[[Body], None]:
+    """The first operator's state becomes ``value`` encoded as msgpack (``Ext`` values kept
+    as they are: an attacker's extension codes)."""
+
+    def edit(state: Body) -> None:
+        uid = sorted(state["operator_states"])[0]
+        state["operator_states"][uid] = msgspec.msgpack.encode(value)
+
+    return edit

@@ -132,7 +132,7 @@ def full_disk_for_task_state_2(monkeypatch: pytest.MonkeyPatch) -> None:
     write = storage_module._atomic_write
 
     def failing(path: Path, data: bytes, **kwargs: Any) -> None:
-        if path.parent.name == "chk-2" and path.name.endswith(".state.json"):
+        if path.parent.name == "chk-2" and path.name.endswith(".state.msgpack"):
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
         write(path, data, **kwargs)
 

@@ -10,14 +10,15 @@ condition."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from ckptsim._cli import main
 from ckptsim._web import WebServer
+from runtime import serde
 from tests.rest.conftest import cli_lines, flink_cli_output
 from tests.rest.test_flink_cli import _flink_error
 from tests.rest.test_http import BOUND_S, Live, http
@@ -100,9 +101,9 @@ def _script(tmp_path: Path, savepoint: Path) -> Path:
     """The live job's topology, bounded (a thousand records past where the ``savepoint`` left
     its source), with another sink."""
     indexes = [
-        int(state["position"]["index"])
-        for path in savepoint.glob("source-*.state.json")
-        for state in json.loads(path.read_text(encoding="utf-8"))["operator_states"].values()
+        int(serde.unpack(state)["position"]["index"])
+        for path in savepoint.glob("source-*.state.msgpack")
+        for state in msgspec.msgpack.decode(path.read_bytes())["operator_states"].values()
     ]
     assert indexes, f"no source position in {savepoint}"
     script = tmp_path / "job.py"

@@ -62,9 +62,9 @@ def test_a_damaged_or_discarded_checkpoint_in_memory_is_refused() -> None:
     path = str(checkpoint.external_path)
     documents = memory._memory[path]
     name = next(n for n in documents if n.startswith("reduce-2"))
-    documents[name] = documents[name].replace(b"[1,2]", b"[1,3]")
+    documents[name] = documents[name].replace(b"\x92\x01\x02", b"\x92\x01\x03")  # (1, 2)
     with pytest.raises(
-        CorruptCheckpointError, match=r"reduce-2-1\.state\.json .* fails its checksum"
+        CorruptCheckpointError, match=r"reduce-2-1\.state\.msgpack .* fails its checksum"
     ):
         memory.load(path)
     memory.discard(1, checkpoint.handles())

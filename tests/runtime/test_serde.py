@@ -14,6 +14,7 @@ import tempfile
 import zoneinfo
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -417,3 +418,83 @@ def test_property_every_supported_value_round_trips_through_state_channels_and_s
         assert same(list(back.records), [value, (value,)])
         (out,) = state.output_channels[1]
         assert same(list(out.records), [value])
+
+
+# --- encoding version 3: msgpack with extension types ------------------------------------------
+
+
+@pytest.mark.parametrize("value", ROUND_TRIPS + TYPED, ids=repr)
+def test_version_3_values_come_back_exactly(value: Any) -> None:
+    data = serde.pack(value)
+    msgspec.msgpack.decode(data, ext_hook=lambda code, payload: None)  # plain msgpack
+    assert same(serde.unpack(data), value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [2**64 - 1, 2**64, -(2**63), -(2**63) - 1, -(2**700), [1, 2**70], {"a": (2**65,)}, {2**90: 1}],
+)
+def test_version_3_ints_of_any_size_come_back(value: Any) -> None:
+    assert same(serde.unpack(serde.pack(value)), value)
+
+
+@given(SUPPORTED_VALUES)
+def test_property_every_supported_value_round_trips_exactly_through_version_3(
+    value: Any,
+) -> None:
+    """Property: the values of the version-2 property come back the same through encoding
+    version 3 (what checkpoints write)."""
+    assert same(serde.unpack(serde.pack(value, where="a generated value")), value)
+
+
+def test_version_3_refuses_a_value_naming_operator_keyed_state_and_position() -> None:
+    class Point:
+        pass
+
+    snapshot = {"states": {"total": {"key_groups": {"3": {"values": [(1, Point())]}}}}}
+    with pytest.raises(serde.StateSerializationError) as caught:
+        serde.pack(snapshot, where="state of operator 'Sum' (sum-1)")
+    text = str(caught.value)
+    assert "cannot write a Point into a checkpoint (state of operator 'Sum' (sum-1)), " in text
+    assert "keyed state 'total' at ['states']['total']['key_groups']['3']['values'][0][1]" in text
+
+
+def _ext(code: int, payload: Any) -> msgspec.msgpack.Ext:
+    data = payload if isinstance(payload, bytes) else msgspec.msgpack.encode(payload)
+    return msgspec.msgpack.Ext(code, data)
+
+
+@pytest.mark.parametrize(
+    ("forged", "message"),
+    [
+        ({"a": [1, _ext(99, b"")]}, r"at \['a'\]\[1\]: unknown extension code 99"),
+        ({"a": _ext(serde.EXT_DECIMAL, b"one")}, r"at \['a'\]: not a decimal"),
+        ([_ext(serde.EXT_DATETIME, ["2024-13-01", None, None, 0])], r"at \[0\]: not a datetime"),
+        ([_ext(serde.EXT_DATETIME, ["2024-01-01", "America", None, 0])], "no time zone"),
+        ([_ext(serde.EXT_TIMEDELTA, [1, 2])], "days, seconds, microseconds"),
+        ([_ext(serde.EXT_NUMPY, ["O", 0, 1])], "not data"),
+        ([_ext(serde.EXT_NUMPY, ["<i8", 1, b"\x00"])], "has 8 bytes"),
+        ([_ext(serde.EXT_TUPLE_ROW, [["a"], 1, 2])], "field names are 2 strings"),
+        ([_ext(serde.EXT_TUPLE_ROWS, [["a"], [1, 2]])], "has 1 values"),
+        ([_ext(serde.EXT_ROW, [9, None, 1])], "a row's kind is 0 to"),
+        ([_ext(serde.EXT_SET, [[1]])], r"at \[0\]: not a set \(TypeError: unhashable"),
+        (
+            [_ext(serde.EXT_TUPLE, [1, _ext(serde.EXT_DATE, b"never")])],
+            r"at \[0\]<tuple>\[1\]: not a date",
+        ),
+        ([_ext(serde.EXT_TUPLE, {"not": "an array"})], "not a tuple"),
+        ([_ext(serde.EXT_DICT, [1])], "in pairs"),
+    ],
+)
+def test_version_3_data_ckptsim_did_not_write_is_refused_saying_where(
+    forged: Any, message: str
+) -> None:
+    with pytest.raises(serde.StateFormatError, match=message) as caught:
+        serde.unpack(msgspec.msgpack.encode(forged), where="the state")
+    assert str(caught.value).startswith("the state")
+    assert "\n" not in str(caught.value)
+
+
+def test_version_3_bytes_that_are_not_msgpack_are_refused() -> None:
+    with pytest.raises(serde.StateFormatError, match="the state is not msgpack data"):
+        serde.unpack(b"\xc1", where="the state")

@@ -9,9 +9,12 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import pytest
 
+from runtime import serde
 from runtime.checkpoint import (
     CheckpointProperties,
     CompletedCheckpoint,
@@ -28,10 +31,13 @@ from runtime.storage import (
     load_checkpoint,
 )
 from tests.crafted_checkpoints import (
+    as_version_2,
     first_operator_state,
+    first_packed_operator_state,
     point_first_file_at,
     replace_state,
     reseal,
+    rewrite_packed_state,
     rewrite_state,
     state_files,
 )
@@ -85,8 +91,8 @@ def test_a_checkpoint_round_trips_with_its_state_and_channel_state(tmp_path: Pat
     assert path == tmp_path / "job1" / "chk-3"
     assert sorted(p.name for p in path.iterdir()) == [
         METADATA,
-        "reduce-2-1.state.json",
-        "source-1-0.state.json",
+        "reduce-2-1.state.msgpack",
+        "source-1-0.state.msgpack",
     ]
     loaded = load_checkpoint(str(path / METADATA))  # the _metadata file or its directory
     assert (loaded.checkpoint_id, loaded.timestamp, loaded.job_name) == (3, 5, "demo")
@@ -111,19 +117,21 @@ def relabel(metadata: Path, **changes: object) -> None:
     ("damage", "message"),
     [
         (  # a changed size is found before the file is read
-            lambda p: (p / "reduce-2-1.state.json").write_text("{}"),
-            r"reduce-2-1.state.json of task reduce-2#1 is 2 bytes, but field "
+            lambda p: (p / "reduce-2-1.state.msgpack").write_text("{}"),
+            r"reduce-2-1.state.msgpack of task reduce-2#1 is 2 bytes, but field "
             r"'tasks\[0\].files\[0\].size' of .*_metadata records \d+",
         ),
         (  # the same size, other bytes
-            lambda p: (p / "reduce-2-1.state.json").write_bytes(
-                (p / "reduce-2-1.state.json").read_bytes().replace(b"[1,2]", b"[1,3]")
+            lambda p: (p / "reduce-2-1.state.msgpack").write_bytes(  # (1, 2) -> (1, 3)
+                (p / "reduce-2-1.state.msgpack")
+                .read_bytes()
+                .replace(b"\x92\x01\x02", b"\x92\x01\x03")
             ),
-            "reduce-2-1.state.json of task reduce-2#1 fails its checksum",
+            "reduce-2-1.state.msgpack of task reduce-2#1 fails its checksum",
         ),
         (
-            lambda p: (p / "source-1-0.state.json").unlink(),
-            "source-1-0.state.json of task source-1#0 is missing",
+            lambda p: (p / "source-1-0.state.msgpack").unlink(),
+            "source-1-0.state.msgpack of task source-1#0 is missing",
         ),
         (lambda p: relabel(p / METADATA, checkpoint_id=4), "_metadata fails its checksum"),
         (
@@ -225,7 +233,7 @@ def test_cleanup_after_the_job_removes_only_unretained_directories_it_made(
 
 def _outside_state(chk: Path, tmp: Path) -> Path:
     """A copy of a real state file outside the checkpoint, with its position moved on."""
-    state = json.loads(state_files(chk)[-1].read_text())
+    state = json.loads(state_files(as_version_2(chk))[-1].read_text())
     state["operator_states"]["source-1"] = {"position": 12_352 + 41}
     outside = tmp / "outside.json"
     outside.write_text(json.dumps(state))
@@ -325,6 +333,44 @@ def running_and_finished(chk: Path, tmp: Path) -> tuple[Path, str]:
     return path, r"field 'finished_tasks' lists .*#[0-9]+, which field 'tasks' lists as running"
 
 
+def packed_state_not_msgpack(chk: Path, tmp: Path) -> tuple[Path, str]:
+    path = sorted(chk.glob("*.state.msgpack"))[0]
+    path.write_bytes(b"\xc1 not msgpack")
+    reseal(chk)
+    return path, "is not a ckptsim checkpoint file: not msgpack"
+
+
+def packed_unknown_extension(chk: Path, tmp: Path) -> tuple[Path, str]:
+    forged = {"position": [1, msgspec.msgpack.Ext(99, b"pickled?")]}
+    path = rewrite_packed_state(chk, first_packed_operator_state(forged))
+    return (
+        path,
+        r"field 'operator_states\['.*'\]' at \['position'\]\[1\]: unknown extension code 99",
+    )
+
+
+def packed_forged_decimal_in_a_tuple(chk: Path, tmp: Path) -> tuple[Path, str]:
+    inner = msgspec.msgpack.Ext(serde.EXT_DECIMAL, b"1.2.3")
+    forged = [msgspec.msgpack.Ext(serde.EXT_TUPLE, msgspec.msgpack.encode(["a", inner]))]
+    path = rewrite_packed_state(chk, first_packed_operator_state(forged))
+    return path, r"at \[0\]<tuple>\[1\]: not a decimal"
+
+
+def packed_records_not_bytes(chk: Path, tmp: Path) -> tuple[Path, str]:
+    def edit(state: dict[str, Any]) -> None:
+        state["output_channels"]["0"][0]["records"] = [["k", 1]]
+
+    path = rewrite_packed_state(chk, edit, index=1)
+    return path, r"field 'output_channels\['0'\]\[0\]\.records' must be msgpack bin"
+
+
+def packed_deeply_nested(chk: Path, tmp: Path) -> tuple[Path, str]:
+    path = rewrite_packed_state(
+        chk, lambda s: s["operator_states"].update({"reduce-2": b"\x91" * 200_000 + b"\xc0"})
+    )
+    return path, "nested too deeply|not msgpack"
+
+
 CRAFTED: dict[str, Callable[[Path, Path], tuple[Path, str]]] = {
     "absolute path": escape_absolute,
     "../../etc/passwd": escape_dot_dot,
@@ -341,6 +387,11 @@ CRAFTED: dict[str, Callable[[Path, Path], tuple[Path, str]]] = {
     "state of another task": state_of_another_task,
     "channel not a number": channel_not_a_number,
     "a subtask running and finished": running_and_finished,
+    "v3 state not msgpack": packed_state_not_msgpack,
+    "v3 unknown extension code": packed_unknown_extension,
+    "v3 forged decimal in a tuple": packed_forged_decimal_in_a_tuple,
+    "v3 records not packed": packed_records_not_bytes,
+    "v3 deeply nested": packed_deeply_nested,
 }
 
 

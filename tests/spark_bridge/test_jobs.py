@@ -4,6 +4,9 @@ returns: the final value per key, faults named after the user's operators."""
 
 from __future__ import annotations
 
+import os
+import re
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +16,14 @@ from pyspark.sql import functions as F
 
 from actors.faults import FailTask
 from runtime.datastream import DataStream
-from spark_bridge import FeedChanged, SplitReader, run_topology_job, spark_feed
+from spark_bridge import (
+    FeedChanged,
+    JobGroupCancelled,
+    SplitReader,
+    TopologyFailed,
+    run_topology_job,
+    spark_feed,
+)
 from spark_bridge.spark_feed import CONTEXT_PROPERTIES, _run_partition_job
 
 
@@ -159,3 +169,66 @@ def test_final_only_needs_a_key(spark: Any) -> None:
             lambda s: s.map(lambda r: r.id * 2, name="Twice"),
             faults=[FailTask(task="Thrice#0", at_record=1)],
         )
+
+
+def test_cancelling_the_callers_job_group_stops_the_topology_with_one_clear_error(
+    spark: Any, job_group: str, tmp_path: Path
+) -> None:
+    """``sc.cancelJobGroup`` from another thread while the topology reads its input: the
+    Spark job running then is cancelled, the topology is cancelled at once (no restart, no
+    further Spark job), ``run_topology`` raises ``JobGroupCancelled`` naming the group, and the
+    output folder shows only committed part files (staged ones stay in ``.staging``). No
+    sleep: partition 1's Spark task waits at a FIFO, which the cancelling thread opens once the
+    task is there."""
+    sc = spark.sparkContext
+    gate = str(tmp_path / "gate")
+    os.mkfifo(gate)
+
+    def wait_at_the_gate(index: int, rows: Iterator[Any]) -> Iterator[Any]:
+        if index == 1:
+            with open(gate, "rb") as waiting:  # until the test's thread opens it, then closes it
+                waiting.read()
+        yield from rows
+
+    data = sc.parallelize([(i % 5, i) for i in range(40)], 2).mapPartitionsWithIndex(
+        wait_at_the_gate
+    )
+    cancelled = threading.Event()
+
+    def cancel_once_partition_1_runs() -> None:
+        with open(gate, "wb"):  # opens once partition 1's task waits at the gate
+            sc.cancelJobGroup(job_group)
+            cancelled.set()
+
+    canceller = threading.Thread(target=cancel_once_partition_1_runs, daemon=True)
+    canceller.start()
+    tracker = sc.statusTracker()
+    before = set(tracker.getJobIdsForGroup(job_group))
+    out = tmp_path / "out"
+    try:
+        with pytest.raises(JobGroupCancelled) as caught:
+            run_topology_job(
+                spark,
+                data,
+                lambda s: s.key_by(lambda r: r[0]).reduce(lambda a, b: (a[0], a[1] + b[1])),
+                output=str(out),
+                parallelism=1,
+                checkpoint_interval=10,
+                stabilize="none",
+            )
+    finally:  # never leave the thread waiting at the gate (a reader lets its open return)
+        unblock = os.open(gate, os.O_RDONLY | os.O_NONBLOCK)
+        canceller.join()
+        os.close(unblock)
+    assert cancelled.is_set()
+    error = caught.value
+    message = str(error)
+    assert f"Spark job group {job_group!r} was cancelled (sc.cancelJobGroup)" in message
+    assert "\n" not in message
+    assert isinstance(error, TopologyFailed) and error.group == job_group
+    assert error.result.status.name == "CANCELED" and error.result.restarts == 0
+    # partition 0's job, and partition 1's, cancelled: no Spark job after the cancel
+    assert len(set(tracker.getJobIdsForGroup(job_group)) - before) == 2
+    visible = [p for p in out.rglob("*") if not any(part[0] in "._" for part in p.parts[-1:])]
+    visible = [p for p in visible if ".staging" not in p.parts]
+    assert all(re.fullmatch(r"part-.*\.parquet", p.name) for p in visible), visible
