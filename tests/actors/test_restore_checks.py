@@ -28,6 +28,7 @@ from runtime.status import JobStatus
 from runtime.storage import METADATA, CorruptCheckpointError, load_checkpoint
 from tests.actors.test_failover import count, counting, failure_free, key, observe, record
 from tests.crafted_checkpoints import (
+    as_version_2,
     drop_operator_state,
     drop_tasks,
     list_no_file_for,
@@ -143,11 +144,7 @@ def a_running_source_listed_as_finished(chk: Path) -> tuple[Path, str]:
 def a_running_source_listed_as_finished_in_an_older_format(chk: Path) -> tuple[Path, str]:
     """Lowering the version does not dodge the check: format 2 recorded no final positions."""
 
-    def edit(body: Any) -> None:
-        _list_as_finished(("numbers", 1))(body)
-        body["version"] = 2
-
-    path = reseal(chk, edit)
+    path = reseal(as_version_2(chk), _list_as_finished(("numbers", 1)))
     return path, r"for numbers#1, .*\(format version 2 recorded none: restore a checkpoint"
 
 
