@@ -95,6 +95,9 @@ class LiveJob:
         self._lock = threading.Lock()
         self._view: rest.JobView | None = None
         self._gathered = 0.0
+        #: each task's last answered metrics, by (task, attempt): a task busy with a long
+        #: buffer does not answer in time, and its last values beat none
+        self._last_metrics: dict[tuple[Any, int], dict[str, Any]] = {}
 
     # views
 
@@ -166,9 +169,16 @@ class LiveJob:
             info: dict[str, Any] = self.master.ask(QueryJob(), block=True, timeout=ASK_TIMEOUT_S)
             metrics = dict(info["task_metrics"])
             futures = {t: ref.proxy().progress() for t, ref in info["tasks"].items()}
+            # one deadline for all the tasks (asked at once): a scrape waits ASK_TIMEOUT_S at
+            # most, however many tasks are busy
+            deadline = time.monotonic() + ASK_TIMEOUT_S
+            attempt = info["attempt"]
             for task, future in futures.items():
+                left = max(deadline - time.monotonic(), 0.001)
                 with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
-                    metrics[task] = future.get(timeout=ASK_TIMEOUT_S)["io"]
+                    self._last_metrics[(task, attempt)] = future.get(timeout=left)["io"]
+                if (task, attempt) in self._last_metrics:
+                    metrics[task] = self._last_metrics[(task, attempt)]
             checkpoints: dict[str, Any] = {}
             details: dict[int, dict[str, Any]] = {}
             coordinator = info["coordinator"]
