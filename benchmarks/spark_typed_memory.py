@@ -44,6 +44,7 @@ from ckptsim._cli import configure_logging
 from runtime.datastream import DataStream
 from runtime.row import TupleRow
 from spark_bridge import local_spark, run_topology_job
+from spark_bridge._pyspark_seam import driver_heap_after_gc
 
 PARTITIONS = 4
 #: ``make bench``'s sizes; 10M rows are opt-in (``--rows`` or ``CKPTSIM_BENCH_ROWS``)
@@ -84,10 +85,8 @@ def jvm_heap(spark: Any) -> dict[str, int]:
     """The driver JVM's heap in MB: ``heap_live`` used after a full collection (what the JVM
     keeps), ``heap_max`` its maximum (G1 grows the committed heap, which its RSS counts,
     towards it under allocation pressure, live or not)."""
-    jvm = spark.sparkContext._jvm
-    jvm.java.lang.System.gc()
-    usage = jvm.java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage()
-    return {"heap_live": int(usage.getUsed()) >> 20, "heap_max": int(usage.getMax()) >> 20}
+    used, most = driver_heap_after_gc(spark.sparkContext)
+    return {"heap_live": used >> 20, "heap_max": most >> 20}
 
 
 def child(rows: int) -> None:
