@@ -77,7 +77,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/state_encoding.py  # keyed-state snapshots: encoding version 3 (msgpack) against 2 (JSON)
 	$(BIN)/python benchmarks/spark_feed.py
 	$(BIN)/python benchmarks/spark_main_job.py
-	$(BIN)/python benchmarks/spark_typed_memory.py  # 1M, 4M and 10M rows of decimals and timestamps: peak RSS of the driver's Python and JVM
+	$(BIN)/python benchmarks/spark_typed_memory.py  # 1M and 4M rows of decimals and timestamps (10M: CKPTSIM_BENCH_ROWS=1000000,4000000,10000000): peak RSS of the driver's Python and JVM
 	$(BIN)/python benchmarks/vs_pyflink.py  # against PyFlink when CKPTSIM_PYFLINK_PYTHON names a Python with apache-flink
 
 lint: $(STAMP)

@@ -80,6 +80,15 @@ def max_result_size(sc: Any) -> int:
     return int(sc._jsc.sc().conf().getSizeAsBytes("spark.driver.maxResultSize", "1g"))
 
 
+def driver_heap_after_gc(sc: Any) -> tuple[int, int]:
+    """The driver JVM's heap in bytes after a full collection (``System.gc()``): (used, max)
+    (benchmarks: what the JVM keeps, apart from what its committed heap and RSS show)."""
+    jvm = sc._jvm
+    jvm.java.lang.System.gc()
+    usage = jvm.java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage()
+    return int(usage.getUsed()), int(usage.getMax())
+
+
 def arrow_batch_rdd(df: Any) -> Any:
     """The JavaRDD of a DataFrame's partitions as serialized Arrow record batches."""
     return df._jdf.toArrowBatchRdd().toJavaRDD()

@@ -14,6 +14,10 @@ as ``SplitReader``, a ``runtime.operators.SourceReader``:
 - ``seek(position)`` after a restore: the read resumes exactly after the last row emitted
   before the checkpoint (row ``offset`` of ``split``), finished splits are not read again.
 
+A feed with ``prefetch = True`` has the next split's first chunk fetched in a background
+thread while a split is read (``Prefetch``, one ahead); positions count rows emitted, so a
+prefetched chunk changes no checkpoint.
+
 Only a feed whose partitions hold the same rows in the same order every time it is read
 replays exactly; ``spark_feed`` makes Spark input stable (persisted) for that.
 """
@@ -21,6 +25,7 @@ replays exactly; ``spark_feed`` makes Spark input stable (persisted) for that.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
@@ -47,6 +52,72 @@ class PartitionFeed(Protocol):
 
 class FeedChanged(RuntimeError):
     """A restored position does not fit the input: it is not the input the checkpoint read."""
+
+
+class Prefetch:
+    """The first chunk of a split, fetched in a background thread while the split before it
+    is read (one ahead): ``take()`` waits for it and returns the split's chunks from row 0;
+    ``discard()`` lets it go (closed when its fetch ends, nobody waits)."""
+
+    def __init__(self, feed: PartitionFeed, partition: int, *, name: str) -> None:
+        self.partition = partition
+        self._feed = feed
+        self._chunks: Iterator[Sequence[Any]] | None = None
+        self._first: Sequence[Any] | None = None
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._done = False
+        self._discarded = False
+        self._thread = threading.Thread(
+            target=self._fetch, name=f"{name} prefetch partition {partition}", daemon=True
+        )
+        self._thread.start()
+
+    def _fetch(self) -> None:
+        try:
+            self._chunks = self._feed.open(self.partition, 0)
+            self._first = next(self._chunks, None)
+        except BaseException as error:  # raised again by take()
+            self._error = error
+        with self._lock:
+            self._done = True
+            discarded = self._discarded
+        if discarded:
+            self._close()
+
+    def _close(self) -> None:
+        close = getattr(self._chunks, "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                close()
+
+    def take(self) -> Iterator[Sequence[Any]]:
+        """The split's chunks from row 0 (raises what the fetch raised)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._rest(self._first, self._chunks)
+
+    @staticmethod
+    def _rest(
+        first: Sequence[Any] | None, chunks: Iterator[Sequence[Any]] | None
+    ) -> Iterator[Sequence[Any]]:
+        try:
+            if first is None or chunks is None:
+                return
+            yield first
+            yield from chunks
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+
+    def discard(self) -> None:
+        with self._lock:
+            self._discarded = True
+            done = self._done
+        if done:
+            self._close()
 
 
 class InMemoryFeed:
@@ -91,6 +162,10 @@ class SplitReader:
         self._chunk: Sequence[Any] = ()
         self._at = 0  # rows of self._chunk emitted
         self._convert = getattr(feed, "convert", None)
+        #: a feed with ``prefetch = True`` (Spark: each split's first chunk is a Spark job)
+        #: has the next split's first chunk fetched while the current one is read
+        self._prefetching = bool(getattr(feed, "prefetch", False))
+        self._prefetch: Prefetch | None = None
 
     # --- SourceReader ---------------------------------------------------------------------------
 
@@ -116,7 +191,7 @@ class SplitReader:
                     partition=partition,
                     offset=self.offset,
                 )
-                self._chunks = self.feed.open(partition, self.offset)
+                self._chunks = self._open(partition)
             following = next(self._chunks, None)
             if following is None:  # the split is read to its end
                 self._close_split()
@@ -131,6 +206,20 @@ class SplitReader:
                 self.offset = 0
                 continue
             self._chunk, self._at = following, 0
+
+    def _open(self, partition: int) -> Iterator[Sequence[Any]]:
+        """The current split's chunks from ``self.offset`` on (the prefetched ones if they
+        are this split's from row 0), and the next split's first chunk asked for."""
+        prefetched, self._prefetch = self._prefetch, None
+        if prefetched is not None and prefetched.partition == partition and self.offset == 0:
+            chunks = prefetched.take()
+        else:
+            if prefetched is not None:
+                prefetched.discard()
+            chunks = self.feed.open(partition, self.offset)
+        if self._prefetching and self.index + 1 < len(self.splits):
+            self._prefetch = Prefetch(self.feed, self.splits[self.index + 1], name=self.name)
+        return chunks
 
     def next_ready(self, now: int) -> int | None:
         return None  # reads block until their records are there: never "nothing yet"
@@ -160,6 +249,7 @@ class SplitReader:
                 "checkpoint was taken with"
             )
         self._close_split()
+        self._drop_prefetch()
         if split is None:
             self.index, self.offset = len(self.splits), 0
         else:
@@ -181,11 +271,19 @@ class SplitReader:
         if close is not None:
             close()
 
+    def _drop_prefetch(self) -> None:
+        prefetched, self._prefetch = self._prefetch, None
+        if prefetched is not None:
+            prefetched.discard()
+
     def close(self) -> None:
-        """Release the split being read (its Spark stream); reading again reopens it."""
+        """Release the split being read (its Spark stream) and the next split's prefetched
+        chunk; reading again reopens them."""
         self._close_split()
+        self._drop_prefetch()
 
     def __del__(self) -> None:
         # A cancelled task drops its reader mid-split: let the split's stream go with it.
         with contextlib.suppress(Exception):  # at interpreter exit there is no one to tell
             self._close_split()
+            self._drop_prefetch()

@@ -187,6 +187,9 @@ def _run_partition_job(
 class ArrowDataFrameFeed:
     """A DataFrame's partitions as Arrow record batches made by the JVM."""
 
+    #: ``SplitReader`` fetches the next split's first batch while this one is read
+    prefetch = True
+
     def __init__(
         self,
         df: Any,
@@ -429,6 +432,7 @@ class SparkFeed:
     def __init__(self, feed: PartitionFeed, data: Any, *, persisted: bool) -> None:
         self.feed = feed
         self.convert = feed.convert
+        self.prefetch = bool(getattr(feed, "prefetch", False))
         self.data = data
         self.persisted = persisted
 

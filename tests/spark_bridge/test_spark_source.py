@@ -299,3 +299,58 @@ def test_a_batch_step_cancelled_while_failing_over_says_why(spark: Any) -> None:
             config=settings,
             timeout=5.0,
         )
+
+
+class RecordedFeed:
+    """A feed's opens, in order (the prefetch thread's included)."""
+
+    def __init__(self, feed: Any) -> None:
+        self.feed = feed
+        self.convert = feed.convert
+        self.prefetch = feed.prefetch
+        self.opened: list[tuple[int, int]] = []
+
+    @property
+    def num_partitions(self) -> int:
+        return int(self.feed.num_partitions)
+
+    def open(self, partition: int, offset: int) -> Any:
+        self.opened.append((partition, offset))
+        return self.feed.open(partition, offset)
+
+
+def test_the_next_partitions_first_batch_is_fetched_while_one_is_read(spark: Any) -> None:
+    df = partitioned(spark, rows=40, partitions=4)
+    feed = spark_feed(df, stabilize="none", rows_per_job=4)
+    assert feed.prefetch
+    recorded = RecordedFeed(feed)
+    reader = SplitReader(recorded, 0, 1, name="s")
+    first = reader.read(3, 0)
+    assert first is not None and {r[1] for r in first} == {0}
+    prefetch = reader._prefetch
+    assert prefetch is not None and prefetch.partition == 1
+    prefetch._thread.join()  # its Spark job ran while partition 0 is still being read
+    assert recorded.opened == [(0, 0), (1, 0)] and reader.index == 0
+    rows = list(first) + [r for b in read_all(reader, 3) for r in b]
+    assert [r[0] for r in rows] == list(range(40))  # each row once, split after split
+    assert recorded.opened == [(0, 0), (1, 0), (2, 0), (3, 0)]  # one ahead, none opened twice
+    assert reader._prefetch is None
+
+
+@pytest.mark.parametrize("stop_after", [3, 12, 21])  # in partition 0, 1 (prefetched), 2
+def test_a_restore_with_a_prefetched_split_resumes_exactly(spark: Any, stop_after: int) -> None:
+    df = partitioned(spark, rows=40, partitions=4)
+    feed = spark_feed(df, stabilize="none", rows_per_job=4)
+    reader = SplitReader(feed, 0, 1, name="s")
+    before: list[Any] = []
+    while len(before) < stop_after:
+        buffer = reader.read(3, 0)
+        assert buffer is not None
+        before.extend(buffer)
+    position = reader.position()
+    reader.close()  # the prefetched split is let go with it
+    assert reader._prefetch is None
+    restored = SplitReader(feed, 0, 1, name="s")
+    restored.seek(position)
+    after = [r for b in read_all(restored, 3) for r in b]
+    assert [r[0] for r in before + after] == list(range(40))
