@@ -95,9 +95,9 @@ class LiveJob:
         self._lock = threading.Lock()
         self._view: rest.JobView | None = None
         self._gathered = 0.0
-        #: each task's last answered metrics, by (task, attempt): a task busy with a long
-        #: buffer does not answer in time, and its last values beat none
-        self._last_metrics: dict[tuple[Any, int], dict[str, Any]] = {}
+        #: each task's last answered metrics with the attempt that answered: a task busy
+        #: with a long buffer does not answer in time, and its last values beat none
+        self._last_metrics: dict[Any, tuple[int, dict[str, Any]]] = {}
 
     # views
 
@@ -176,9 +176,10 @@ class LiveJob:
             for task, future in futures.items():
                 left = max(deadline - time.monotonic(), 0.001)
                 with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
-                    self._last_metrics[(task, attempt)] = future.get(timeout=left)["io"]
-                if (task, attempt) in self._last_metrics:
-                    metrics[task] = self._last_metrics[(task, attempt)]
+                    self._last_metrics[task] = (attempt, future.get(timeout=left)["io"])
+                answered, last = self._last_metrics.get(task, (-1, {}))
+                if answered == attempt:
+                    metrics[task] = last
             checkpoints: dict[str, Any] = {}
             details: dict[int, dict[str, Any]] = {}
             coordinator = info["coordinator"]

@@ -776,21 +776,12 @@ def _parse_checkpoint(
         )
     finished: set[TaskId] = set()
     for i, pair in enumerate(fields.items("finished_tasks", body, "finished_tasks", list, [])):
-        if (
-            not isinstance(pair, list)
-            or len(pair) != 2
-            or not isinstance(pair[0], str)
-            or type(pair[1]) is not int
-        ):
+        listed = _listed_task(metadata_path, f"finished_tasks[{i}]", pair, "[vertex, subtask]")
+        if listed in finished:
             raise CorruptCheckpointError(
-                f"{metadata_path}: field 'finished_tasks[{i}]' must be [vertex, subtask], "
-                f"got {_brief(pair)}"
+                f"{metadata_path}: field 'finished_tasks[{i}]' repeats task {listed}"
             )
-        if TaskId(pair[0], pair[1]) in finished:
-            raise CorruptCheckpointError(
-                f"{metadata_path}: field 'finished_tasks[{i}]' repeats task {pair[0]}#{pair[1]}"
-            )
-        finished.add(TaskId(pair[0], pair[1]))
+        finished.add(listed)
     both = sorted(finished & set(tasks), key=str)
     if both:
         raise CorruptCheckpointError(
@@ -813,6 +804,21 @@ def _parse_checkpoint(
     )
 
 
+def _listed_task(metadata_path: Path, here: str, entry: object, shape: str) -> TaskId:
+    """The task of metadata entry ``here``: a list ``shape`` long (its first two items the
+    vertex and the subtask)."""
+    if (
+        not isinstance(entry, list)
+        or len(entry) != shape.count(",") + 1
+        or not isinstance(entry[0], str)
+        or type(entry[1]) is not int
+    ):
+        raise CorruptCheckpointError(
+            f"{metadata_path}: field '{here}' must be {shape}, got {_brief(entry)}"
+        )
+    return TaskId(entry[0], entry[1])
+
+
 def _final_positions(
     metadata_path: Path, fields: _Fields, body: dict[str, Any], finished: set[TaskId]
 ) -> dict[TaskId, dict[str, Any]]:
@@ -821,17 +827,7 @@ def _final_positions(
     found: dict[TaskId, dict[str, Any]] = {}
     for i, entry in enumerate(fields.items("final_positions", body, "final_positions", list, [])):
         here = f"final_positions[{i}]"
-        if (
-            not isinstance(entry, list)
-            or len(entry) != 3
-            or not isinstance(entry[0], str)
-            or type(entry[1]) is not int
-        ):
-            raise CorruptCheckpointError(
-                f"{metadata_path}: field '{here}' must be [vertex, subtask, positions], "
-                f"got {_brief(entry)}"
-            )
-        task = TaskId(entry[0], entry[1])
+        task = _listed_task(metadata_path, here, entry, "[vertex, subtask, positions]")
         if task not in finished:
             raise CorruptCheckpointError(
                 f"{metadata_path}: field '{here}' gives a final position of {task}, which field "

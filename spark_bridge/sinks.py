@@ -466,6 +466,9 @@ class StagedFiles:
         and take whatever else is staged out of ``.staging``; returns the restored pending
         checkpoint ids and the names of what left ``.staging``. Committed files outside the
         lineage go with ``retract_after``."""
+        gone = self.missing_pending(states)  # before anything moves (the same rule a
+        if gone is not None:  # restore from a given checkpoint checks before the job starts)
+            raise self._gone(gone)
         keep: set[int] = set()
         for state in states:
             keep.update(int(k) for k in (state or {}).get("pending", []))
@@ -480,12 +483,7 @@ class StagedFiles:
         for path, writer, txn in back:
             if self._stands_for(writer, txn, explicit_only=True):
                 self.filesystem.move(path, self.final_path(txn, writer))
-        # the restored pending transactions are the last writer's: each is committed now
-        last = self.lineage[-1][0] if self.lineage else None
-        committed = {(w, t) for _, w, t in self._files(self.directory, self.suffix)}
-        for k in sorted(keep):
-            if (last, str(k)) not in committed:
-                raise self._gone(k)
+        # the restored pending transactions are the last writer's: committed by the moves above
         return sorted(keep), self._discard_staged(but=self.in_progress)
 
     def _stands_for(self, writer: str, txn: str | None, *, explicit_only: bool = False) -> bool:
