@@ -5,6 +5,7 @@ datetime and friends; see ``fixtures/make_checkpoint_v1.py``)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +36,15 @@ def test_operator_and_channel_state_of_a_version_1_checkpoint_read_back_exactly(
     assert list(loaded.tasks) == [TaskId("keep-2", 0)]
 
 
-def test_a_job_restores_its_keyed_state_from_a_version_1_savepoint(tmp_path: Path) -> None:
-    probes = [(key, "?") for key, _ in RICH]
+def _probing(
+    probes: list[tuple[Any, str]], checkpoints: Path
+) -> Callable[[StreamExecutionEnvironment], None]:
+    """The job that asks its restored keyed state ``Keep`` for each probe's key."""
 
     def build(env: StreamExecutionEnvironment) -> None:
         env.set_parallelism(1)
         env.enable_checkpointing(1000)
-        env.configure({"execution.checkpointing.dir": str(tmp_path)})
+        env.configure({"execution.checkpointing.dir": str(checkpoints)})
         (
             env.from_collection(probes)
             .uid("probes")
@@ -51,8 +54,14 @@ def test_a_job_restores_its_keyed_state_from_a_version_1_savepoint(tmp_path: Pat
             .collect("out")
         )
 
+    return build
+
+
+def test_a_job_restores_its_keyed_state_from_a_version_1_savepoint(tmp_path: Path) -> None:
+    probes = [(key, "?") for key, _ in RICH]
+
     result = Simulation(seed=1).run(
-        build,
+        _probing(probes, tmp_path),
         {
             "execution.state-recovery.path": str(HERE / "savepoint"),
             "execution.state-recovery.ignore-unclaimed-state": True,  # the old source "rich"
@@ -91,21 +100,8 @@ def test_a_job_restores_its_keyed_state_from_a_version_2_savepoint(tmp_path: Pat
     format version 3 come back in keyed state; the job's own checkpoints are version 3."""
     probes = [(key, "?") for key, _ in v2.RICH]
 
-    def build(env: StreamExecutionEnvironment) -> None:
-        env.set_parallelism(1)
-        env.enable_checkpointing(1000)
-        env.configure({"execution.checkpointing.dir": str(tmp_path)})
-        (
-            env.from_collection(probes)
-            .uid("probes")
-            .key_by(lambda r: r[0])
-            .process(Keep())
-            .uid("keep")
-            .collect("out")
-        )
-
     result = Simulation(seed=1).run(
-        build,
+        _probing(probes, tmp_path),
         {
             "execution.state-recovery.path": str(v2.HERE / "savepoint"),
             "execution.state-recovery.ignore-unclaimed-state": True,  # the old source "rich"
