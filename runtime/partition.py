@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 import random
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any, NoReturn
 
 from runtime.state import DEFAULT_MAX_PARALLELISM, hash_code, murmur_hash
@@ -293,11 +294,13 @@ class ChannelSelector:
             part_keys[channel].append(key)
         return [(c, p, part_keys[c]) for c, p in enumerate(parts) if p]
 
-    def _channels_of(self, keys: list[Any]) -> int | list[int]:
+    def _channels_of(self, keys: list[Any]) -> int | Sequence[int]:
         """The channel of every key (an int: all of them go to that one). Keys of one type
-        (not tuples, whose items' types matter) look their channel up in that type's cache;
-        keys of several types are checked against the type of the key a channel was cached
-        for, since equal keys of other types (1, True, 1.0) hash apart, as in Java."""
+        (not tuples, whose items' types matter) look their channel up in that type's cache,
+        all at once (the keys of a buffer are mostly cached already: only a miss looks for
+        the keys to add); keys of several types are checked against the type of the key a
+        channel was cached for, since equal keys of other types (1, True, 1.0) hash apart, as
+        in Java."""
         if self.num_channels == 1:
             try:
                 set(keys)  # every key hashes, or the key_by fails here, naming the key
@@ -311,17 +314,26 @@ class ChannelSelector:
         cache = self._channel_by_type.get(kind)
         if cache is None:
             cache = self._channel_by_type[kind] = {}
+        if len(keys) == 1:
+            lookup: Callable[[dict[Any, int]], Any] = lambda table: (table[keys[0]],)  # noqa: E731
+        else:
+            lookup = itemgetter(*keys)
         try:
-            missing = set(keys).difference(cache)
-        except TypeError:
-            _raise_unhashable(keys)
-        if missing:
+            channels: tuple[int, ...] = lookup(cache)
+        except KeyError:
+            try:
+                missing = set(keys).difference(cache)
+            except TypeError:
+                _raise_unhashable(keys)
             if len(cache) + len(missing) > _CACHED_KEYS:
                 cache.clear()
+                missing = set(keys)
             channel_for_key = self.channel_for_key
             for key in missing:
                 cache[key] = channel_for_key(key)
-        channels = list(map(cache.__getitem__, keys))
+            channels = lookup(cache)
+        except TypeError:
+            _raise_unhashable(keys)
         first = channels[0]
         return first if channels.count(first) == len(channels) else channels
 

@@ -159,6 +159,18 @@ def test_a_buffer_whose_records_go_to_one_channel_is_not_copied() -> None:
     assert len(parts) > 1 and sorted(r for _, p, _ in parts for r in p) == records
 
 
+def test_a_full_routing_cache_starts_over_and_still_routes_every_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cache of keys' channels is bounded: a buffer that would overflow it clears it and
+    caches its own keys, those it had cached before included."""
+    monkeypatch.setattr("runtime.partition._CACHED_KEYS", 4)
+    fresh = ChannelSelector(Partitioner.HASH, 4, key_selector=lambda r: r)
+    selector = ChannelSelector(Partitioner.HASH, 4, key_selector=lambda r: r)
+    for buffer in ([1, 2, 3], [1, 2, 3, 4, 5], [5, 6], [1]):
+        assert selector.split(buffer) == fresh.split(buffer), buffer
+
+
 def test_an_unhashable_key_fails_on_every_path() -> None:
     for channels in (1, 4):
         for keys in ([[1]], [1, [1]], [(1,), ([1],)]):
