@@ -9,10 +9,12 @@ waits for it (a ``multiprocessing`` event shared with the forked TaskManagers).
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
 import pickle
 import signal
+import socket
 import struct
 import tempfile
 import threading
@@ -27,7 +29,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from actors.faults import CrashTask, FailTask
-from actors.processes import ProcessRuntime, _frame, placement
+from actors.processes import Link, ProcessRuntime, _frame, placement
 from actors.protocol import CannotCross, Deliver, QueryJob
 from actors.trace import TraceCollector
 from ckptsim import StreamExecutionEnvironment, check_trace
@@ -442,3 +444,98 @@ def test_a_frame_pickles_records_without_a_memo_and_a_cycle_with_one() -> None:
     assert first == second and first is not second
     with pytest.raises(CannotCross, match=r"of type _thread\.lock"):
         _frame("channel:1", Deliver(Buffer([1, threading.Lock()], 16)))
+
+
+def test_a_link_keeps_each_senders_order_when_the_socket_is_full() -> None:
+    """A sender writes its frame itself while nothing waits for the writer thread, as far as
+    the socket takes it; once the socket is full (its reader is not reading yet) the rest
+    goes through the writer thread, and what is sent later waits behind it: the other end
+    gets every sender's messages whole and in order."""
+    ours, theirs = socket.socketpair()
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    got: list[tuple[str, Any]] = []
+    all_arrived = threading.Event()
+    senders, per_sender = 3, 40
+    payload = b"x" * 20_000  # many socket buffers' worth in all: most frames wait
+
+    def receive(address: str, message: Any) -> None:
+        got.append((address, message))
+        if len(got) == senders * per_sender:
+            all_arrived.set()
+
+    sending = Link(ours, "test-out", lambda a, m: None)
+    receiving = Link(theirs, "test-in", receive)
+    sending.start(reading=False)
+
+    def send(name: str) -> None:
+        for i in range(per_sender):
+            sending.send(name, (i, payload))
+
+    threads = [threading.Thread(target=send, args=(f"s{k}",)) for k in range(senders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    receiving.start(reading=True)
+    try:
+        assert all_arrived.wait(60), f"{len(got)} of {senders * per_sender} arrived"
+        for k in range(senders):
+            mine = [message for address, message in got if address == f"s{k}"]
+            assert [i for i, _ in mine] == list(range(per_sender))
+            assert all(data == payload for _, data in mine)
+    finally:
+        sending.close()
+        receiving.close()
+
+
+class _SlowSocket:
+    """A socket whose ``send`` takes ``room`` bytes at most and whose ``sendall`` (the writer
+    thread's) waits for ``release``: what it was given, in order, is ``wire``."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+        self.release = threading.Event()
+        self.wire = bytearray()
+
+    def send(self, data: bytes, flags: int = 0) -> int:
+        taken = min(self.room, len(data))
+        if not taken:
+            raise BlockingIOError
+        self.room -= taken
+        self.wire += data[:taken]
+        return taken
+
+    def sendall(self, data: bytes) -> None:
+        assert self.release.wait(60), "never released"
+        self.wire += data
+
+    def gettimeout(self) -> float | None:
+        return None
+
+    def makefile(self, mode: str, buffering: int) -> Any:
+        return io.BytesIO()
+
+    def shutdown(self, how: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_frame_sent_while_the_writer_has_frames_waits_behind_them() -> None:
+    """The sender writes a frame itself only while no frame waits for the writer thread: a
+    frame the socket took in part has its rest written first, though the socket has room
+    again by the time the next one is sent."""
+    sock = _SlowSocket(room=1 << 20)
+    link = Link(sock, "test", lambda a, m: None)  # type: ignore[arg-type]
+    link.start(reading=False)
+    zeroth, first, second = _frame("z", 0), _frame("a", list(range(100))), _frame("b", "then")
+    link.send("z", 0)
+    assert bytes(sock.wire) == zeroth  # written by the sender: the writer is held
+    sock.room = 10
+    link.send("a", list(range(100)))  # 10 bytes now, the rest to the writer
+    sock.room = 1 << 20
+    link.send("b", "then")
+    sock.release.set()
+    link.close(flush=True)
+    assert bytes(sock.wire) == zeroth + first + second
