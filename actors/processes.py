@@ -24,8 +24,9 @@ for an actor in another process, and its ``tell`` writes the message to a socket
   socket does not take at once goes to the writer thread, and every later frame queues behind
   it, so frames stay whole and in order and ``tell`` never blocks on a full socket (the
   credits bound what is in flight). Handing every frame to the writer thread cost a thread
-  switch per message: about a third of a p=2 job's context switches and a quarter of its
-  TaskManagers' CPU time. A reader thread per link hands what arrives to the local actors.
+  switch per message: about a third of a p=2 job's context switches and a fifth to a quarter
+  of its TaskManagers' CPU time. A reader thread per link hands what arrives to the local
+  actors.
 - **User functions** reach the TaskManagers by ``fork``: a TaskManager is forked from the
   launching process when its deployment starts, so lambdas, closures and a script's functions
   run there as they are, with nothing pickled (only messages are). This needs the ``fork``
