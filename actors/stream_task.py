@@ -122,6 +122,7 @@ class StreamTask(ExpectedFailures):
     ) -> None:
         super().__init__()
         self.spec = spec
+        self._task_name = str(spec.task)
         #: a source tells the JobMaster its record count every this many records (savepoints
         #: after a number of records); 0: never
         self.report_records_every = report_records_every
@@ -219,12 +220,14 @@ class StreamTask(ExpectedFailures):
 
     def _handle(self, message: TaskMessage, now: int) -> None:
         core = self.core
+        runtime = self.runtime
         before = core.records_in
         effects = core.handle(message, now)
-        self.runtime.charge(core.records_in - before, core.take_cost())
-        faults = self.runtime.faults
-        if faults and core.records_in > before:
-            fault = faults.task_failure(str(self.spec.task), core.records_in)
+        processed = core.records_in - before
+        runtime.charge(processed, core.take_cost())
+        faults = runtime.faults
+        if processed > 0 and faults:
+            fault = faults.task_failure(self._task_name, core.records_in)
             if isinstance(fault, CrashTask):
                 self.log.info("fault_injected", fault=repr(fault))
                 raise InjectedCrash(f"injected fault: {fault!r}")
@@ -234,7 +237,7 @@ class StreamTask(ExpectedFailures):
         self._apply(effects, now)
         self.io.observe(
             now,
-            self.runtime.clock.now(),
+            runtime.clock.now(),
             records_in=core.records_in,
             records_out=core.records_out,
             backpressured=core.is_backpressured,
