@@ -90,6 +90,8 @@ from runtime.storage import CheckpointDiscarded, CheckpointStorageError, FileSys
 from runtime.task import StreamTaskCore, TaskSpec
 
 log = get_logger(__name__)
+#: the default action's mail (it has no fields: one instance serves every task)
+_RUN_DEFAULT_ACTION = RunDefaultAction()
 
 
 class InjectedCrash(RuntimeError):
@@ -216,7 +218,8 @@ class StreamTask(ExpectedFailures):
         if not isinstance(message, RunDefaultAction):
             self.io.mail()  # Flink's mailboxMailsPerSecond counts mails, not the default action
         self._handle(message, self.runtime.clock.now())
-        self._run_default_actions()
+        if self._default_requested:
+            self._run_default_actions()
 
     def _handle(self, message: TaskMessage, now: int) -> None:
         core = self.core
@@ -251,14 +254,17 @@ class StreamTask(ExpectedFailures):
         """Flink's mailbox loop: run the default action again while no mail is waiting (up
         to a budget, then yield through the mailbox), so a control mail still comes between
         two buffers."""
-        budget = self.runtime.default_action_budget
+        if not self._default_requested:
+            return
+        runtime = self.runtime
+        budget = runtime.default_action_budget
         while self._default_requested and budget > 0 and self.actor_inbox.empty():
             self._default_requested = False
             budget -= 1
-            self._handle(RunDefaultAction(), self.runtime.clock.now())
+            self._handle(_RUN_DEFAULT_ACTION, runtime.clock.now())
         if self._default_requested:
             self._default_requested = False
-            self.actor_ref.tell(RunDefaultAction())
+            self.actor_ref.tell(_RUN_DEFAULT_ACTION)
 
     # --- effects ----------------------------------------------------------------------------------
 
