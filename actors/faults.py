@@ -166,6 +166,14 @@ class FaultPlan:
                 fault.during_checkpoint is None
             ):
                 raise ValueError(f"{fault!r}: give at_record or during_checkpoint, one of them")
+        #: per task, the fewest records after which a failure of it may strike (a task that
+        #: processed fewer, or has none, needs no search: ``task_failure`` runs per buffer)
+        self._first_failure: dict[str, int] = {}
+        for fault in self.faults:
+            if isinstance(fault, FailTask | CrashTask) and fault.at_record is not None:
+                first = self._first_failure.get(fault.task)
+                if first is None or fault.at_record < first:
+                    self._first_failure[fault.task] = fault.at_record
 
     def check_targets(self, tasks: Iterable[str], channels: Iterable[tuple[str, str]]) -> None:
         """Every fault names a task (or a channel) of the job: one that names nothing would
@@ -195,6 +203,9 @@ class FaultPlan:
 
     def task_failure(self, task: str, records: int) -> Fault | None:
         """A ``FailTask``/``CrashTask`` due now that the task processed ``records`` records."""
+        first = self._first_failure.get(task)
+        if first is None or records < first:
+            return None
         return self._strike(
             lambda f: (
                 isinstance(f, FailTask | CrashTask)

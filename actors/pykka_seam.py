@@ -65,8 +65,20 @@ def check_pykka(version: str | None = None) -> None:
 
 check_pykka()
 
+from pykka import messages as _pykka_messages  # noqa: E402
 from pykka._envelope import Envelope  # noqa: E402 - only once the seam is known to be there
 from pykka._threading import ThreadingFuture  # noqa: E402
+
+#: the messages Pykka's own ``_handle_receive`` answers itself (stop, proxy calls); every other
+#: message goes straight to ``on_receive``, as ``_handle_receive`` would pass it
+_PYKKA_MESSAGES = (
+    _pykka_messages._ActorStop,
+    _pykka_messages.ProxyCall,
+    _pykka_messages.ProxyGetAttr,
+    _pykka_messages.ProxySetAttr,
+)
+#: ``_handle_receive`` as Pykka defines it: an actor class that overrides it gets every message
+_PYKKA_HANDLE_RECEIVE = pykka.Actor._handle_receive
 
 __all__ = [
     "Envelope",
@@ -170,7 +182,13 @@ def deliver(actor: pykka.Actor, envelope: Envelope[Any]) -> None:
             )
         return
     try:
-        response = actor._handle_receive(envelope.message)
+        message = envelope.message
+        if isinstance(message, _PYKKA_MESSAGES) or (
+            type(actor)._handle_receive is not _PYKKA_HANDLE_RECEIVE
+        ):
+            response = actor._handle_receive(message)
+        else:  # what Pykka's ``_handle_receive`` does with it, without its four type checks
+            response = actor.on_receive(message)
         if envelope.reply_to is not None:
             envelope.reply_to.set(response)
     except Exception:

@@ -144,7 +144,9 @@ class _SimInbox:
             box.queue.appendleft(envelope)
         else:
             box.queue.append(envelope)
-        self.simulation._has_mail(box)
+        simulation = self.simulation
+        if box.index not in simulation._with_mail:  # ``_has_mail``, inline: once a message
+            simulation._has_mail(box)
 
     def get(self) -> Envelope[Any]:
         raise RuntimeError("a simulated inbox is read by the scheduler, not by a loop")
@@ -409,8 +411,10 @@ class SimulationRuntime:
         """One scheduling step: among the mailboxes that may run (in index order) and then
         the asynchronous parts that may run (in the order they may run), the seeded choice
         runs one: a mailbox's oldest message, or the part."""
-        self._promote()
         now = self.now_us
+        busy = self._busy
+        if busy and busy[0][0] <= now:
+            self._promote()
         ready = self._ready
         runnable = len(ready.indices)
         due = self._async_due
@@ -427,23 +431,27 @@ class SimulationRuntime:
                     return True
                 return False
             return self._advance()
-        choice = self._choose(count)
+        choice = 0 if count == 1 else self._choose(count)
         self.steps += 1
         if choice >= runnable:
             del due[choice - runnable]
             self._async_work.pop(choice - runnable)()
             return True
-        box = self._boxes[ready.take(choice)]
-        envelope = box.queue.popleft()
-        if not box.queue:
-            del self._with_mail[box.index]
+        index = ready.indices.pop(choice)  # ``ready.take(choice)``, inline
+        ready._member[index] = 0
+        box = self._boxes[index]
+        queue = box.queue
+        envelope = queue.popleft()
+        with_mail = self._with_mail
+        if not queue:
+            del with_mail[index]
         self._current, self._charged_us = box, 0
         try:
             deliver(box.actor, envelope)
         finally:
             self._current = None
         box.busy_until = now + self.message_cost_us + self._charged_us
-        if box.index in self._with_mail:  # mail left, or sent to itself meanwhile
+        if index in with_mail:  # mail left, or sent to itself meanwhile
             self._place(box)
         return True
 

@@ -90,6 +90,8 @@ from runtime.storage import CheckpointDiscarded, CheckpointStorageError, FileSys
 from runtime.task import StreamTaskCore, TaskSpec
 
 log = get_logger(__name__)
+#: the default action's mail (it has no fields: one instance serves every task)
+_RUN_DEFAULT_ACTION = RunDefaultAction()
 
 
 class InjectedCrash(RuntimeError):
@@ -122,6 +124,7 @@ class StreamTask(ExpectedFailures):
     ) -> None:
         super().__init__()
         self.spec = spec
+        self._task_name = str(spec.task)
         #: a source tells the JobMaster its record count every this many records (savepoints
         #: after a number of records); 0: never
         self.report_records_every = report_records_every
@@ -215,16 +218,19 @@ class StreamTask(ExpectedFailures):
         if not isinstance(message, RunDefaultAction):
             self.io.mail()  # Flink's mailboxMailsPerSecond counts mails, not the default action
         self._handle(message, self.runtime.clock.now())
-        self._run_default_actions()
+        if self._default_requested:
+            self._run_default_actions()
 
     def _handle(self, message: TaskMessage, now: int) -> None:
         core = self.core
+        runtime = self.runtime
         before = core.records_in
         effects = core.handle(message, now)
-        self.runtime.charge(core.records_in - before, core.take_cost())
-        faults = self.runtime.faults
-        if faults and core.records_in > before:
-            fault = faults.task_failure(str(self.spec.task), core.records_in)
+        processed = core.records_in - before
+        runtime.charge(processed, core.take_cost())
+        faults = runtime.faults
+        if processed > 0 and faults:
+            fault = faults.task_failure(self._task_name, core.records_in)
             if isinstance(fault, CrashTask):
                 self.log.info("fault_injected", fault=repr(fault))
                 raise InjectedCrash(f"injected fault: {fault!r}")
@@ -234,7 +240,7 @@ class StreamTask(ExpectedFailures):
         self._apply(effects, now)
         self.io.observe(
             now,
-            self.runtime.clock.now(),
+            runtime.clock.now(),
             records_in=core.records_in,
             records_out=core.records_out,
             backpressured=core.is_backpressured,
@@ -248,14 +254,17 @@ class StreamTask(ExpectedFailures):
         """Flink's mailbox loop: run the default action again while no mail is waiting (up
         to a budget, then yield through the mailbox), so a control mail still comes between
         two buffers."""
-        budget = self.runtime.default_action_budget
+        if not self._default_requested:
+            return
+        runtime = self.runtime
+        budget = runtime.default_action_budget
         while self._default_requested and budget > 0 and self.actor_inbox.empty():
             self._default_requested = False
             budget -= 1
-            self._handle(RunDefaultAction(), self.runtime.clock.now())
+            self._handle(_RUN_DEFAULT_ACTION, runtime.clock.now())
         if self._default_requested:
             self._default_requested = False
-            self.actor_ref.tell(RunDefaultAction())
+            self.actor_ref.tell(_RUN_DEFAULT_ACTION)
 
     # --- effects ----------------------------------------------------------------------------------
 

@@ -85,8 +85,15 @@ def property_job(env: StreamExecutionEnvironment) -> None:
 
 def examples_per_second(storage: str, count: int) -> float:
     """Property-test examples per second: each a seed and a task failure midway."""
+    return examples_per_second_both(storage, count)[0]
+
+
+def examples_per_second_both(storage: str, count: int) -> tuple[float, float]:
+    """Property-test examples per second of wall time and of this process's CPU time (the
+    simulation runs on one thread: on a quiet machine they agree; on a busy one the CPU
+    figure is what other processes do not change)."""
     settings = {"execution.checkpointing.storage": storage}
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     for seed in range(count):
         sim = Simulation(
             seed=seed, faults=(FailTask(task=_map_task(), at_record=300 + seed % 400),)
@@ -96,7 +103,10 @@ def examples_per_second(storage: str, count: int) -> float:
         for k, v in result.collected("out"):
             finals[k] = max(finals.get(k, 0), v)
         assert finals == {k: 200 for k in range(20)}, (storage, seed, finals)
-    return count / (time.perf_counter() - started)
+    return (
+        count / (time.perf_counter() - started),
+        count / (time.process_time() - started_cpu),
+    )
 
 
 _MAP_TASK: list[str] = []
@@ -144,10 +154,13 @@ def main() -> int:
         )
         rates = {}
         for storage in ("filesystem", "jobmanager"):
-            rates[storage] = max(
-                examples_per_second(storage, args.examples) for _ in range(args.repeat)
+            runs = [examples_per_second_both(storage, args.examples) for _ in range(args.repeat)]
+            rates[storage] = max(wall for wall, _ in runs)
+            cpu = max(c for _, c in runs)
+            print(
+                f"  checkpoints in {storage:<10} {rates[storage]:6.1f} examples/s "
+                f"({cpu:.1f} per second of CPU time)"
             )
-            print(f"  checkpoints in {storage:<10} {rates[storage]:6.1f} examples/s")
         print(
             f"  in memory / in files: {rates['jobmanager'] / rates['filesystem']:.2f}; target "
             f">= 50 examples/s: {'met' if rates['jobmanager'] >= 50 else 'NOT met'}"

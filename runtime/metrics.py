@@ -158,8 +158,10 @@ class TaskIOMetrics:
         self, start: int, end: int, *, records_in: int, records_out: int, backpressured: bool
     ) -> None:
         """One mail handled from ``start`` to ``end``; the counters are the task's totals."""
-        self._account(start, _BACKPRESSURED if self._backpressured else _IDLE)
-        self._account(end, _BUSY)
+        if start > self._accounted >= 0:  # else nothing to account (``_account`` returns)
+            self._account(start, _BACKPRESSURED if self._backpressured else _IDLE)
+        if end > self._accounted >= 0:
+            self._account(end, _BUSY)
         self._last_end = max(end, self._last_end)
         self._backpressured = backpressured
         self.records_in = records_in

@@ -174,7 +174,7 @@ def estimate_size(records: Sequence[Any]) -> int:
     if n == 0:
         return 0
     sample = records[: min(n, 4)]
-    per_record = sum(len(repr(r)) for r in sample) // len(sample) + 8
+    per_record = sum(map(len, map(repr, sample))) // len(sample) + 8  # no generator: per buffer
     return per_record * n
 
 

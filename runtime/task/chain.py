@@ -358,7 +358,10 @@ class OperatorChain:
 
     @property
     def has_timers(self) -> bool:
-        return any(op.has_timers for op in self.operators)
+        for op in self.operators:  # noqa: SIM110 - a loop, not any(generator): asked after every mail
+            if op.has_timers:
+                return True
+        return False
 
     def next_processing_time(self) -> int | None:
         """The earliest processing time (epoch ms) an operator needs to be woken at."""

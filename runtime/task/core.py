@@ -472,7 +472,7 @@ class StreamTaskCore:
 
     def _schedule(self) -> None:
         inputs, writer, status = self.inputs, self.writer, self.status
-        running = status.is_running
+        running = status is TaskStatus.RUNNING or status is TaskStatus.DATA_ENDED  # is_running
         priority = running and inputs is not None and inputs.has_priority_event
         if self._finish_pending:
             input_available = True
