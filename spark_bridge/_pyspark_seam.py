@@ -14,7 +14,10 @@ Reading one partition with its own Spark job and streaming its result to the dri
 - ``SparkContext._active_spark_context``: whether a JVM is up yet;
 - ``SparkContext._jsc.sc().conf().getSizeAsBytes``: ``spark.driver.maxResultSize`` in bytes;
 - ``SparkSession._jsparkSession`` / ``DataFrame._jdf``: a classic session (a Spark Connect
-  one has none).
+  one has none);
+- ``SparkContext.cancelJobGroup``, wrapped on the instance while a topology runs: Spark
+  cancels only the group's jobs running at that moment and keeps no trace of the cancel, so
+  a cancel that falls between two of the bridge's Spark jobs is heard here instead.
 
 Importing this module checks the installed PySpark's version (without importing PySpark) and
 fails with ``PySparkSeamError`` naming the releases it works with. Without PySpark it imports
@@ -23,8 +26,10 @@ fine: ``session.require_pyspark`` says how to install it when the bridge is used
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 #: PySpark releases these internals are known to work with: 3.5 up to (not including) 5
@@ -128,3 +133,42 @@ def arrow_frames_of_all_partitions(df: Any) -> Iterator[bytes]:
     sock = sc._jvm.PythonRDD.toLocalIteratorAndServe(df._jdf.toArrowBatchRdd(), True)
     frames: Iterator[bytes] = _local_iterator_from_socket(sock, NoOpSerializer())
     return frames
+
+
+#: per SparkContext (by id) with a wrapped ``cancelJobGroup``: what hears a group's cancel
+_hearing: dict[int, list[Callable[[str], None]]] = {}
+_hearing_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def hearing_group_cancels(sc: Any, listener: Callable[[str], None]) -> Iterator[None]:
+    """While inside, ``listener(group)`` is called after each ``sc.cancelJobGroup(group)``
+    made in this process (any thread). Spark cancels only the group's jobs running then and
+    keeps no trace of it; the bridge's jobs are short, one per slice, so most cancels would
+    fall between two of them unseen. The instance's ``cancelJobGroup`` is wrapped (Spark's
+    own runs first, as before) while any listener of that context is inside."""
+    key = id(sc)
+    with _hearing_lock:
+        listeners = _hearing.get(key)
+        if listeners is None:
+            listeners = _hearing[key] = []
+            original = type(sc).cancelJobGroup
+
+            def cancel_job_group(group_id: str, *args: Any, **kwargs: Any) -> Any:
+                done = original(sc, group_id, *args, **kwargs)
+                with _hearing_lock:
+                    told = list(_hearing.get(key, ()))
+                for hear in told:
+                    hear(group_id)
+                return done
+
+            sc.cancelJobGroup = cancel_job_group
+        listeners.append(listener)
+    try:
+        yield
+    finally:
+        with _hearing_lock:
+            listeners.remove(listener)
+            if not listeners:
+                del _hearing[key]
+                sc.__dict__.pop("cancelJobGroup", None)
