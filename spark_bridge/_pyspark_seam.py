@@ -135,8 +135,9 @@ def arrow_frames_of_all_partitions(df: Any) -> Iterator[bytes]:
     return frames
 
 
-#: per SparkContext (by id) with a wrapped ``cancelJobGroup``: what hears a group's cancel
-_hearing: dict[int, list[Callable[[str], None]]] = {}
+#: per SparkContext (by id) with a wrapped ``cancelJobGroup``: what hears a group's cancel,
+#: and the instance's own ``cancelJobGroup`` before (None: the class's)
+_hearing: dict[int, tuple[list[Callable[[str], None]], Any]] = {}
 _hearing_lock = threading.Lock()
 
 
@@ -145,30 +146,34 @@ def hearing_group_cancels(sc: Any, listener: Callable[[str], None]) -> Iterator[
     """While inside, ``listener(group)`` is called after each ``sc.cancelJobGroup(group)``
     made in this process (any thread). Spark cancels only the group's jobs running then and
     keeps no trace of it; the bridge's jobs are short, one per slice, so most cancels would
-    fall between two of them unseen. The instance's ``cancelJobGroup`` is wrapped (Spark's
-    own runs first, as before) while any listener of that context is inside."""
+    fall between two of them unseen. The instance's ``cancelJobGroup`` is wrapped (the one
+    it had runs first, as before) while any listener of that context is inside."""
     key = id(sc)
     with _hearing_lock:
-        listeners = _hearing.get(key)
-        if listeners is None:
-            listeners = _hearing[key] = []
-            original = type(sc).cancelJobGroup
+        if key not in _hearing:
+            before = sc.__dict__.get("cancelJobGroup")
+            cancel = before if before is not None else type(sc).cancelJobGroup.__get__(sc)
 
             def cancel_job_group(group_id: str, *args: Any, **kwargs: Any) -> Any:
-                done = original(sc, group_id, *args, **kwargs)
+                done = cancel(group_id, *args, **kwargs)
                 with _hearing_lock:
-                    told = list(_hearing.get(key, ()))
+                    told = list(_hearing[key][0]) if key in _hearing else []
                 for hear in told:
                     hear(group_id)
                 return done
 
+            _hearing[key] = ([], before)
             sc.cancelJobGroup = cancel_job_group
-        listeners.append(listener)
+        _hearing[key][0].append(listener)
     try:
         yield
     finally:
         with _hearing_lock:
+            listeners, before = _hearing[key]
             listeners.remove(listener)
             if not listeners:
                 del _hearing[key]
-                sc.__dict__.pop("cancelJobGroup", None)
+                if before is None:
+                    sc.__dict__.pop("cancelJobGroup", None)
+                else:
+                    sc.cancelJobGroup = before
