@@ -5,7 +5,9 @@
 (a) records/s of a cached ``--rows``-row DataFrame (4 partitions: a long, an int, a double)
     through source -> identity (``map_batch``) -> sink on actors at parallelism 2, divided by
     records/s of the fastest plain streaming read of the same DataFrame in the same process
-    (target >= 0.8). The plain reads, best first: the JVM's Arrow batches streamed partition
+    (target >= 0.8). The tuple pipeline also runs with the feed's prefetch (the next
+    partition's first slice fetched while one is read) switched off, and the ratio of the two
+    rates, prefetch on / off, is printed. The plain reads, best first: the JVM's Arrow batches streamed partition
     by partition with prefetch (``toLocalIterator`` over ``Dataset.toArrowBatchRdd``, what
     the feed reads too), and the issue's ``mapInArrow`` + ``toLocalIterator(prefetch)``.
     Two pairs doing the same work: Arrow buffers (``batch_format="arrow"``) against the
@@ -41,7 +43,7 @@ from runtime.checkpoint import TaskId
 from spark_bridge import from_spark, local_spark
 from spark_bridge._pyspark_seam import arrow_frames_of_all_partitions
 from spark_bridge.session import arrow_schema_of
-from spark_bridge.spark_feed import to_tuples
+from spark_bridge.spark_feed import ArrowDataFrameFeed, to_tuples
 
 PARTITIONS = 4
 PARALLELISM = 2
@@ -119,7 +121,18 @@ class _Counter(NoTransactions):
         return None
 
 
-def pipeline(df: Any, *, batch_format: str) -> int:
+def pipeline(df: Any, *, batch_format: str, prefetch: bool = True) -> int:
+    """Records through source -> identity -> counting sink; ``prefetch=False`` switches off
+    the feed's prefetch of each next partition's first slice (an internal switch: the feed
+    class's ``prefetch``, read when the feed is made)."""
+    ArrowDataFrameFeed.prefetch = prefetch
+    try:
+        return _pipeline(df, batch_format=batch_format)
+    finally:
+        ArrowDataFrameFeed.prefetch = True
+
+
+def _pipeline(df: Any, *, batch_format: str) -> int:
     env = StreamExecutionEnvironment(parallelism=PARALLELISM)
     sink = CountingSink()
     (
@@ -180,6 +193,7 @@ def measure_rss(rows: int) -> dict[str, int]:
 PLAIN_TUPLES = "plain read: the same, turned into tuples"
 ACTORS_ARROW = "actors: source -> identity -> sink, Arrow buffers"
 ACTORS_TUPLES = "actors: source -> identity -> sink, tuple buffers"
+ACTORS_NO_PREFETCH = "actors: the same, tuple buffers, the feed's prefetch off"
 
 
 def main() -> None:
@@ -203,6 +217,7 @@ def main() -> None:
         PLAIN_TUPLES: lambda: arrow_read(df, tuples=True),
         ACTORS_ARROW: lambda: pipeline(df, batch_format="arrow"),
         ACTORS_TUPLES: lambda: pipeline(df, batch_format="tuples"),
+        ACTORS_NO_PREFETCH: lambda: pipeline(df, batch_format="tuples", prefetch=False),
     }
     if importlib.util.find_spec("pandas") is not None:  # PySpark's mapInArrow needs pandas
         variants["plain read: mapInArrow + toLocalIterator(prefetch)"] = lambda: map_in_arrow_read(
@@ -230,6 +245,10 @@ def main() -> None:
     print(
         f"    tuple buffers / plain read turned into tuples: {tuple_ratio:.2f}"
         f"  (tuple buffers / fastest plain read: {tuples / fastest:.2f})"
+    )
+    print(
+        f"    prefetch on / off (tuple buffers):             "
+        f"{tuples / best[ACTORS_NO_PREFETCH]:.2f}"
     )
     spark.stop()
     small, large = measure_rss(args.small), measure_rss(args.rows)

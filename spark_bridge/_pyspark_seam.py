@@ -14,7 +14,10 @@ Reading one partition with its own Spark job and streaming its result to the dri
 - ``SparkContext._active_spark_context``: whether a JVM is up yet;
 - ``SparkContext._jsc.sc().conf().getSizeAsBytes``: ``spark.driver.maxResultSize`` in bytes;
 - ``SparkSession._jsparkSession`` / ``DataFrame._jdf``: a classic session (a Spark Connect
-  one has none).
+  one has none);
+- ``SparkContext.cancelJobGroup``, wrapped on the instance while a topology runs: Spark
+  cancels only the group's jobs running at that moment and keeps no trace of the cancel, so
+  a cancel that falls between two of the bridge's Spark jobs is heard here instead.
 
 Importing this module checks the installed PySpark's version (without importing PySpark) and
 fails with ``PySparkSeamError`` naming the releases it works with. Without PySpark it imports
@@ -23,8 +26,10 @@ fine: ``session.require_pyspark`` says how to install it when the bridge is used
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 #: PySpark releases these internals are known to work with: 3.5 up to (not including) 5
@@ -128,3 +133,47 @@ def arrow_frames_of_all_partitions(df: Any) -> Iterator[bytes]:
     sock = sc._jvm.PythonRDD.toLocalIteratorAndServe(df._jdf.toArrowBatchRdd(), True)
     frames: Iterator[bytes] = _local_iterator_from_socket(sock, NoOpSerializer())
     return frames
+
+
+#: per SparkContext (by id) with a wrapped ``cancelJobGroup``: what hears a group's cancel,
+#: and the instance's own ``cancelJobGroup`` before (None: the class's)
+_hearing: dict[int, tuple[list[Callable[[str], None]], Any]] = {}
+_hearing_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def hearing_group_cancels(sc: Any, listener: Callable[[str], None]) -> Iterator[None]:
+    """While inside, ``listener(group)`` is called after each ``sc.cancelJobGroup(group)``
+    made in this process (any thread). Spark cancels only the group's jobs running then and
+    keeps no trace of it; the bridge's jobs are short, one per slice, so most cancels would
+    fall between two of them unseen. The instance's ``cancelJobGroup`` is wrapped (the one
+    it had runs first, as before) while any listener of that context is inside."""
+    key = id(sc)
+    with _hearing_lock:
+        if key not in _hearing:
+            before = sc.__dict__.get("cancelJobGroup")
+            cancel = before if before is not None else type(sc).cancelJobGroup.__get__(sc)
+
+            def cancel_job_group(group_id: str, *args: Any, **kwargs: Any) -> Any:
+                done = cancel(group_id, *args, **kwargs)
+                with _hearing_lock:
+                    told = list(_hearing[key][0]) if key in _hearing else []
+                for hear in told:
+                    hear(group_id)
+                return done
+
+            _hearing[key] = ([], before)
+            sc.cancelJobGroup = cancel_job_group
+        _hearing[key][0].append(listener)
+    try:
+        yield
+    finally:
+        with _hearing_lock:
+            listeners, before = _hearing[key]
+            listeners.remove(listener)
+            if not listeners:
+                del _hearing[key]
+                if before is None:
+                    sc.__dict__.pop("cancelJobGroup", None)
+                else:
+                    sc.cancelJobGroup = before

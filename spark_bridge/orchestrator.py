@@ -39,6 +39,7 @@ from runtime.restart import BOUNDED_RESTARTS
 from runtime.state import ValueStateDescriptor
 from runtime.status import JobStatus
 from runtime.watermarks import MAX_WATERMARK
+from spark_bridge._pyspark_seam import hearing_group_cancels
 from spark_bridge.carry import StateFolder, operators_not_carried
 from spark_bridge.locations import (
     Location,
@@ -89,7 +90,7 @@ class TopologyFailed(RuntimeError):
 class JobGroupCancelled(TopologyFailed):
     """The caller's Spark job group (``sc.setJobGroup`` in the thread that called
     ``run_topology``) was cancelled (``sc.cancelJobGroup``, from another thread) while the
-    topology read its input: the topology's job was cancelled at once (no restart, no further
+    topology ran: the topology's job was cancelled at once (no restart, no further
     Spark job). The output folder holds only what completed checkpoints committed (staged
     files stay in its hidden ``.staging``); a ``state=`` run commits nothing."""
 
@@ -267,7 +268,8 @@ def run_topology_job(
         if progress is not None:
             options["progress"] = progress
             options["progress_interval"] = progress_interval
-        result = env.execute(name, **options)
+        with hearing_group_cancels(spark.sparkContext, watch.group_cancelled):
+            result = env.execute(name, **options)
     except BaseException:
         if attempt is not None:
             attempt.abandon()

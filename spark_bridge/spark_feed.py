@@ -130,12 +130,20 @@ class CancelWatch:
         text = str(error)
         if self.group is None or "cancel" not in text.lower() or self.group not in text:
             return
+        self.group_cancelled(self.group)
+        raise SparkJobCancelled(self._message()) from None
+
+    def group_cancelled(self, group: str) -> None:
+        """``sc.cancelJobGroup(group)`` was called (``_pyspark_seam.hearing_group_cancels``:
+        whether or not one of the bridge's Spark jobs ran then): if it is the caller's group,
+        cancel the topology's job and refuse further Spark jobs."""
+        if self.group is None or group != self.group:
+            return
         with self._lock:
             self.cancelled = True
             master = self._master
         if master is not None:
             master.tell(CancelJob())
-        raise SparkJobCancelled(self._message()) from None
 
     def _message(self) -> str:
         return f"Spark job group {self.group!r} was cancelled (sc.cancelJobGroup)"

@@ -171,6 +171,54 @@ def test_final_only_needs_a_key(spark: Any) -> None:
         )
 
 
+def test_a_cancel_between_the_bridges_spark_jobs_stops_the_topology_too(
+    spark: Any, job_group: str, tmp_path: Path
+) -> None:
+    """``sc.cancelJobGroup`` while none of the bridge's Spark jobs runs (Spark cancels only the
+    group's running jobs and keeps no trace): the topology is cancelled all the same, a
+    ``state=`` run commits nothing, and the same run again gives the whole answer. The cancel
+    comes from the topology's map (a thread of its own) after the only Spark job (one
+    partition, one slice, served once finished) returned its rows."""
+    sc = spark.sparkContext
+    df = spark.range(0, 50, 1, 1)
+    cancels = [10]  # once, at id 10
+
+    def cancel_once(r: Any) -> Any:
+        if cancels and r.id == cancels[0]:
+            cancels.clear()
+            sc.cancelJobGroup(job_group)
+        return (r.id % 3, r.id)
+
+    def build(s: DataStream) -> DataStream:
+        return (
+            s.map(cancel_once, name="Cancel")
+            .uid("cancel")
+            .key_by(lambda r: r[0])
+            .reduce(lambda a, b: (a[0], a[1] + b[1]), name="Sum")
+            .uid("sum")
+        )
+
+    state = str(tmp_path / "state")
+    options: dict[str, Any] = {
+        "parallelism": 1,
+        "checkpoint_interval": 10,
+        "stabilize": "none",
+        "state": state,
+        "run_id": "d1",
+        "final_only": True,
+    }
+    with pytest.raises(JobGroupCancelled) as caught:
+        run_topology_job(spark, df, build, output=str(tmp_path / "out"), **options)
+    assert caught.value.group == job_group and caught.value.result.restarts == 0
+    assert caught.value.result.status.name == "CANCELED"
+    assert "cancelJobGroup" not in vars(sc)  # Spark's own method again
+    assert not list(Path(state).rglob("runs/*.json"))  # nothing committed
+    again = run_topology_job(spark, df, build, output=str(tmp_path / "again"), **options)
+    assert sorted(tuple(r) for r in again.dataframe.collect()) == [
+        (k, sum(range(k, 50, 3))) for k in range(3)
+    ]
+
+
 def test_cancelling_the_callers_job_group_stops_the_topology_with_one_clear_error(
     spark: Any, job_group: str, tmp_path: Path
 ) -> None:

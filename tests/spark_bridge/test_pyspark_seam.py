@@ -13,6 +13,7 @@ from spark_bridge._pyspark_seam import (
     arrow_batch_rdd,
     arrow_frames_of_all_partitions,
     check_pyspark,
+    hearing_group_cancels,
     is_classic,
     java_rdd,
     jvm_is_running,
@@ -60,3 +61,37 @@ def test_the_internals_are_where_the_bridge_reads_them(spark: Any) -> None:
         sockfile.close()
         sock.close()
     assert max_result_size(spark.sparkContext) == 1024**3  # Spark's default, 1g
+
+
+def test_cancel_job_group_is_heard_by_every_run_inside_and_put_back_after(spark: Any) -> None:
+    """Two runs at once on one context both hear ``sc.cancelJobGroup``; Spark's own method
+    (here a stand-in the instance had) still runs first; once both left, the instance's
+    ``cancelJobGroup`` is what it was."""
+    sc = spark.sparkContext
+    calls: list[str] = []
+    own = sc.__dict__.get("cancelJobGroup")
+
+    def stand_in(group: str) -> None:
+        calls.append(f"spark:{group}")
+
+    sc.cancelJobGroup = stand_in
+    try:
+        with hearing_group_cancels(sc, lambda g: calls.append(f"first:{g}")):
+            with hearing_group_cancels(sc, lambda g: calls.append(f"second:{g}")):
+                sc.cancelJobGroup("etl")
+            sc.cancelJobGroup("other")
+        sc.cancelJobGroup("after")
+        assert sc.cancelJobGroup is stand_in
+    finally:
+        if own is None:
+            del sc.cancelJobGroup
+        else:
+            sc.cancelJobGroup = own
+    assert calls == [
+        "spark:etl",
+        "first:etl",
+        "second:etl",
+        "spark:other",
+        "first:other",
+        "spark:after",
+    ]
