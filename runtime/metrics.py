@@ -106,6 +106,14 @@ class TaskIOMetrics:
     #: each sample: name -> count
     counters: Callable[[], Mapping[str, int]] | None = None
     _counter_meters: dict[str, MeterView] = field(default_factory=dict)
+    #: the task's records in and out as of now, also within a buffer (its ``live_counts``):
+    #: read at each sample and snapshot, so the counts and rates advance while a long buffer
+    #: is under way
+    live: Callable[[], tuple[int, int]] | None = None
+    #: the job-clock ms the mail under way started at (-1: none): set by the task's thread
+    #: when it takes a mail, so that a snapshot taken meanwhile (from another thread) counts
+    #: the time since as busy
+    busy_since: int = -1
 
     def start(self, now: int) -> None:
         if self.started_at < 0:
@@ -130,6 +138,7 @@ class TaskIOMetrics:
             due = self._next_view
             self._add(kind, due - accounted)
             accounted = due
+            self._read_live()
             for name, meter in self._meters.items():
                 meter.update(getattr(self, name))
             if self.counters is not None:
@@ -144,6 +153,14 @@ class TaskIOMetrics:
             self._next_view = due + VIEW_UPDATE_MS
         self._add(kind, until - accounted)
         self._accounted = until
+
+    def _read_live(self) -> None:
+        """The live counts (never below those seen: a racy read may lag one)."""
+        live = self.live
+        if live is not None:
+            records_in, records_out = live()
+            self.records_in = max(self.records_in, records_in)
+            self.records_out = max(self.records_out, records_out)
 
     def _add(self, kind: int, ms: int) -> None:
         self._interval[kind] += ms
@@ -162,8 +179,9 @@ class TaskIOMetrics:
         self._account(end, _BUSY)
         self._last_end = max(end, self._last_end)
         self._backpressured = backpressured
-        self.records_in = records_in
-        self.records_out = records_out
+        self.records_in = max(self.records_in, records_in)
+        self.records_out = max(self.records_out, records_out)
+        self.busy_since = -1
 
     def wrote(self, nbytes: int) -> None:
         self.bytes_out += nbytes
@@ -188,7 +206,13 @@ class TaskIOMetrics:
         """The counters as of ``now`` (a back-pressured or idle stretch still going counts),
         and Flink's views of them as of their last sample."""
         if self.ended_at < 0:
-            self._account(now, _BACKPRESSURED if self._backpressured else _IDLE)
+            busy_since = self.busy_since
+            if 0 <= busy_since <= now:  # a mail under way: busy since it started
+                self._account(busy_since, _BACKPRESSURED if self._backpressured else _IDLE)
+                self._account(now, _BUSY)
+            else:
+                self._account(now, _BACKPRESSURED if self._backpressured else _IDLE)
+            self._read_live()
         rates: JsonDict = {f"{name}_per_s": meter.rate for name, meter in self._meters.items()}
         rates["counter_rates"] = {name: m.rate for name, m in self._counter_meters.items()}
         timers = self._timers

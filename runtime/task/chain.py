@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from operator import length_hint
 from types import TracebackType
 from typing import Any, assert_never
 
@@ -295,6 +296,7 @@ class OperatorChain:
                     if timestamps is None:
                         timestamps = [None] * len(records)
                     records, timestamps = op.process_timestamped(records, timestamps)
+                op.loop = None
                 self.records_out[index] += len(records)
                 keys = None
         return records, timestamps
@@ -508,14 +510,31 @@ class OperatorChain:
         cost, self.cost_ms = self.cost_ms, 0.0
         return cost
 
+    def live_counts(self, index: int) -> tuple[int, int]:
+        """Operator ``index``'s records in and out as of now, also in the middle of a buffer
+        it goes through (``Operator.loop``): the records it has not taken yet are not counted
+        in, and a one-to-one operator has emitted one less than it took. Read from another
+        thread too (a racy read of ints; the reader keeps the counts from going back)."""
+        op = self.operators[index]
+        records_in, records_out = self.records_in[index], self.records_out[index]
+        if op.side is not None:
+            records_out += op.side.emitted
+        loop = op.loop
+        if loop is not None:
+            left = length_hint(loop)
+            records_in -= left
+            if op.one_to_one and op.side is None:
+                records_out += max(0, op.loop_len - left - 1)
+        return records_in, records_out
+
     def record_counts(self) -> dict[str, int]:
         """Each operator's records in and out, ``<uid>.numRecordsIn`` / ``.numRecordsOut`` (what
-        the task keeps a rate of)."""
+        the task keeps a rate of), as of now (``live_counts``)."""
         out: dict[str, int] = {}
         for index, op in enumerate(self.operators):
-            side = op.side.emitted if op.side is not None else 0
-            out[f"{op.uid}.numRecordsIn"] = self.records_in[index]
-            out[f"{op.uid}.numRecordsOut"] = self.records_out[index] + side
+            records_in, records_out = self.live_counts(index)
+            out[f"{op.uid}.numRecordsIn"] = records_in
+            out[f"{op.uid}.numRecordsOut"] = records_out
         return out
 
     def operator_metrics(self) -> dict[str, JsonDict]:
@@ -526,10 +545,10 @@ class OperatorChain:
         for index, op in enumerate(ops):
             watermark = op.current_watermark
             following = ops[index + 1].current_watermark if index + 1 < len(ops) else watermark
-            side = op.side.emitted if op.side is not None else 0
+            records_in, records_out = self.live_counts(index)
             out[op.uid] = {
-                "numRecordsIn": self.records_in[index],
-                "numRecordsOut": self.records_out[index] + side,
+                "numRecordsIn": records_in,
+                "numRecordsOut": records_out,
                 "currentOutputWatermark": following,
                 "user": self.metric_groups[index].snapshot() if self.metric_groups else [],
             }

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import length_hint
 from typing import Any, assert_never
 
 from runtime.barrier.handler import AlignmentTimer
@@ -804,6 +805,25 @@ class StreamTaskCore:
     @property
     def records_out(self) -> int:
         return self.writer.records_out if self.writer is not None else 0
+
+    def live_counts(self) -> tuple[int, int]:
+        """The task's records in and out as of now, also in the middle of a buffer: records
+        of the buffer under way that its first operator has not taken yet are not counted in,
+        and what a one-to-one last operator has emitted of it is counted out
+        (``OperatorChain.live_counts``). Read from another thread too (ints, racily)."""
+        records_in, records_out = self.records_in, self.records_out
+        chain = self.chain
+        if self.inputs is not None:
+            head = chain.operators[0]
+            loop = head.loop
+            if loop is not None:
+                records_in -= length_hint(loop)
+        if self.writer is not None:
+            last = len(chain.operators) - 1
+            tail = chain.operators[last]
+            if tail.loop is not None and tail.one_to_one and tail.side is None:
+                records_out += max(0, chain.live_counts(last)[1] - chain.records_out[last])
+        return records_in, records_out
 
     @property
     def is_backpressured(self) -> bool:
