@@ -165,7 +165,10 @@ class StreamTask(ExpectedFailures):
         self._answers: deque[TaskMessage] = deque()
         self._operator_names = {op.uid: op.name for op in spec.operators}
         #: Flink's per-subtask IO metrics (records, bytes, back-pressured/idle/busy time)
-        self.io = TaskIOMetrics(counters=self.core.chain.record_counts, live=self.core.live_counts)
+        chain = self.core.chain
+        self.io = TaskIOMetrics(
+            counters=chain.record_counts, live=self.core.live_counts, user_meters=chain.user_meters
+        )
         #: the IO metrics' samples are taken by the task's thread and by whoever reads its
         #: metrics (``read_progress``: the web server, the progress line, a TaskManager
         #: answering for its tasks), never through the mailbox

@@ -11,8 +11,7 @@ while the output has no credit and idle otherwise. Pure bookkeeping: no clock of
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,6 +109,8 @@ class TaskIOMetrics:
     #: read at each sample and snapshot, so the counts and rates advance while a long buffer
     #: is under way
     live: Callable[[], tuple[int, int]] | None = None
+    #: the user's meters (``Meter``), whose views are updated with the task's at each sample
+    user_meters: Callable[[], Iterable[Meter]] | None = None
     #: the job-clock ms the mail under way started at (-1: none): set by the task's thread
     #: when it takes a mail, so that a snapshot taken meanwhile (from another thread) counts
     #: the time since as busy
@@ -147,6 +148,9 @@ class TaskIOMetrics:
                     if name not in meters:
                         meters[name] = MeterView()
                     meters[name].update(count)
+            if self.user_meters is not None:
+                for user_meter in self.user_meters():
+                    user_meter.update()
             self._timers[0].update(interval[_BACKPRESSURED])
             self._timers[1].update(interval[_IDLE])
             interval[:] = [0, 0, 0]
@@ -261,41 +265,30 @@ class Counter(Metric):
 
 
 class Meter(Metric):
-    """Flink's ``Meter``: events marked, and their rate per second over the last
-    ``time_span_in_seconds`` of the task's processing time (the job clock: virtual on the
-    simulation, so a rate there is as deterministic as the run)."""
+    """Flink's ``Meter`` as PyFlink registers it, a ``MeterView`` over the events marked: the
+    count, and a rate the task updates with its other views every 5 s of the job clock
+    (``update``, from ``TaskIOMetrics``): the growth of the count over the last
+    ``time_span_in_seconds`` (a multiple of 5, at least 5) per second, 0.0 before the first
+    update, as Flink's (and so as deterministic as the run on the simulation)."""
 
-    __slots__ = ("_count", "_marks", "_now", "span_ms")
+    __slots__ = ("_count", "_view")
 
-    def __init__(self, now: Callable[[], int], time_span_in_seconds: int = 60) -> None:
-        self._now = now
-        self.span_ms = max(1, int(time_span_in_seconds)) * 1000
+    def __init__(self, time_span_in_seconds: int = TIME_SPAN_S) -> None:
         self._count = 0
-        #: (ms, events) marks within the span, oldest first
-        self._marks: deque[list[int]] = deque()
+        self._view = MeterView(int(time_span_in_seconds))
 
     def mark_event(self, value: int = 1) -> None:
         self._count += value
-        now = self._now()
-        marks = self._marks
-        if marks and marks[-1][0] == now:
-            marks[-1][1] += value
-        else:
-            marks.append([now, value])
-        self._prune(now)
-
-    def _prune(self, now: int) -> None:
-        marks = self._marks
-        while marks and marks[0][0] <= now - self.span_ms:
-            marks.popleft()
 
     def get_count(self) -> int:
         return self._count
 
     def get_rate(self) -> float:
-        now = self._now()
-        self._prune(now)
-        return sum(n for _, n in self._marks) / (self.span_ms / 1000)
+        return self._view.rate
+
+    def update(self) -> None:
+        """Flink's ``View.update``: a sample of the count (every 5 s)."""
+        self._view.update(self._count)
 
 
 class Distribution(Metric):
@@ -342,17 +335,15 @@ class MetricGroup:
     gauges, meters and distributions registered under it and its subgroups. Pure bookkeeping:
     the task reports the values (``snapshot``) when asked; nothing here runs on its own."""
 
-    __slots__ = ("_now", "_registry", "_scope", "_subgroups", "_variables")
+    __slots__ = ("_registry", "_scope", "_subgroups", "_variables")
 
     def __init__(
         self,
-        now: Callable[[], int] | None = None,
         *,
         registry: list[Registered] | None = None,
         scope: tuple[str, ...] = (),
         variables: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        self._now = now or (lambda: 0)
         self._registry: list[Registered] = registry if registry is not None else []
         self._scope = scope
         self._variables = variables
@@ -368,8 +359,7 @@ class MetricGroup:
             variables = (
                 self._variables if extra is None else (*self._variables, (key[0], str(extra)))
             )
-            group = MetricGroup(self._now, registry=self._registry, scope=scope,
-                                variables=variables)  # fmt: skip
+            group = MetricGroup(registry=self._registry, scope=scope, variables=variables)
             self._subgroups[key] = group
         return group
 
@@ -385,7 +375,7 @@ class MetricGroup:
         self._register(name, "gauge", obj)
 
     def meter(self, name: str, time_span_in_seconds: int = 60) -> Meter:
-        meter = Meter(self._now, time_span_in_seconds)
+        meter = Meter(time_span_in_seconds)
         self._register(name, "meter", meter)
         return meter
 
@@ -393,6 +383,10 @@ class MetricGroup:
         distribution = Distribution()
         self._register(name, "distribution", distribution)
         return distribution
+
+    def meters(self) -> list[Meter]:
+        """The meters registered under this group's root (their views to update)."""
+        return [r.metric for r in self._registry if isinstance(r.metric, Meter)]
 
     def snapshot(self) -> list[JsonDict]:
         """Every metric's value now (JSON-safe): scope, variables, name, kind, value. A gauge is

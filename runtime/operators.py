@@ -288,7 +288,7 @@ class _RuntimeContext(RuntimeContext):
     def get_metrics_group(self) -> MetricGroup:
         group = self._ctx.metrics
         if group is None:  # an operator opened bare (unit tests): metrics nobody reports
-            group = MetricGroup(lambda: self._ctx.time.processing)
+            group = MetricGroup()
         return group
 
 

@@ -1083,16 +1083,13 @@ def subtask_metric_values(
     for name in names:
         if name in m:
             values[name] = int(m[name])
-    _start, _, duration = _subtask_times(view, s)
-    seconds = duration / 1000 if duration > 0 else 0.0
     for operator, op in dict(m.get("operators", {})).items():
         scope = metric_scope_name(operator)
         for name in ("numRecordsIn", "numRecordsOut"):
             values[f"{scope}.{name}"] = int(op[name])
-            rate = op.get(f"{name}PerSecond")  # the task's MeterView of it (runtime.metrics)
-            if rate is None:
-                rate = int(op[name]) / seconds if seconds else 0.0
-            values[f"{scope}.{name}PerSecond"] = float(rate)
+            # the task's MeterView of it (runtime.metrics), sampled with the task's own: a
+            # view not sampled yet is 0.0, as the task's rates are (never count / run time)
+            values[f"{scope}.{name}PerSecond"] = float(op.get(f"{name}PerSecond", 0.0))
         for name in ("currentInputWatermark", "currentOutputWatermark", "numLateRecordsDropped"):
             if name in op:
                 values[f"{scope}.{name}"] = int(op[name])

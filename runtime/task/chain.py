@@ -37,7 +37,7 @@ from runtime.effects import TaskEffect
 from runtime.failure import UserCodeError
 from runtime.functions import KeyedProcessFunction
 from runtime.graph import StreamNode
-from runtime.metrics import JsonDict, MetricGroup
+from runtime.metrics import JsonDict, Meter, MetricGroup
 from runtime.network import WatermarkStatus
 from runtime.operators import (
     BroadcastProcessOperator,
@@ -216,8 +216,7 @@ class OperatorChain:
         """Open every operator (user code: a process function's ``open``, the source's reader
         factory), then restore the state of a restore (``states`` by operator uid) of
         checkpoint ``restored_checkpoint``."""
-        clock = ctx.time
-        self.metric_groups = [MetricGroup(lambda: clock.processing) for _ in self.operators]
+        self.metric_groups = [MetricGroup() for _ in self.operators]
         for index, op in enumerate(self.operators):
             with _UserCode(self.labels, index):
                 op.open(replace(ctx, metrics=self.metric_groups[index]))
@@ -509,6 +508,10 @@ class OperatorChain:
     def take_cost(self) -> float:
         cost, self.cost_ms = self.cost_ms, 0.0
         return cost
+
+    def user_meters(self) -> list[Meter]:
+        """The meters the operators' functions registered (the task updates their views)."""
+        return [meter for group in self.metric_groups for meter in group.meters()]
 
     def live_counts(self, index: int) -> tuple[int, int]:
         """Operator ``index``'s records in and out as of now, also in the middle of a buffer
