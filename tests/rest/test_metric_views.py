@@ -33,7 +33,7 @@ def _finished(records: int, rate: float) -> dict[str, str]:
     (
         env.from_generator(lambda i: i, records, rate=rate, name="numbers")
         .rebalance()
-        .map(_Marking(), name="Marking")
+        .map(_Marking(), name="Marking")  # type: ignore[arg-type]
         .key_by(lambda x: x % 2)
         .reduce(lambda a, b: a + b, name="Reduce")
         .collect("out")
