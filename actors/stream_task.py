@@ -167,7 +167,10 @@ class StreamTask(ExpectedFailures):
         #: Flink's per-subtask IO metrics (records, bytes, back-pressured/idle/busy time)
         chain = self.core.chain
         self.io = TaskIOMetrics(
-            counters=chain.record_counts, live=self.core.live_counts, user_meters=chain.user_meters
+            counters=chain.record_counts,
+            live=self.core.live_counts,
+            fired=chain.fired_timers,
+            user_meters=chain.user_meters,
         )
         #: the IO metrics' samples are taken by the task's thread and by whoever reads its
         #: metrics (``read_progress``: the web server, the progress line, a TaskManager

@@ -85,6 +85,8 @@ class TaskIOMetrics:
     buffers_out: int = 0
     #: mails other than the default action (Flink's ``mailboxMailsPerSecond`` counts those)
     mails: int = 0
+    #: timers the task's operators fired (``fired``, read at each sample and snapshot)
+    fired_timers: int = 0
     backpressured_ms: int = 0
     idle_ms: int = 0
     busy_ms: int = 0
@@ -109,6 +111,8 @@ class TaskIOMetrics:
     #: read at each sample and snapshot, so the counts and rates advance while a long buffer
     #: is under way
     live: Callable[[], tuple[int, int]] | None = None
+    #: the timers the task's operators fired so far
+    fired: Callable[[], int] | None = None
     #: the user's meters (``Meter``), whose views are updated with the task's at each sample
     user_meters: Callable[[], Iterable[Meter]] | None = None
     #: the job-clock ms the mail under way started at (-1: none): set by the task's thread
@@ -124,7 +128,14 @@ class TaskIOMetrics:
             self._next_view = now + VIEW_UPDATE_MS
             self._meters = {
                 name: MeterView()
-                for name in ("records_in", "records_out", "bytes_out", "buffers_out", "mails")
+                for name in (
+                    "records_in",
+                    "records_out",
+                    "bytes_out",
+                    "buffers_out",
+                    "mails",
+                    "fired_timers",
+                )
             }
             self._timers = [TimerGauge(), TimerGauge()]  # back-pressured, idle
 
@@ -165,6 +176,8 @@ class TaskIOMetrics:
             records_in, records_out = live()
             self.records_in = max(self.records_in, records_in)
             self.records_out = max(self.records_out, records_out)
+        if self.fired is not None:
+            self.fired_timers = self.fired()
 
     def _add(self, kind: int, ms: int) -> None:
         self._interval[kind] += ms
@@ -196,6 +209,7 @@ class TaskIOMetrics:
 
     def end(self, now: int) -> None:
         if self.ended_at < 0:
+            self._read_live()
             self.observe(
                 now,
                 now,
@@ -225,6 +239,7 @@ class TaskIOMetrics:
             "records_out": self.records_out,
             "bytes_out": self.bytes_out,
             "buffers_out": self.buffers_out,
+            "fired_timers": self.fired_timers,
             "backpressured_ms": self.backpressured_ms,
             "idle_ms": self.idle_ms,
             "busy_ms": self.busy_ms,

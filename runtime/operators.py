@@ -519,6 +519,12 @@ class KeyedOperator(Operator):
         timers = self._timers
         return 0 if timers is None else len(timers.event_time) + len(timers.processing_time)
 
+    @property
+    def fired_timers(self) -> int:
+        """Timers fired so far (Flink's ``numFiredTimers`` counts them per task)."""
+        timers = self._timers
+        return 0 if timers is None else timers.fired
+
     def keys_of(self, records: Sequence[Any]) -> list[Any]:
         """The key of every record (the ``key_by`` selector, user code)."""
         key_of = plain_selector(self.key_selector)
@@ -608,6 +614,7 @@ class KeyedOperator(Operator):
             (timers.processing_time, self.on_processing_timer),
         ):
             while (timer := queue.poll()) is not None:
+                timers.fired += 1
                 backend.current_key = timer.key
                 fire(timer, out, out_ts)
         self.quiesced = False

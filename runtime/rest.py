@@ -1019,6 +1019,8 @@ def _subtask_rates(view: JobView, vertex: VertexView, s: SubtaskView) -> dict[st
         "numBytesOutPerSecond": float(m.get("bytes_out_per_s", 0.0)),
         "numBuffersOutPerSecond": float(m.get("buffers_out_per_s", 0.0)),
         "mailboxMailsPerSecond": float(m.get("mails_per_s", 0.0)),
+        "numFiredTimers": float(m.get("fired_timers", 0)),
+        "numFiredTimersPerSecond": float(m.get("fired_timers_per_s", 0.0)),
         "backPressuredTimeMsPerSecond": bp,
         "idleTimeMsPerSecond": idle,
         "busyTimeMsPerSecond": 1000.0 - min(bp + idle, 1000),

@@ -357,6 +357,11 @@ class OperatorChain:
                     counts[op.uid] = entries
         return counts
 
+    def fired_timers(self) -> int:
+        """Timers the operators fired so far, of both clocks (Flink's task ``numFiredTimers``).
+        Read from another thread too."""
+        return sum(op.fired_timers for op in self._keyed if op is not None)
+
     @property
     def has_timers(self) -> bool:
         return any(op.has_timers for op in self.operators)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ckptsim import StreamExecutionEnvironment
+from ckptsim import StreamExecutionEnvironment, WatermarkStrategy
 from ckptsim._web import JobRegistry
 from runtime import rest
-from runtime.functions import MapFunction, RuntimeContext
+from runtime.functions import KeyedProcessFunction, MapFunction, RuntimeContext
 
 
 class _Marking(MapFunction):
@@ -70,3 +70,43 @@ def test_before_the_first_sample_every_rate_reads_0() -> None:
         "0.Marking.events",
     ):
         assert values[name] == "0.0", name
+
+
+class _TimerPerRecord(KeyedProcessFunction):
+    """An event-time timer per record, at the record's timestamp plus a second."""
+
+    def process_element(self, value: Any, ctx: KeyedProcessFunction.Context) -> Any:
+        ctx.timer_service().register_event_time_timer(value * 100 + 1000)
+        return []
+
+    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Any:
+        yield timestamp
+
+
+def test_fired_timers_are_counted_per_task() -> None:
+    """Flink's ``numFiredTimers`` (and its ``MeterView``): every timer the task's operators
+    fired, event and processing time; here one per record, 200 over 10 s (virtual)."""
+    registry = JobRegistry()
+    env = StreamExecutionEnvironment()
+    env.set_parallelism(1)
+    (
+        env.from_generator(lambda i: i, 200, rate=20, name="numbers")
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
+                lambda e, _: e * 100
+            )
+        )
+        .key_by(lambda x: x % 4)
+        .process(_TimerPerRecord(), name="Timers")
+        .collect("fired")
+    )
+    result = env.execute("timers", runtime="simulation", observer=registry, timeout=1000)
+    assert result.succeeded, result.failure
+    assert len(result.collected("fired")) == 200
+    (view,) = registry.finished_views()
+    vertex = next(v for v in view.vertices if "Timers" in v.name)
+    values = rest.vertex_metrics(view, vertex)
+    assert values["0.numFiredTimers"] == "200"
+    assert float(values["0.numFiredTimersPerSecond"]) > 0
+    source = next(v for v in view.vertices if v.id != vertex.id)
+    assert rest.vertex_metrics(view, source)["0.numFiredTimers"] == "0"
