@@ -946,6 +946,8 @@ class TimestampsAndWatermarksOperator(Operator):
         self.status_change: bool | None = None
         #: the largest watermark the generator returned from ``on_event``
         self._punctuated = MIN_WATERMARK
+        #: the watermark before the end of event time (the last one the stream had)
+        self.before_end = MIN_WATERMARK
 
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
@@ -982,6 +984,7 @@ class TimestampsAndWatermarksOperator(Operator):
 
     def process_watermark(self, watermark: int) -> tuple[Emitted, int | None]:
         if watermark == MAX_WATERMARK and self.current_watermark != MAX_WATERMARK:
+            self.before_end = self.current_watermark
             self.current_watermark = MAX_WATERMARK
             self._next_emit = None
             return ([], []), MAX_WATERMARK

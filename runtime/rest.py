@@ -1092,7 +1092,7 @@ def subtask_metric_values(
             # the task's MeterView of it (runtime.metrics), sampled with the task's own: a
             # view not sampled yet is 0.0, as the task's rates are (never count / run time)
             values[f"{scope}.{name}PerSecond"] = float(op.get(f"{name}PerSecond", 0.0))
-        for name in ("currentInputWatermark", "currentOutputWatermark", "numLateRecordsDropped"):
+        for name in _IF_REPORTED:
             if name in op:
                 values[f"{scope}.{name}"] = int(op[name])
         for user in op.get("user", ()):
@@ -1111,6 +1111,16 @@ OPERATOR_METRICS = (
     "currentInputWatermark",
     "currentOutputWatermark",
     "numLateRecordsDropped",
+    "watermarkAlignmentDrift",
+)
+
+#: the operator metrics some operators have: the watermarks, a window's late records, an
+#: aligned source's drift
+_IF_REPORTED = (
+    "currentInputWatermark",
+    "currentOutputWatermark",
+    "numLateRecordsDropped",
+    "watermarkAlignmentDrift",
 )
 
 #: Flink's network buffer gauges of a task, by the group they are in

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from ckptsim import StreamExecutionEnvironment, WatermarkStrategy
 from ckptsim._web import JobRegistry
 from runtime import rest
@@ -110,3 +112,37 @@ def test_fired_timers_are_counted_per_task() -> None:
     assert float(values["0.numFiredTimersPerSecond"]) > 0
     source = next(v for v in view.vertices if v.id != vertex.id)
     assert rest.vertex_metrics(view, source)["0.numFiredTimers"] == "0"
+
+
+@pytest.mark.parametrize("aligned", [True, False])
+def test_an_aligned_source_reports_its_drift(aligned: bool) -> None:
+    """FLIP-182's ``watermarkAlignmentDrift`` on each source of an alignment group (the fast
+    and slow backlogs of ``tests/actors/test_watermark_alignment.py``): its last watermark
+    minus the largest it may reach (the group's minimum plus the drift). At the end the slow
+    source is the group's minimum, so its drift is minus the allowed drift plus at most what
+    it read since the last announcement; the fast one, held back, never ended far above 0.
+    Sources outside a group have no such gauge, as in Flink."""
+    from tests.actors import test_watermark_alignment as feeds  # noqa: PLC0415
+
+    registry = JobRegistry()
+    env = StreamExecutionEnvironment()
+    env.configure({key: str(value) for key, value in feeds.SETTINGS.items()})
+    feeds.job(aligned)(env)
+    result = env.execute("aligned", runtime="simulation", seed=5, observer=registry)
+    assert result.succeeded, result.failure
+    (view,) = registry.finished_views()
+    drift: dict[str, int] = {}
+    for vertex in view.vertices:
+        for name, value in rest.vertex_metrics(view, vertex).items():
+            if name.endswith(".watermarkAlignmentDrift"):
+                drift[name] = int(value)
+    if not aligned:
+        assert drift == {}
+        return
+    slow, fast = (
+        drift["0.Source__slow.watermarkAlignmentDrift"],
+        drift["0.Source__fast.watermarkAlignmentDrift"],
+    )
+    interval = feeds.UPDATE_INTERVAL * feeds.PER_MS
+    assert -feeds.DRIFT <= slow <= -feeds.DRIFT + 2 * interval * feeds.SLOW_STEP
+    assert fast <= 2 * interval * feeds.FAST_STEP
