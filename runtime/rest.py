@@ -1022,6 +1022,10 @@ def _subtask_rates(view: JobView, vertex: VertexView, s: SubtaskView) -> dict[st
         "numFiredTimers": float(m.get("fired_timers", 0)),
         "numFiredTimersPerSecond": float(m.get("fired_timers_per_s", 0.0)),
         "backPressuredTimeMsPerSecond": bp,
+        # a task here never blocks inside a record waiting for a buffer (Flink's hard
+        # back-pressure): with no credit it stops taking input, Flink's soft back-pressure
+        "softBackPressuredTimeMsPerSecond": bp,
+        "hardBackPressuredTimeMsPerSecond": 0,
         "idleTimeMsPerSecond": idle,
         "busyTimeMsPerSecond": 1000.0 - min(bp + idle, 1000),
         "accumulateBackPressuredTimeMs": float(io["accumulated-backpressured-time"]),
@@ -1059,7 +1063,12 @@ def _value_text(name: str, value: float | int | str) -> str:
 
 
 #: Flink's ``TimerGauge`` metrics (longs; the other ``...PerSecond`` are doubles)
-_TIMER_GAUGES = ("backPressuredTimeMsPerSecond", "idleTimeMsPerSecond")
+_TIMER_GAUGES = (
+    "backPressuredTimeMsPerSecond",
+    "softBackPressuredTimeMsPerSecond",
+    "hardBackPressuredTimeMsPerSecond",
+    "idleTimeMsPerSecond",
+)
 
 
 def subtask_metric_values(

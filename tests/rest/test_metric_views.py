@@ -146,3 +146,28 @@ def test_an_aligned_source_reports_its_drift(aligned: bool) -> None:
     interval = feeds.UPDATE_INTERVAL * feeds.PER_MS
     assert -feeds.DRIFT <= slow <= -feeds.DRIFT + 2 * interval * feeds.SLOW_STEP
     assert fast <= 2 * interval * feeds.FAST_STEP
+
+
+def test_back_pressure_is_soft_back_pressure() -> None:
+    """A source ahead of a slow map (2 ms a record, virtual; small buffers): its back-pressured time is
+    Flink's soft back-pressure (no credit: it stops reading), never hard (a task here never
+    blocks inside a record waiting for a buffer)."""
+    registry = JobRegistry()
+    env = StreamExecutionEnvironment()
+    env.set_parallelism(1)
+    env.configure({"ckptsim.buffer.records": "10"})
+    (
+        env.from_collection(list(range(5000)), name="numbers")
+        .rebalance()
+        .map(lambda x: x, name="Slow")
+        .processing_cost(per_record_ms=2)
+        .collect("out")
+    )
+    result = env.execute("slow", runtime="simulation", observer=registry, timeout=1000)
+    assert result.succeeded, result.failure
+    (view,) = registry.finished_views()
+    source = next(v for v in view.vertices if not v.inputs)
+    values = rest.vertex_metrics(view, source)
+    assert int(values["0.backPressuredTimeMsPerSecond"]) > 0
+    assert values["0.softBackPressuredTimeMsPerSecond"] == values["0.backPressuredTimeMsPerSecond"]
+    assert values["0.hardBackPressuredTimeMsPerSecond"] == "0"
