@@ -28,6 +28,7 @@ from actors.logs import get_logger
 from actors.processes import ProcessRuntime
 from actors.protocol import CancelJob, Deploy, FailJob, QueryProgress
 from actors.simulation import SimulationRuntime
+from actors.stream_task import read_progress
 from actors.trace import EventLog, Tracer
 from runtime.checkpoint import SavepointRequest
 from runtime.config import Configuration
@@ -533,7 +534,7 @@ class _ProgressReporter:
         info: dict[str, Any] | None = self.master.ask(QueryProgress(), block=True, timeout=wait)
         if not info:
             return None
-        futures = {task: ref.proxy().progress() for task, ref in info["tasks"].items()}
+        futures = {task: read_progress(ref) for task, ref in info["tasks"].items()}
         tasks = {task: future.get(timeout=wait) for task, future in futures.items()}
         summary = info["coordinator"].proxy().summary().get(timeout=wait)
         return _snapshot_of(info, tasks, summary)

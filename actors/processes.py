@@ -72,7 +72,7 @@ from actors.input_channel import InlineInputChannel
 from actors.logs import get_logger
 from actors.protocol import CannotCross, FailJob, WireChannel, WireTask
 from actors.pykka_seam import ThreadingFuture, reset_registry_after_fork
-from actors.stream_task import StreamTask
+from actors.stream_task import StreamTask, read_progress
 from actors.trace import Event
 from runtime.checkpoint import TaskId
 from runtime.job import ExecutionPlan
@@ -787,7 +787,9 @@ def _task_manager_main(
 
         def reply() -> None:
             try:
-                value = target.proxy().progress().get(timeout=5) if target else None
+                # read off the task's own counters, not through its mailbox: a task in a
+                # long buffer answers too
+                value = read_progress(target).get(timeout=5) if target else None
                 if target is None:
                     raise pykka.ActorDeadError(ask.address)
                 to_main.send(_REPLY, (ask.request, value, None))

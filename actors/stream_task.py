@@ -14,6 +14,8 @@ state of its own.
 from __future__ import annotations
 
 import contextlib
+import threading
+import weakref
 from collections import deque
 from collections.abc import Sequence
 from functools import partial
@@ -37,7 +39,7 @@ from actors.protocol import (
     TaskStateUpdate,
     WireTask,
 )
-from actors.pykka_seam import ExpectedFailures
+from actors.pykka_seam import ExpectedFailures, ThreadingFuture
 from actors.trace import EventLog
 from runtime.descriptors import SinkDescriptor
 from runtime.effects import (
@@ -166,12 +168,25 @@ class StreamTask(ExpectedFailures):
         self._answers: deque[TaskMessage] = deque()
         self._operator_names = {op.uid: op.name for op in spec.operators}
         #: Flink's per-subtask IO metrics (records, bytes, back-pressured/idle/busy time)
-        self.io = TaskIOMetrics(counters=self.core.chain.record_counts)
+        chain = self.core.chain
+        self.io = TaskIOMetrics(
+            counters=chain.record_counts,
+            live=self.core.live_counts,
+            fired=chain.fired_timers,
+            user_meters=chain.user_meters,
+        )
+        #: the IO metrics' samples are taken by the task's thread and by whoever reads its
+        #: metrics (``read_progress``: the web server, the progress line, a TaskManager
+        #: answering for its tasks), never through the mailbox
+        self._io_lock = threading.Lock()
+        #: the largest operator counts read so far (a racy read may lag one)
+        self._seen: dict[str, int] = {}
 
     def on_start(self) -> None:
         self.log = EventLog(log, self.runtime.tracer, self.runtime.stamp).bind(
             task=str(self.spec.task), attempt=self.spec.attempt
         )
+        _PUBLISHED[self.actor_urn] = self
 
     def on_failure(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
         """The actor itself crashed: its supervisor, the JobMaster, hears of it. An injected
@@ -222,6 +237,7 @@ class StreamTask(ExpectedFailures):
             self._run_default_actions()
 
     def _handle(self, message: TaskMessage, now: int) -> None:
+        self.io.busy_since = now
         core = self.core
         runtime = self.runtime
         before = core.records_in
@@ -238,13 +254,14 @@ class StreamTask(ExpectedFailures):
                 self.log.info("fault_injected", fault=repr(fault))
                 effects = core.handle(InjectFailure(message=f"injected fault: {fault!r}"), now)
         self._apply(effects, now)
-        self.io.observe(
-            now,
-            runtime.clock.now(),
-            records_in=core.records_in,
-            records_out=core.records_out,
-            backpressured=core.is_backpressured,
-        )
+        with self._io_lock:
+            self.io.observe(
+                now,
+                runtime.clock.now(),
+                records_in=core.records_in,
+                records_out=core.records_out,
+                backpressured=core.is_backpressured,
+            )
         step = self.report_records_every
         if step and core.records_in // step > self._reported:
             self._reported = core.records_in // step
@@ -456,10 +473,12 @@ class StreamTask(ExpectedFailures):
             ) from error
 
     def progress(self) -> dict[str, Any]:
-        """Asked from outside the actor system (the progress line)."""
+        """The task's progress and metrics: asked through the mailbox (the simulation's
+        progress line), or read on the reader's own thread (``read_progress``)."""
+        records_in, records_out = self.core.live_counts()
         return {
-            "records_in": self.core.records_in,
-            "records_out": self.core.records_out,
+            "records_in": records_in,
+            "records_out": records_out,
             "backpressured": self.core.is_backpressured,
             "status": self.core.status.value,
             "io": self._metrics(self.runtime.clock.now()),
@@ -525,7 +544,8 @@ class StreamTask(ExpectedFailures):
     ) -> None:
         now = self.runtime.clock.now()
         if state.is_terminal:
-            self.io.end(now)
+            with self._io_lock:
+                self.io.end(now)
         self.job_master.tell(
             TaskStateUpdate(
                 task=self.spec.task,
@@ -541,13 +561,44 @@ class StreamTask(ExpectedFailures):
     def _metrics(self, now: int) -> dict[str, Any]:
         """The task's IO metrics and Flink's task and operator metrics (the user's too)."""
         size = getattr(self.actor_inbox, "qsize", None)
-        io = self.io.snapshot(now)
-        metrics = self.core.metrics()
+        metrics = self.core.metrics()  # user gauges are called here, as Flink's reporters do
+        with self._io_lock:
+            io = self.io.snapshot(now)
+            seen = self._seen
+            for uid, op in metrics["operators"].items():
+                for name in ("numRecordsIn", "numRecordsOut"):
+                    key = f"{uid}.{name}"
+                    op[name] = seen[key] = max(op[name], seen.get(key, 0))
         rates = io.pop("counter_rates", {})
         for uid, op in metrics["operators"].items():
             for name in ("numRecordsIn", "numRecordsOut"):
                 op[f"{name}PerSecond"] = rates.get(f"{uid}.{name}", 0.0)
         return {**io, **metrics, "mailboxQueueSize": size() if size is not None else 0}
+
+
+#: the tasks of this process by actor urn, for ``read_progress`` (a task that is gone drops out)
+_PUBLISHED: weakref.WeakValueDictionary[str, StreamTask] = weakref.WeakValueDictionary()
+
+
+def read_progress(ref: Any) -> pykka.Future[Any]:
+    """A task's progress and metrics (``StreamTask.progress``), read on the caller's thread
+    from what the task's own thread keeps up to date, not through its mailbox: a task in a
+    long buffer (a slow function) answers at once, with its counts as of now, as Flink's
+    metrics are read from counters the task thread updates. A reference that is not a task
+    of this process (a remote one, a stand-in) is asked through ``proxy().progress()``. A
+    read that meets the task's objects mid-change (a racy read) is a ``pykka.Timeout``, as a
+    task that did not answer in time."""
+    task = _PUBLISHED.get(getattr(ref, "actor_urn", ""))
+    if task is None:
+        future: pykka.Future[Any] = ref.proxy().progress()
+        return future
+    answer: pykka.Future[Any] = ThreadingFuture()
+    try:
+        answer.set(task.progress())
+    except Exception as error:
+        timeout = pykka.Timeout(f"task {task.spec.task} could not be read: {error!r}")
+        answer.set_exception((pykka.Timeout, timeout, None))
+    return answer
 
 
 def _restore(connector: Connector, states: list[Any], checkpoint_id: int, events: EventLog) -> None:

@@ -42,6 +42,7 @@ import pykka
 from actors.archive import describe_process
 from actors.logs import get_logger
 from actors.protocol import CancelJob, QueryJob, SnapshotOutcome, SnapshotRequest
+from actors.stream_task import read_progress
 from runtime import rest
 from runtime.config import CheckpointConfig, Configuration, local_path
 from runtime.graph import JobGraph
@@ -168,7 +169,9 @@ class LiveJob:
         try:
             info: dict[str, Any] = self.master.ask(QueryJob(), block=True, timeout=ASK_TIMEOUT_S)
             metrics = dict(info["task_metrics"])
-            futures = {t: ref.proxy().progress() for t, ref in info["tasks"].items()}
+            # read off each task's own counters, not through its mailbox (a remote task's
+            # TaskManager reads them so): a task busy with a long buffer answers too
+            futures = {t: read_progress(ref) for t, ref in info["tasks"].items()}
             # one deadline for all the tasks (asked at once): a scrape waits ASK_TIMEOUT_S at
             # most, however many tasks are busy
             deadline = time.monotonic() + ASK_TIMEOUT_S

@@ -11,8 +11,7 @@ while the output has no credit and idle otherwise. Pure bookkeeping: no clock of
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +85,8 @@ class TaskIOMetrics:
     buffers_out: int = 0
     #: mails other than the default action (Flink's ``mailboxMailsPerSecond`` counts those)
     mails: int = 0
+    #: timers the task's operators fired (``fired``, read at each sample and snapshot)
+    fired_timers: int = 0
     backpressured_ms: int = 0
     idle_ms: int = 0
     busy_ms: int = 0
@@ -106,6 +107,18 @@ class TaskIOMetrics:
     #: each sample: name -> count
     counters: Callable[[], Mapping[str, int]] | None = None
     _counter_meters: dict[str, MeterView] = field(default_factory=dict)
+    #: the task's records in and out as of now, also within a buffer (its ``live_counts``):
+    #: read at each sample and snapshot, so the counts and rates advance while a long buffer
+    #: is under way
+    live: Callable[[], tuple[int, int]] | None = None
+    #: the timers the task's operators fired so far
+    fired: Callable[[], int] | None = None
+    #: the user's meters (``Meter``), whose views are updated with the task's at each sample
+    user_meters: Callable[[], Iterable[Meter]] | None = None
+    #: the job-clock ms the mail under way started at (-1: none): set by the task's thread
+    #: when it takes a mail, so that a snapshot taken meanwhile (from another thread) counts
+    #: the time since as busy
+    busy_since: int = -1
 
     def start(self, now: int) -> None:
         if self.started_at < 0:
@@ -115,7 +128,14 @@ class TaskIOMetrics:
             self._next_view = now + VIEW_UPDATE_MS
             self._meters = {
                 name: MeterView()
-                for name in ("records_in", "records_out", "bytes_out", "buffers_out", "mails")
+                for name in (
+                    "records_in",
+                    "records_out",
+                    "bytes_out",
+                    "buffers_out",
+                    "mails",
+                    "fired_timers",
+                )
             }
             self._timers = [TimerGauge(), TimerGauge()]  # back-pressured, idle
 
@@ -130,6 +150,7 @@ class TaskIOMetrics:
             due = self._next_view
             self._add(kind, due - accounted)
             accounted = due
+            self._read_live()
             for name, meter in self._meters.items():
                 meter.update(getattr(self, name))
             if self.counters is not None:
@@ -138,12 +159,25 @@ class TaskIOMetrics:
                     if name not in meters:
                         meters[name] = MeterView()
                     meters[name].update(count)
+            if self.user_meters is not None:
+                for user_meter in self.user_meters():
+                    user_meter.update()
             self._timers[0].update(interval[_BACKPRESSURED])
             self._timers[1].update(interval[_IDLE])
             interval[:] = [0, 0, 0]
             self._next_view = due + VIEW_UPDATE_MS
         self._add(kind, until - accounted)
         self._accounted = until
+
+    def _read_live(self) -> None:
+        """The live counts (never below those seen: a racy read may lag one)."""
+        live = self.live
+        if live is not None:
+            records_in, records_out = live()
+            self.records_in = max(self.records_in, records_in)
+            self.records_out = max(self.records_out, records_out)
+        if self.fired is not None:
+            self.fired_timers = self.fired()
 
     def _add(self, kind: int, ms: int) -> None:
         self._interval[kind] += ms
@@ -164,8 +198,9 @@ class TaskIOMetrics:
             self._account(end, _BUSY)
         self._last_end = max(end, self._last_end)
         self._backpressured = backpressured
-        self.records_in = records_in
-        self.records_out = records_out
+        self.records_in = max(self.records_in, records_in)
+        self.records_out = max(self.records_out, records_out)
+        self.busy_since = -1
 
     def wrote(self, nbytes: int) -> None:
         self.bytes_out += nbytes
@@ -176,6 +211,7 @@ class TaskIOMetrics:
 
     def end(self, now: int) -> None:
         if self.ended_at < 0:
+            self._read_live()
             self.observe(
                 now,
                 now,
@@ -190,7 +226,13 @@ class TaskIOMetrics:
         """The counters as of ``now`` (a back-pressured or idle stretch still going counts),
         and Flink's views of them as of their last sample."""
         if self.ended_at < 0:
-            self._account(now, _BACKPRESSURED if self._backpressured else _IDLE)
+            busy_since = self.busy_since
+            if 0 <= busy_since <= now:  # a mail under way: busy since it started
+                self._account(busy_since, _BACKPRESSURED if self._backpressured else _IDLE)
+                self._account(now, _BUSY)
+            else:
+                self._account(now, _BACKPRESSURED if self._backpressured else _IDLE)
+            self._read_live()
         rates: JsonDict = {f"{name}_per_s": meter.rate for name, meter in self._meters.items()}
         rates["counter_rates"] = {name: m.rate for name, m in self._counter_meters.items()}
         timers = self._timers
@@ -199,6 +241,7 @@ class TaskIOMetrics:
             "records_out": self.records_out,
             "bytes_out": self.bytes_out,
             "buffers_out": self.buffers_out,
+            "fired_timers": self.fired_timers,
             "backpressured_ms": self.backpressured_ms,
             "idle_ms": self.idle_ms,
             "busy_ms": self.busy_ms,
@@ -239,41 +282,30 @@ class Counter(Metric):
 
 
 class Meter(Metric):
-    """Flink's ``Meter``: events marked, and their rate per second over the last
-    ``time_span_in_seconds`` of the task's processing time (the job clock: virtual on the
-    simulation, so a rate there is as deterministic as the run)."""
+    """Flink's ``Meter`` as PyFlink registers it, a ``MeterView`` over the events marked: the
+    count, and a rate the task updates with its other views every 5 s of the job clock
+    (``update``, from ``TaskIOMetrics``): the growth of the count over the last
+    ``time_span_in_seconds`` (a multiple of 5, at least 5) per second, 0.0 before the first
+    update, as Flink's (and so as deterministic as the run on the simulation)."""
 
-    __slots__ = ("_count", "_marks", "_now", "span_ms")
+    __slots__ = ("_count", "_view")
 
-    def __init__(self, now: Callable[[], int], time_span_in_seconds: int = 60) -> None:
-        self._now = now
-        self.span_ms = max(1, int(time_span_in_seconds)) * 1000
+    def __init__(self, time_span_in_seconds: int = TIME_SPAN_S) -> None:
         self._count = 0
-        #: (ms, events) marks within the span, oldest first
-        self._marks: deque[list[int]] = deque()
+        self._view = MeterView(int(time_span_in_seconds))
 
     def mark_event(self, value: int = 1) -> None:
         self._count += value
-        now = self._now()
-        marks = self._marks
-        if marks and marks[-1][0] == now:
-            marks[-1][1] += value
-        else:
-            marks.append([now, value])
-        self._prune(now)
-
-    def _prune(self, now: int) -> None:
-        marks = self._marks
-        while marks and marks[0][0] <= now - self.span_ms:
-            marks.popleft()
 
     def get_count(self) -> int:
         return self._count
 
     def get_rate(self) -> float:
-        now = self._now()
-        self._prune(now)
-        return sum(n for _, n in self._marks) / (self.span_ms / 1000)
+        return self._view.rate
+
+    def update(self) -> None:
+        """Flink's ``View.update``: a sample of the count (every 5 s)."""
+        self._view.update(self._count)
 
 
 class Distribution(Metric):
@@ -320,17 +352,15 @@ class MetricGroup:
     gauges, meters and distributions registered under it and its subgroups. Pure bookkeeping:
     the task reports the values (``snapshot``) when asked; nothing here runs on its own."""
 
-    __slots__ = ("_now", "_registry", "_scope", "_subgroups", "_variables")
+    __slots__ = ("_registry", "_scope", "_subgroups", "_variables")
 
     def __init__(
         self,
-        now: Callable[[], int] | None = None,
         *,
         registry: list[Registered] | None = None,
         scope: tuple[str, ...] = (),
         variables: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        self._now = now or (lambda: 0)
         self._registry: list[Registered] = registry if registry is not None else []
         self._scope = scope
         self._variables = variables
@@ -346,8 +376,7 @@ class MetricGroup:
             variables = (
                 self._variables if extra is None else (*self._variables, (key[0], str(extra)))
             )
-            group = MetricGroup(self._now, registry=self._registry, scope=scope,
-                                variables=variables)  # fmt: skip
+            group = MetricGroup(registry=self._registry, scope=scope, variables=variables)
             self._subgroups[key] = group
         return group
 
@@ -363,7 +392,7 @@ class MetricGroup:
         self._register(name, "gauge", obj)
 
     def meter(self, name: str, time_span_in_seconds: int = 60) -> Meter:
-        meter = Meter(self._now, time_span_in_seconds)
+        meter = Meter(time_span_in_seconds)
         self._register(name, "meter", meter)
         return meter
 
@@ -371,6 +400,10 @@ class MetricGroup:
         distribution = Distribution()
         self._register(name, "distribution", distribution)
         return distribution
+
+    def meters(self) -> list[Meter]:
+        """The meters registered under this group's root (their views to update)."""
+        return [r.metric for r in self._registry if isinstance(r.metric, Meter)]
 
     def snapshot(self) -> list[JsonDict]:
         """Every metric's value now (JSON-safe): scope, variables, name, kind, value. A gauge is

@@ -9,7 +9,7 @@ the task's (``runtime.task.sinks``): they do no I/O, their connectors do.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -129,6 +129,17 @@ def split_side_outputs(
                 out_ts.append(timestamp)
 
 
+def cursor(op: Operator, records: Sequence[Any]) -> Iterator[Any]:
+    """The iterator an operator goes through a buffer's records with, kept on the operator
+    (``loop``): the records it has taken so far are known without counting each one (the
+    iterator knows how many are left, ``operator.length_hint``), so the task's metrics advance
+    within a long buffer while the record path pays nothing per record."""
+    it = iter(records)
+    op.loop = it
+    op.loop_len = len(records)
+    return it
+
+
 class Operator:
     """Base: a pass-through with no state.
 
@@ -144,6 +155,13 @@ class Operator:
     has_timers = False
     #: where its side outputs go, when they are read (set by the chain)
     side: SideOutputs | None = None
+    #: the records of the buffer it is going through one by one (``cursor``), and their
+    #: number: what the task's metrics read while a long buffer is under way (None: none)
+    loop: Iterator[Any] | None = None
+    loop_len = 0
+    #: emits one record per record it takes (a map without side outputs): its output count
+    #: advances with ``loop`` too
+    one_to_one = False
 
     def __init__(self, uid: str, name: str) -> None:
         self.uid = uid
@@ -270,7 +288,7 @@ class _RuntimeContext(RuntimeContext):
     def get_metrics_group(self) -> MetricGroup:
         group = self._ctx.metrics
         if group is None:  # an operator opened bare (unit tests): metrics nobody reports
-            group = MetricGroup(lambda: self._ctx.time.processing)
+            group = MetricGroup()
         return group
 
 
@@ -314,11 +332,12 @@ class MapOperator(_UserFunctionOperator):
     """A map; as PyFlink's, it may return ``(tag, value)`` for a side output that is read."""
 
     method = "map"
+    one_to_one = True
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
         fn = self.fn
         if self.side is None:
-            return [fn(r) for r in records]
+            return [fn(r) for r in cursor(self, records)]
         return self.process_timestamped(records, [None] * len(records))[0]
 
     def process_timestamped(
@@ -330,7 +349,7 @@ class MapOperator(_UserFunctionOperator):
         fn = self.fn
         out: list[Any] = []
         out_ts: list[int | None] = []
-        for record, ts in zip(records, timestamps, strict=True):
+        for record, ts in zip(cursor(self, records), timestamps, strict=True):
             split_side_outputs((fn(record),), ts, out, out_ts, side)
         return out, out_ts
 
@@ -362,13 +381,13 @@ class FilterOperator(_UserFunctionOperator):
 
     def process_batch(self, records: Sequence[Any]) -> Sequence[Any]:
         fn = self.fn
-        return [r for r in records if fn(r)]
+        return [r for r in cursor(self, records) if fn(r)]
 
     def process_timestamped(
         self, records: Sequence[Any], timestamps: Sequence[int | None]
     ) -> tuple[Sequence[Any], Sequence[int | None]]:
         fn = self.fn
-        kept = [(r, t) for r, t in zip(records, timestamps, strict=True) if fn(r)]
+        kept = [(r, t) for r, t in zip(cursor(self, records), timestamps, strict=True) if fn(r)]
         return [r for r, _ in kept], [t for _, t in kept]
 
 
@@ -393,7 +412,7 @@ class FlatMapOperator(_UserFunctionOperator):
         out: list[Any] = []
         extend = out.extend
         produce = self._produce
-        for record in records:
+        for record in cursor(self, records):
             extend(produce(record))
         return out
 
@@ -403,7 +422,7 @@ class FlatMapOperator(_UserFunctionOperator):
         out: list[Any] = []
         out_ts: list[int | None] = []
         side = self.side
-        for record, ts in zip(records, timestamps, strict=True):
+        for record, ts in zip(cursor(self, records), timestamps, strict=True):
             if side is None:
                 before = len(out)
                 out.extend(self._produce(record))
@@ -500,6 +519,12 @@ class KeyedOperator(Operator):
         timers = self._timers
         return 0 if timers is None else len(timers.event_time) + len(timers.processing_time)
 
+    @property
+    def fired_timers(self) -> int:
+        """Timers fired so far (Flink's ``numFiredTimers`` counts them per task)."""
+        timers = self._timers
+        return 0 if timers is None else timers.fired
+
     def keys_of(self, records: Sequence[Any]) -> list[Any]:
         """The key of every record (the ``key_by`` selector, user code)."""
         key_of = plain_selector(self.key_selector)
@@ -589,6 +614,7 @@ class KeyedOperator(Operator):
             (timers.processing_time, self.on_processing_timer),
         ):
             while (timer := queue.poll()) is not None:
+                timers.fired += 1
                 backend.current_key = timer.key
                 fire(timer, out, out_ts)
         self.quiesced = False
@@ -688,7 +714,7 @@ class ReduceOperator(KeyedOperator):
         get = table.get
         out: list[Any] = []
         append = out.append
-        for key, record in zip(keys, records, strict=True):
+        for key, record in zip(keys, cursor(self, records), strict=True):
             acc = get(key, _MISSING)
             value = record if acc is _MISSING else reduce(acc, record)
             table[key] = value
@@ -825,7 +851,7 @@ class ProcessOperator(_FiresTimers, KeyedOperator):
         out_ts: list[int | None] = []
         side = self.side
         if timestamps is None:
-            for key, record in zip(keys, records, strict=True):
+            for key, record in zip(keys, cursor(self, records), strict=True):
                 backend.current_key = key
                 produced = process(record, ctx)
                 if produced is not None:
@@ -834,7 +860,7 @@ class ProcessOperator(_FiresTimers, KeyedOperator):
                     else:
                         split_side_outputs(produced, None, out, None, side)
             return out, out_ts
-        for key, record, ts in zip(keys, records, timestamps, strict=True):
+        for key, record, ts in zip(keys, cursor(self, records), timestamps, strict=True):
             backend.current_key = key
             ctx.current_timestamp = ts
             produced = process(record, ctx)
@@ -885,7 +911,7 @@ class NonKeyedProcessOperator(Operator):
         out: list[Any] = []
         out_ts: list[int | None] = []
         side = self.side
-        for record, ts in zip(records, timestamps, strict=True):
+        for record, ts in zip(cursor(self, records), timestamps, strict=True):
             ctx.current_timestamp = ts
             produced = process(record, ctx)
             if produced is not None:
@@ -920,6 +946,8 @@ class TimestampsAndWatermarksOperator(Operator):
         self.status_change: bool | None = None
         #: the largest watermark the generator returned from ``on_event``
         self._punctuated = MIN_WATERMARK
+        #: the watermark before the end of event time (the last one the stream had)
+        self.before_end = MIN_WATERMARK
 
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
@@ -956,6 +984,7 @@ class TimestampsAndWatermarksOperator(Operator):
 
     def process_watermark(self, watermark: int) -> tuple[Emitted, int | None]:
         if watermark == MAX_WATERMARK and self.current_watermark != MAX_WATERMARK:
+            self.before_end = self.current_watermark
             self.current_watermark = MAX_WATERMARK
             self._next_emit = None
             return ([], []), MAX_WATERMARK

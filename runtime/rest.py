@@ -1019,7 +1019,13 @@ def _subtask_rates(view: JobView, vertex: VertexView, s: SubtaskView) -> dict[st
         "numBytesOutPerSecond": float(m.get("bytes_out_per_s", 0.0)),
         "numBuffersOutPerSecond": float(m.get("buffers_out_per_s", 0.0)),
         "mailboxMailsPerSecond": float(m.get("mails_per_s", 0.0)),
+        "numFiredTimers": float(m.get("fired_timers", 0)),
+        "numFiredTimersPerSecond": float(m.get("fired_timers_per_s", 0.0)),
         "backPressuredTimeMsPerSecond": bp,
+        # a task here never blocks inside a record waiting for a buffer (Flink's hard
+        # back-pressure): with no credit it stops taking input, Flink's soft back-pressure
+        "softBackPressuredTimeMsPerSecond": bp,
+        "hardBackPressuredTimeMsPerSecond": 0,
         "idleTimeMsPerSecond": idle,
         "busyTimeMsPerSecond": 1000.0 - min(bp + idle, 1000),
         "accumulateBackPressuredTimeMs": float(io["accumulated-backpressured-time"]),
@@ -1057,7 +1063,12 @@ def _value_text(name: str, value: float | int | str) -> str:
 
 
 #: Flink's ``TimerGauge`` metrics (longs; the other ``...PerSecond`` are doubles)
-_TIMER_GAUGES = ("backPressuredTimeMsPerSecond", "idleTimeMsPerSecond")
+_TIMER_GAUGES = (
+    "backPressuredTimeMsPerSecond",
+    "softBackPressuredTimeMsPerSecond",
+    "hardBackPressuredTimeMsPerSecond",
+    "idleTimeMsPerSecond",
+)
 
 
 def subtask_metric_values(
@@ -1083,17 +1094,14 @@ def subtask_metric_values(
     for name in names:
         if name in m:
             values[name] = int(m[name])
-    _start, _, duration = _subtask_times(view, s)
-    seconds = duration / 1000 if duration > 0 else 0.0
     for operator, op in dict(m.get("operators", {})).items():
         scope = metric_scope_name(operator)
         for name in ("numRecordsIn", "numRecordsOut"):
             values[f"{scope}.{name}"] = int(op[name])
-            rate = op.get(f"{name}PerSecond")  # the task's MeterView of it (runtime.metrics)
-            if rate is None:
-                rate = int(op[name]) / seconds if seconds else 0.0
-            values[f"{scope}.{name}PerSecond"] = float(rate)
-        for name in ("currentInputWatermark", "currentOutputWatermark", "numLateRecordsDropped"):
+            # the task's MeterView of it (runtime.metrics), sampled with the task's own: a
+            # view not sampled yet is 0.0, as the task's rates are (never count / run time)
+            values[f"{scope}.{name}PerSecond"] = float(op.get(f"{name}PerSecond", 0.0))
+        for name in _IF_REPORTED:
             if name in op:
                 values[f"{scope}.{name}"] = int(op[name])
         for user in op.get("user", ()):
@@ -1112,6 +1120,16 @@ OPERATOR_METRICS = (
     "currentInputWatermark",
     "currentOutputWatermark",
     "numLateRecordsDropped",
+    "watermarkAlignmentDrift",
+)
+
+#: the operator metrics some operators have: the watermarks, a window's late records, an
+#: aligned source's drift
+_IF_REPORTED = (
+    "currentInputWatermark",
+    "currentOutputWatermark",
+    "numLateRecordsDropped",
+    "watermarkAlignmentDrift",
 )
 
 #: Flink's network buffer gauges of a task, by the group they are in

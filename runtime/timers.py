@@ -213,11 +213,14 @@ class InternalTimerService:
     ) -> None:
         self.event_time = HeapPriorityQueueSet(key_groups, max_parallelism, key_hash, group_of)
         self.processing_time = HeapPriorityQueueSet(key_groups, max_parallelism, key_hash, group_of)
+        #: timers fired so far, of both clocks (Flink's ``numFiredTimers``)
+        self.fired = 0
 
     def poll_due(self, queue: HeapPriorityQueueSet, time: int) -> Timer | None:
         head = queue.peek()
         if head is None or head.timestamp > time:
             return None
+        self.fired += 1
         return queue.poll()
 
     def next_processing_time(self) -> int | None:

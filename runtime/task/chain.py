@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from operator import length_hint
 from types import TracebackType
 from typing import Any, assert_never
 
@@ -36,7 +37,7 @@ from runtime.effects import TaskEffect
 from runtime.failure import UserCodeError
 from runtime.functions import KeyedProcessFunction
 from runtime.graph import StreamNode
-from runtime.metrics import JsonDict, MetricGroup
+from runtime.metrics import JsonDict, Meter, MetricGroup
 from runtime.network import WatermarkStatus
 from runtime.operators import (
     BroadcastProcessOperator,
@@ -215,8 +216,7 @@ class OperatorChain:
         """Open every operator (user code: a process function's ``open``, the source's reader
         factory), then restore the state of a restore (``states`` by operator uid) of
         checkpoint ``restored_checkpoint``."""
-        clock = ctx.time
-        self.metric_groups = [MetricGroup(lambda: clock.processing) for _ in self.operators]
+        self.metric_groups = [MetricGroup() for _ in self.operators]
         for index, op in enumerate(self.operators):
             with _UserCode(self.labels, index):
                 op.open(replace(ctx, metrics=self.metric_groups[index]))
@@ -295,6 +295,7 @@ class OperatorChain:
                     if timestamps is None:
                         timestamps = [None] * len(records)
                     records, timestamps = op.process_timestamped(records, timestamps)
+                op.loop = None
                 self.records_out[index] += len(records)
                 keys = None
         return records, timestamps
@@ -355,6 +356,11 @@ class OperatorChain:
                 if entries:
                     counts[op.uid] = entries
         return counts
+
+    def fired_timers(self) -> int:
+        """Timers the operators fired so far, of both clocks (Flink's task ``numFiredTimers``).
+        Read from another thread too."""
+        return sum(op.fired_timers for op in self._keyed if op is not None)
 
     @property
     def has_timers(self) -> bool:
@@ -511,14 +517,35 @@ class OperatorChain:
         cost, self.cost_ms = self.cost_ms, 0.0
         return cost
 
+    def user_meters(self) -> list[Meter]:
+        """The meters the operators' functions registered (the task updates their views)."""
+        return [meter for group in self.metric_groups for meter in group.meters()]
+
+    def live_counts(self, index: int) -> tuple[int, int]:
+        """Operator ``index``'s records in and out as of now, also in the middle of a buffer
+        it goes through (``Operator.loop``): the records it has not taken yet are not counted
+        in, and a one-to-one operator has emitted one less than it took. Read from another
+        thread too (a racy read of ints; the reader keeps the counts from going back)."""
+        op = self.operators[index]
+        records_in, records_out = self.records_in[index], self.records_out[index]
+        if op.side is not None:
+            records_out += op.side.emitted
+        loop = op.loop
+        if loop is not None:
+            left = length_hint(loop)
+            records_in -= left
+            if op.one_to_one and op.side is None:
+                records_out += max(0, op.loop_len - left - 1)
+        return records_in, records_out
+
     def record_counts(self) -> dict[str, int]:
         """Each operator's records in and out, ``<uid>.numRecordsIn`` / ``.numRecordsOut`` (what
-        the task keeps a rate of)."""
+        the task keeps a rate of), as of now (``live_counts``)."""
         out: dict[str, int] = {}
         for index, op in enumerate(self.operators):
-            side = op.side.emitted if op.side is not None else 0
-            out[f"{op.uid}.numRecordsIn"] = self.records_in[index]
-            out[f"{op.uid}.numRecordsOut"] = self.records_out[index] + side
+            records_in, records_out = self.live_counts(index)
+            out[f"{op.uid}.numRecordsIn"] = records_in
+            out[f"{op.uid}.numRecordsOut"] = records_out
         return out
 
     def operator_metrics(self) -> dict[str, JsonDict]:
@@ -529,10 +556,10 @@ class OperatorChain:
         for index, op in enumerate(ops):
             watermark = op.current_watermark
             following = ops[index + 1].current_watermark if index + 1 < len(ops) else watermark
-            side = op.side.emitted if op.side is not None else 0
+            records_in, records_out = self.live_counts(index)
             out[op.uid] = {
-                "numRecordsIn": self.records_in[index],
-                "numRecordsOut": self.records_out[index] + side,
+                "numRecordsIn": records_in,
+                "numRecordsOut": records_out,
                 "currentOutputWatermark": following,
                 "user": self.metric_groups[index].snapshot() if self.metric_groups else [],
             }

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import length_hint
 from typing import Any, assert_never
 
 from runtime.barrier.handler import AlignmentTimer
@@ -220,6 +221,9 @@ class StreamTaskCore:
             self._aligned = None
         self.max_watermark = MAX_WATERMARK
         self.paused_for_alignment = False
+        #: whether the scheduler announced a maximum yet (Flink registers the source's
+        #: ``watermarkAlignmentDrift`` gauge at the first announcement)
+        self._max_announced = False
         #: Flink 2.3's ``WatermarkSampler``: the watermark emitted, sampled every update
         #: interval; the oldest sample is what is checked (empty buffer: the latest)
         self._samples: deque[int] = deque([MIN_WATERMARK] * spec.alignment_buffer_size)
@@ -294,6 +298,7 @@ class StreamTaskCore:
                 self._fail(None, message)
             case WatermarkAlignment(max_watermark=allowed):
                 self.max_watermark = allowed
+                self._max_announced = True
             case TimerFired(key=key):
                 if isinstance(key, ReportWatermark):
                     self._report_watermark()
@@ -787,6 +792,17 @@ class StreamTaskCore:
             "checkpointStartDelayNanos": self.last_start_delay_ms * 1_000_000,
             "operators": self.chain.operator_metrics(),
         }
+        aligned = self._aligned
+        if aligned is not None and self._max_announced:
+            # FLIP-182's gauge on the source operator: its last watermark minus the largest
+            # it may reach (the group's minimum plus the drift); positive while it is ahead
+            # (the last watermark it emitted before the end of event time; 0 before any)
+            watermark = aligned.current_watermark
+            if watermark == MAX_WATERMARK:
+                watermark = aligned.before_end
+            last = watermark if watermark > MIN_WATERMARK else 0
+            head = self.chain.operators[0]
+            out["operators"][head.uid]["watermarkAlignmentDrift"] = last - self.max_watermark
         # Flink's Shuffle.Netty buffer gauges: the output pool's buffers in use (queued or
         # being filled) and those queued; the input channels' buffers queued (of the gate's
         # exclusive and floating buffers)
@@ -804,6 +820,25 @@ class StreamTaskCore:
     @property
     def records_out(self) -> int:
         return self.writer.records_out if self.writer is not None else 0
+
+    def live_counts(self) -> tuple[int, int]:
+        """The task's records in and out as of now, also in the middle of a buffer: records
+        of the buffer under way that its first operator has not taken yet are not counted in,
+        and what a one-to-one last operator has emitted of it is counted out
+        (``OperatorChain.live_counts``). Read from another thread too (ints, racily)."""
+        records_in, records_out = self.records_in, self.records_out
+        chain = self.chain
+        if self.inputs is not None:
+            head = chain.operators[0]
+            loop = head.loop
+            if loop is not None:
+                records_in -= length_hint(loop)
+        if self.writer is not None:
+            last = len(chain.operators) - 1
+            tail = chain.operators[last]
+            if tail.loop is not None and tail.one_to_one and tail.side is None:
+                records_out += max(0, chain.live_counts(last)[1] - chain.records_out[last])
+        return records_in, records_out
 
     @property
     def is_backpressured(self) -> bool:

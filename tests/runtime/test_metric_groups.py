@@ -24,19 +24,27 @@ def test_groups_scope_their_metrics_and_a_key_value_group_is_a_variable() -> Non
     ]
 
 
-def test_a_meter_is_a_rate_over_its_time_span_on_the_tasks_clock() -> None:
-    now = [0]
-    meter = MetricGroup(lambda: now[0]).meter("checks", time_span_in_seconds=10)
+def test_a_meter_is_a_meter_view_updated_every_5_s() -> None:
+    """As Flink's ``MeterView`` (PyFlink's meter is one, on the Java side): its rate is 0.0
+    until its first update, then the growth of the count over the span (rounded down to a
+    multiple of 5 s) per second, as of the last update; marks in between change the count
+    at once, the rate at the next update."""
+    meter = MetricGroup().meter("checks", time_span_in_seconds=12)  # a 10 s span
     assert isinstance(meter, Meter)
-    for t in range(0, 20_000, 100):  # 10 events a second for 20 s
-        now[0] = t
+    for _ in range(1200):
         meter.mark_event()
-    assert meter.get_count() == 200
-    assert meter.get_rate() == 10.0
-    now[0] = 24_900
-    assert meter.get_rate() == 5.0  # half of the span has no events
-    now[0] = 40_000
-    assert meter.get_rate() == 0.0 and meter.get_count() == 200
+    assert meter.get_count() == 1200
+    assert meter.get_rate() == 0.0  # no update yet: Flink's reads 0.0 too
+    meter.update()  # 5 s
+    assert meter.get_rate() == 120.0  # 1200 over the 10 s span
+    meter.mark_event(300)
+    assert meter.get_rate() == 120.0 and meter.get_count() == 1500
+    meter.update()  # 10 s
+    assert meter.get_rate() == 150.0
+    meter.update()  # 15 s: the count 10 s ago was 1200
+    assert meter.get_rate() == 30.0
+    meter.update()  # 20 s: no events over the span
+    assert meter.get_rate() == 0.0 and meter.get_count() == 1500
 
 
 def test_a_distribution_and_gauges_as_reported() -> None:
