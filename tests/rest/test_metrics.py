@@ -8,9 +8,8 @@ Flink 2.3 printed for the same program (``tests/pyflink/expected/rejected_orders
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -271,7 +270,6 @@ def test_prometheus_label_values_unfiltered_when_flinks_option_is_off(
     orders: Finished,
 ) -> None:
     """``metrics.reporter.prom.filterLabelValueCharacters: false`` sends names as they are."""
-    _, view, _ = orders
     unfiltered = PrometheusReporter(orders[0], "0", "localhost", filter_label_values=False)
     try:
         samples = scrape(unfiltered)
