@@ -561,9 +561,12 @@ class StreamTask(ExpectedFailures):
     def _metrics(self, now: int) -> dict[str, Any]:
         """The task's IO metrics and Flink's task and operator metrics (the user's too)."""
         size = getattr(self.actor_inbox, "qsize", None)
+        with self._io_lock:
+            # first: the views' samples due by now are taken here, the program's meters' too,
+            # so that the rates read below are as of now (not one 5 s sample behind)
+            io = self.io.snapshot(now)
         metrics = self.core.metrics()  # user gauges are called here, as Flink's reporters do
         with self._io_lock:
-            io = self.io.snapshot(now)
             seen = self._seen
             for uid, op in metrics["operators"].items():
                 for name in ("numRecordsIn", "numRecordsOut"):

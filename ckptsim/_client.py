@@ -301,7 +301,12 @@ def start_reporter(registry: Any, conf: Any) -> Any:
 
     spec = conf["metrics.reporter.prom.port"]
     try:
-        reporter = PrometheusReporter(registry, spec, conf["metrics.reporter.prom.host"])
+        reporter = PrometheusReporter(
+            registry,
+            spec,
+            conf["metrics.reporter.prom.host"],
+            conf["metrics.reporter.prom.filterLabelValueCharacters"],
+        )
     except (OSError, ValueError) as error:
         raise UsageError(f"cannot start the Prometheus reporter: {error}") from None
     print(f"Prometheus metrics: {reporter.url}", file=sys.stderr, flush=True)

@@ -42,7 +42,8 @@ def metric_name(*parts: str) -> str:
 class _Families:
     """Metric families by name, each with its label names (the first sample fixes them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, filter_label_values: bool = True) -> None:
+        self.filter_label_values = filter_label_values
         self.gauges: dict[str, GaugeMetricFamily] = {}
         self.summaries: dict[str, SummaryMetricFamily] = {}
         self.labels: dict[str, list[str]] = {}
@@ -52,7 +53,7 @@ class _Families:
         if family is None:
             family = GaugeMetricFamily(name, help_text, labels=list(labels))
             self.gauges[name], self.labels[name] = family, list(labels)
-        family.add_metric([labels.get(k, "") for k in self.labels[name]], value)
+        family.add_metric(self._values(name, labels), value)
 
     def summary(
         self, name: str, help_text: str, labels: Mapping[str, str], count: int, total: float
@@ -61,7 +62,16 @@ class _Families:
         if family is None:
             family = SummaryMetricFamily(name, help_text, labels=list(labels))
             self.summaries[name], self.labels[name] = family, list(labels)
-        family.add_metric([labels.get(k, "") for k in self.labels[name]], count, total)
+        family.add_metric(self._values(name, labels), count, total)
+
+    def _values(self, name: str, labels: Mapping[str, str]) -> list[str]:
+        """The label values in the family's order; as Flink's reporter with
+        ``filterLabelValueCharacters`` (the default), each character Prometheus does not take
+        in a name as ``_`` (``slow lookup -> Sink: Print`` is ``slow_lookup____Sink:_Print``)."""
+        values = [labels.get(k, "") for k in self.labels[name]]
+        if self.filter_label_values:
+            return [_INVALID.sub("_", v) for v in values]
+        return values
 
     def all(self) -> Iterator[Metric]:
         yield from self.gauges.values()
@@ -98,9 +108,10 @@ def _task_labels(
     }
 
 
-def collect_views(views: Iterable[rest.JobView]) -> list[Metric]:
-    """The metric families of these jobs, as Flink's PrometheusReporter shows them."""
-    families = _Families()
+def collect_views(views: Iterable[rest.JobView], filter_label_values: bool = True) -> list[Metric]:
+    """The metric families of these jobs, as Flink's PrometheusReporter shows them
+    (``filter_label_values``: its ``filterLabelValueCharacters``)."""
+    families = _Families(filter_label_values)
     for view in views:
         job = _job_labels(view)
         for name, text in rest.job_metrics(view).items():
@@ -184,12 +195,13 @@ def _user(
 
 
 class _JobsCollector(Collector):
-    def __init__(self, registry: Any) -> None:
+    def __init__(self, registry: Any, filter_label_values: bool) -> None:
         self.registry = registry
+        self.filter_label_values = filter_label_values
 
     def collect(self) -> Iterable[Metric]:
         views = [job.view() for job in list(self.registry.live.values())]
-        return collect_views(views)
+        return collect_views(views, self.filter_label_values)
 
 
 def ports(spec: str) -> list[int]:
@@ -211,9 +223,15 @@ class PrometheusReporter:
     """Serves the metrics of the jobs of a ``JobRegistry`` (``registry.live``) on ``port``
     (the first free one of a range), until ``stop``."""
 
-    def __init__(self, registry: Any, port_spec: str = "9249", host: str | None = None) -> None:
+    def __init__(
+        self,
+        registry: Any,
+        port_spec: str = "9249",
+        host: str | None = None,
+        filter_label_values: bool = True,
+    ) -> None:
         self.collectors = CollectorRegistry(auto_describe=False)
-        self.collectors.register(_JobsCollector(registry))
+        self.collectors.register(_JobsCollector(registry, filter_label_values))
         self.host = host or "0.0.0.0"
         error: OSError | None = None
         for port in ports(port_spec):

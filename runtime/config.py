@@ -558,6 +558,13 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "Address the Prometheus reporter binds (default: every address, as Flink's).",
     ),
     _opt(
+        "metrics.reporter.prom.filterLabelValueCharacters",
+        "bool",
+        True,
+        "Whether the Prometheus reporter turns each character of a label value not in "
+        "[a-zA-Z0-9:_] into _ (as Flink's reporter; false sends the values as they are).",
+    ),
+    _opt(
         "web.access-control-allow-origin",
         "string",
         "*",

@@ -352,7 +352,7 @@ class MetricGroup:
     gauges, meters and distributions registered under it and its subgroups. Pure bookkeeping:
     the task reports the values (``snapshot``) when asked; nothing here runs on its own."""
 
-    __slots__ = ("_registry", "_scope", "_subgroups", "_variables")
+    __slots__ = ("_own", "_registry", "_scope", "_subgroups", "_variables")
 
     def __init__(
         self,
@@ -365,6 +365,8 @@ class MetricGroup:
         self._scope = scope
         self._variables = variables
         self._subgroups: dict[tuple[str, str | None], MetricGroup] = {}
+        #: this group's metrics by (name, kind): their place in the registry
+        self._own: dict[tuple[str, str], int] = {}
 
     def add_group(self, name: str, extra: str | None = None) -> MetricGroup:
         """A subgroup ``name``; with ``extra``, the key-value pair of groups ``name`` and
@@ -380,25 +382,39 @@ class MetricGroup:
             self._subgroups[key] = group
         return group
 
-    def _register(self, name: str, kind: str, metric: MetricObject) -> None:
+    def _metric(self, name: str, kind: str, make: Callable[[], Any]) -> Any:
+        """The group's metric ``name`` of this kind, registered on first use: asking again
+        (``counter("processed").inc()`` in ``map``, a common PyFlink style) gives the same
+        metric, as PyFlink's groups (Beam's cells by name) do, not a new one per record."""
+        place = self._own.get((str(name), kind))
+        if place is not None:
+            return self._registry[place].metric
+        metric = make()
+        self._own[(str(name), kind)] = len(self._registry)
         self._registry.append(Registered(self._scope, self._variables, str(name), kind, metric))
+        return metric
 
     def counter(self, name: str) -> Counter:
-        counter = Counter()
-        self._register(name, "counter", counter)
+        counter: Counter = self._metric(name, "counter", Counter)
         return counter
 
     def gauge(self, name: str, obj: Callable[[], Any]) -> None:
-        self._register(name, "gauge", obj)
+        """A gauge ``name`` reading ``obj``; registering the name again replaces the callable
+        (PyFlink keeps the last one)."""
+        place = self._own.get((str(name), "gauge"))
+        if place is None:
+            self._metric(name, "gauge", lambda: obj)
+        else:
+            self._registry[place] = Registered(
+                self._scope, self._variables, str(name), "gauge", obj
+            )
 
     def meter(self, name: str, time_span_in_seconds: int = 60) -> Meter:
-        meter = Meter(time_span_in_seconds)
-        self._register(name, "meter", meter)
+        meter: Meter = self._metric(name, "meter", lambda: Meter(time_span_in_seconds))
         return meter
 
     def distribution(self, name: str) -> Distribution:
-        distribution = Distribution()
-        self._register(name, "distribution", distribution)
+        distribution: Distribution = self._metric(name, "distribution", Distribution)
         return distribution
 
     def meters(self) -> list[Meter]:

@@ -1803,7 +1803,9 @@ JOB_ROUTES: tuple[tuple[re.Pattern[str], Handler], ...] = tuple(
         ),
         (
             "/vertices/(?P<vertexid>[^/]+)/subtasks/metrics",
-            lambda v, p, q: subtask_metrics_body(v, _vertex_of(v, p), q.get("get", "")),
+            lambda v, p, q: subtask_metrics_body(
+                v, _vertex_of(v, p), q.get("get"), q.get("agg", ""), q.get("subtasks", "")
+            ),
         ),
         ("/accumulators", lambda v, p, q: job_accumulators_body(v)),
         ("/jobmanager/config", lambda v, p, q: configuration_body(v.configuration)),
@@ -1887,30 +1889,69 @@ def route_job(
     return None
 
 
-def subtask_metrics_body(view: JobView, vertex: VertexView, names: str) -> list[JsonDict]:
-    """``GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics?get=...``: metrics aggregated
-    over the subtasks (rates per second over the run so far); without ``get``, none."""
+#: the aggregations of Flink's aggregating metrics handlers (``agg=``), in its order
+AGGREGATIONS = ("min", "max", "avg", "sum", "skew")
+
+
+def _subtask_filter(text: str) -> set[int] | None:
+    """``subtasks=1,3,5-9`` (Flink's ``SubtasksFilterQueryParameter``): those indexes; none
+    given: every subtask."""
+    if not text:
+        return None
+    chosen: set[int] = set()
+    for part in text.split(","):
+        low, dash, high = part.strip().partition("-")
+        try:
+            first = int(low)
+            last = int(high) if dash else first
+        except ValueError:
+            raise bad_parameter("query", "subtasks", text) from None
+        if first < 0 or last < first:
+            raise bad_parameter("query", "subtasks", text)
+        chosen.update(range(first, last + 1))
+    return chosen
+
+
+def subtask_metrics_body(
+    view: JobView,
+    vertex: VertexView,
+    names: str | None,
+    aggregations: str = "",
+    subtasks: str = "",
+) -> list[JsonDict]:
+    """``GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics``, as Flink's aggregating
+    handler: without ``get`` the ids of the metrics the subtasks have; with ``get=a,b`` each
+    aggregated over the subtasks (``subtasks=0,2-3`` only those), with every aggregation or
+    those ``agg=min,sum`` names."""
+    wanted = [a.strip().lower() for a in aggregations.split(",") if a.strip()]
+    for a in wanted:
+        if a not in AGGREGATIONS:
+            raise bad_parameter("query", "agg", aggregations)
+    modes = [a for a in AGGREGATIONS if a in wanted] if wanted else list(AGGREGATIONS)
+    chosen = _subtask_filter(subtasks)
     values: dict[str, list[float]] = {}
     for s in vertex.subtasks:
+        if chosen is not None and s.index not in chosen:
+            continue
         for name, value in subtask_metric_values(view, vertex, s).items():
             if isinstance(value, int | float):
                 values.setdefault(name, []).append(float(value))
+    if names is None:
+        return [{"id": name} for name in values]
     out = []
     for name in dict.fromkeys(n for n in names.split(",") if n):
         if name not in values:
             continue
         vs = values[name]
         avg = sum(vs) / len(vs)
-        out.append(
-            {
-                "id": name,
-                "min": min(vs),
-                "max": max(vs),
-                "avg": avg,
-                "sum": sum(vs),
-                "skew": (max(vs) - avg) / avg * 100 if avg else 0.0,
-            }
-        )
+        every = {
+            "min": min(vs),
+            "max": max(vs),
+            "avg": avg,
+            "sum": sum(vs),
+            "skew": (max(vs) - avg) / avg * 100 if avg else 0.0,
+        }
+        out.append({"id": name, **{mode: every[mode] for mode in modes}})
     return out
 
 

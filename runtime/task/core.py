@@ -808,7 +808,9 @@ class StreamTaskCore:
         # exclusive and floating buffers)
         if self.writer is not None:
             partition = self.writer.partition
-            out["outPoolUsage"] = partition.in_use / partition.pool_size
+            # a source's batch may overdraw the pool by a few buffers; Flink's pool cannot
+            # be used past its size, and its gauge never reads above 1
+            out["outPoolUsage"] = min(1.0, partition.in_use / partition.pool_size)
             out["outputQueueLength"] = sum(len(sub.queue) for sub in partition.subpartitions)
         if self.inputs is not None:
             queued = self.inputs.queued_buffers()

@@ -9,6 +9,7 @@ Flink 2.3 printed for the same program (``tests/pyflink/expected/rejected_orders
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -232,7 +233,10 @@ def test_prometheus_serves_flinks_names_and_labels(
     rejected = samples[operator + "orders_rejected"]
     assert sum(v for _, v in rejected) == len(flink_printed("rejected"))
     labels = rejected[0][0]
-    assert labels["job_id"] == view.job_id and labels["job_name"] == "rejected orders"
+    # label values as Flink's reporter filters them (filterLabelValueCharacters, the default):
+    # each character outside [a-zA-Z0-9:_] becomes _
+    assert labels["job_id"] == view.job_id and labels["job_name"] == "rejected_orders"
+    assert all(re.fullmatch(r"[a-zA-Z0-9:_]*", v) for v in labels.values())
     assert {"task_name", "task_id", "subtask_index", "operator_name", "tm_id", "host"} <= set(
         labels
     )
@@ -252,14 +256,31 @@ def test_prometheus_serves_flinks_names_and_labels(
         for labels, v in samples[operator + "numRecordsIn"]
         if labels["subtask_index"] == "0"
     }
-    assert any(CHECK in name for name in records_in)
+    assert any(CHECK.replace(" ", "_") in name for name in records_in)
     assert sum(v for _, v in samples["flink_taskmanager_job_task_numRecordsIn"]) >= 60
     (completed,) = samples["flink_jobmanager_job_numberOfCompletedCheckpoints"]
     assert completed[0] == {
         "job_id": view.job_id,
-        "job_name": "rejected orders",
+        "job_name": "rejected_orders",
         "host": "localhost",
     }
+
+
+def test_prometheus_label_values_unfiltered_when_flinks_option_is_off(
+    orders: Finished,
+) -> None:
+    """``metrics.reporter.prom.filterLabelValueCharacters: false`` sends names as they are."""
+    unfiltered = PrometheusReporter(orders[0], "0", "localhost", filter_label_values=False)
+    try:
+        samples = scrape(unfiltered)
+    finally:
+        unfiltered.stop()
+    (completed,) = samples["flink_jobmanager_job_numberOfCompletedCheckpoints"]
+    assert completed[0]["job_name"] == "rejected orders"
+    task_names = {
+        labels["task_name"] for labels, _ in samples["flink_taskmanager_job_task_numRecordsIn"]
+    }
+    assert any(" -> " in name for name in task_names), task_names
 
 
 def test_prometheus_scrapes_a_running_job(live: Any) -> None:
@@ -508,3 +529,24 @@ def test_the_reporter_keys_work_from_flinks_config_file_and_d_overrides_them(
     (tmp_path / "config.yaml").unlink()
     assert main(["run", str(script), "--simulate"]) == 2
     assert "has no config.yaml" in capsys.readouterr().err
+
+
+def test_aggregated_subtask_metrics_as_flinks_handler(orders: Finished) -> None:
+    """``/vertices/:id/subtasks/metrics``: without ``get`` the ids the subtasks have;
+    ``agg=`` keeps only those aggregations; ``subtasks=`` aggregates over those indexes only;
+    a wrong ``agg`` or ``subtasks`` is Flink's 400."""
+    _, view, _ = orders
+    vertex = next(v for v in view.vertices if len(v.subtasks) == 2)
+    ids = rest.subtask_metrics_body(view, vertex, None)
+    assert {"id": "numRecordsIn"} in ids and all(set(item) == {"id"} for item in ids)
+    (both,) = rest.subtask_metrics_body(view, vertex, "numRecordsIn")
+    assert set(both) == {"id", "min", "max", "avg", "sum", "skew"}
+    (picked,) = rest.subtask_metrics_body(view, vertex, "numRecordsIn", "sum,MAX")
+    assert picked == {"id": "numRecordsIn", "max": both["max"], "sum": both["sum"]}
+    (first,) = rest.subtask_metrics_body(view, vertex, "numRecordsIn", "sum", "0")
+    (second,) = rest.subtask_metrics_body(view, vertex, "numRecordsIn", "sum", "1-1")
+    assert first["sum"] + second["sum"] == both["sum"] and 0 < first["sum"] < both["sum"]
+    for agg, subtasks in (("median", ""), ("", "x"), ("", "3-1")):
+        with pytest.raises(rest.RestError) as refused:
+            rest.subtask_metrics_body(view, vertex, "numRecordsIn", agg, subtasks)
+        assert refused.value.status == 400

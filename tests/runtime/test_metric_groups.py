@@ -60,3 +60,25 @@ def test_a_distribution_and_gauges_as_reported() -> None:
     assert values["amount"]["text"] == "DistributionResult{sum=12, count=3, min=-2, max=9}"
     assert values["largest"] == 9 and values["name"] == "acme"
     assert "broken" not in values  # a gauge that raises is left out, the task goes on
+
+
+def test_asking_for_a_metric_again_gives_the_same_metric() -> None:
+    """``get_metrics_group().counter("processed").inc()`` inside ``map`` (a common PyFlink
+    style) counts every record in one registered counter, as PyFlink's groups (Beam's cells by
+    name) do, instead of registering a new counter per record; a gauge registered again reads
+    the last callable."""
+    root = MetricGroup()
+    for _ in range(5):
+        root.counter("processed").inc()
+        root.add_group("parity", "odd").counter("n").inc(2)
+        root.meter("perSecond").mark_event()
+        root.distribution("size").update(3)
+    root.gauge("depth", lambda: 1)
+    root.gauge("depth", lambda: 7)
+    snapshot = root.snapshot()
+    assert len(snapshot) == 5, snapshot
+    by_name = {m["name"]: m["value"] for m in snapshot}
+    assert by_name["processed"] == 5 and by_name["n"] == 10
+    assert by_name["perSecond"]["count"] == 5 and by_name["size"]["count"] == 5
+    assert by_name["depth"] == 7
+    assert len(root.meters()) == 1
