@@ -12,7 +12,7 @@ from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
 WINDOW = 60_000
 LATENESS = 10_000
 PAGES = ["/home", "/cart", "/checkout", "/search", "/product/7"]
-USERS = ["u%d" % i for i in range(6)]
+USERS = [f"u{i}" for i in range(6)]
 
 
 class ClickTime(TimestampAssigner):
@@ -94,7 +94,9 @@ def main():
     # parallelism 1 up to the keyed function: PyFlink's key_by runs its key selector in a map
     # of the default parallelism, and two of them would interleave each page's clicks
     env.set_parallelism(1)
-    late = OutputTag("late", Types.TUPLE([Types.STRING(), Types.STRING(), Types.LONG(), Types.LONG()]))
+    late = OutputTag(
+        "late", Types.TUPLE([Types.STRING(), Types.STRING(), Types.LONG(), Types.LONG()])
+    )
     strategy = WatermarkStrategy.for_bounded_out_of_orderness(
         Duration.of_days(1)  # the windows fire at the end of the input
     ).with_timestamp_assigner(ClickTime())

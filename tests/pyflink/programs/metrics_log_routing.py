@@ -83,9 +83,7 @@ class ErrorsPerService(KeyedProcessFunction):
 
     def on_timer(self, timestamp, ctx):
         self.reported.inc()
-        yield (
-            f"{ctx.get_current_key()}: {self.count.value()} errors since {self.first.value()}"
-        )
+        yield (f"{ctx.get_current_key()}: {self.count.value()} errors since {self.first.value()}")
 
 
 class ShortenWarning(MapFunction):

@@ -53,7 +53,7 @@ class SensorStats(KeyedProcessFunction):
         sensor, region, celsius, ts = value
         if sensor == "invalid":
             return
-        tenths = int(round(celsius * 10))
+        tenths = round(celsius * 10)
         self.values.update(tenths)
         self.hottest = max(self.hottest, tenths)
         stats = self.stats.value()
@@ -75,7 +75,7 @@ class SensorStats(KeyedProcessFunction):
 def lines():
     out = []
     for n in range(400):
-        sensor = "s%02d" % (n % 12)
+        sensor = f"s{n % 12:02d}"
         region = REGIONS[(n % 12) % 3]
         celsius = 15.0 + ((n * 37) % 290) / 10.0
         if n % 97 == 13:
