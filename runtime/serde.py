@@ -66,6 +66,7 @@ import hashlib
 import json
 import math
 import zoneinfo
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -339,12 +340,20 @@ def decode(data: Any, *, where: str = "state") -> Any:
     except RecursionError:
         raise StateFormatError(f"{where} is nested too deeply to be checkpoint data") from None
     except (KeyError, TypeError, ValueError, ArithmeticError) as error:
-        try:
-            problem = _problem(data, "")
-        except RecursionError:
-            problem = None
-        at, why = problem or ("", f"{type(error).__name__}: {error}")
-        raise StateFormatError(f"{where}{' at ' + at if at else ''}: {why}") from None
+        raise _format_error(where, error, lambda: _problem(data, "")) from None
+
+
+def _format_error(
+    where: str, error: Exception, find: Callable[[], tuple[str, str] | None]
+) -> StateFormatError:
+    """The error of a value that did not decode: where in it ``find`` locates the problem
+    (and what it is), else the decoder's own error."""
+    try:
+        problem = find()
+    except RecursionError:
+        problem = None
+    at, why = problem or ("", f"{type(error).__name__}: {error}")
+    return StateFormatError(f"{where}{' at ' + at if at else ''}: {why}")
 
 
 def _decode(data: Any) -> Any:
@@ -893,12 +902,7 @@ def unpack(data: bytes, *, where: str = "state") -> Any:
             raw = _RAW_DECODER.decode(data)
         except (msgspec.MsgspecError, RecursionError) as broken:
             raise StateFormatError(f"{where} is not msgpack data: {broken}") from None
-        try:
-            problem = _ext_problem(raw, "")
-        except RecursionError:
-            problem = None
-        at, why = problem or ("", f"{type(error).__name__}: {error}")
-        raise StateFormatError(f"{where}{' at ' + at if at else ''}: {why}") from None
+        raise _format_error(where, error, lambda: _ext_problem(raw, "")) from None
 
 
 def _ext_problem(data: Any, at: str) -> tuple[str, str] | None:
