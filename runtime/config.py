@@ -667,6 +667,20 @@ OPTIONS: tuple[ConfigOption, ...] = (
         inert="a source subtask reads its splits as one reader, aligned as a whole",
     ),
     _opt(
+        "execution.buffer-timeout.enabled",
+        "bool",
+        True,
+        "Flush partly filled output buffers every execution.buffer-timeout.interval; if "
+        "false, a buffer leaves its task only when it is full (or before an event).",
+    ),
+    _opt(
+        "execution.buffer-timeout.interval",
+        "duration",
+        100,
+        "How often a task flushes its partly filled output buffers (0: after every write).",
+        deprecated=("execution.buffer-timeout",),
+    ),
+    _opt(
         "execution.runtime-mode",
         "enum",
         "STREAMING",

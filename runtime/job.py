@@ -605,6 +605,11 @@ def plan_execution(
     floating: int = conf["taskmanager.network.memory.floating-buffers-per-gate"]
     max_per_channel: int = conf["taskmanager.network.memory.max-buffers-per-channel"]
     segment_size: int = conf["taskmanager.memory.segment-size"]
+    flush_interval: int | None = (
+        conf["execution.buffer-timeout.interval"]
+        if conf["execution.buffer-timeout.enabled"]
+        else None
+    )
     auto_watermark_interval: int = conf["pipeline.auto-watermark-interval"]
     alignment_buffer_size: int = conf["pipeline.watermark-alignment.buffer-size"]
     batch = conf["execution.runtime-mode"] == "BATCH"
@@ -647,6 +652,7 @@ def plan_execution(
         network = NetworkSettings(
             segment_size=segment_size,
             max_records=buffer_records,
+            flush_interval=flush_interval,
             pool_size=max(subpartitions * exclusive + floating, subpartitions + 1),
             max_buffers_per_channel=max_per_channel,
             initial_credits=credits,

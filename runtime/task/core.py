@@ -108,6 +108,11 @@ class ReportWatermark:
 
 
 @dataclass(frozen=True, slots=True)
+class OutputFlush:
+    """Timer key: the output flusher's tick (``execution.buffer-timeout.interval``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ProcessingTimeWakeUp:
     """Timer key: an operator's processing-time timer (or periodic watermark) is due."""
 
@@ -127,6 +132,12 @@ class StreamTaskCore:
         self.time = TaskTime(epoch_ms)
         #: the processing-time wake-up asked for (job clock ms), if any
         self._wakeup: int | None = None
+        #: Flink's ``OutputFlusher``: partly filled buffers leave the task on ticks every
+        #: ``flush_interval`` ms from its start (0: after every write; None: never); a tick is
+        #: asked for only while a buffer is partly filled (a tick with none flushes nothing)
+        self._flush_interval = spec.network.flush_interval
+        self._flush_epoch = 0
+        self._flush_due: int | None = None
         self.task = spec.task
         self.status = TaskStatus.CREATED
         self.chain = OperatorChain(
@@ -304,6 +315,11 @@ class StreamTaskCore:
                     self._report_watermark()
                 elif isinstance(key, SourceWakeUp):
                     self.mailbox.waiting_for_timer = False
+                elif isinstance(key, OutputFlush):
+                    self._flush_due = None
+                    if self.writer is not None and self.status.is_running:
+                        self.writer.partition.flush()
+                        self._send()
                 elif isinstance(key, ProcessingTimeWakeUp):
                     self._wakeup = None
                     if self.status.is_running:
@@ -388,6 +404,7 @@ class StreamTaskCore:
             self._operators_ended = restore.ended_input or restore.finished
             self._finished_on_restore = restore.finished
         self._transition(TaskEvent.START)
+        self._flush_epoch = self._now
         self._send()
         if self.alignment is not None:
             self._report_watermark()
@@ -497,6 +514,17 @@ class StreamTaskCore:
             self._out.append(request)
         if self.chain.has_timers:
             self._schedule_wakeup(running)
+        if (
+            self._flush_due is None
+            and writer is not None
+            and writer.partition.has_partial
+            and running
+            and self._flush_interval  # 0 flushes after every write; None never
+        ):
+            interval = self._flush_interval
+            ticks = (self._now - self._flush_epoch) // interval + 1
+            self._flush_due = self._flush_epoch + ticks * interval
+            self._out.append(ScheduleTimer(key=OutputFlush(), due=self._flush_due))
 
     def _alignment_pause(self) -> bool:
         """FLIP-182: a source whose last watermark is above the group's allowed maximum emits
@@ -575,9 +603,6 @@ class StreamTaskCore:
         poll = self.inputs.poll_next(self._now)
         if poll is not None:
             self._on_input(poll)
-            if self.writer is not None and not self.inputs.is_available:
-                self.writer.partition.flush()  # idle: hand out partly filled buffers
-                self._send()
 
     def _process_priority_event(self) -> None:
         """Flink's ``processPriorityEvents``: a priority event (an unaligned barrier, an
@@ -594,9 +619,6 @@ class StreamTaskCore:
             self._end_of_data()
             return
         if not len(batch):
-            if self.writer is not None:
-                self.writer.partition.flush()
-                self._send()
             wake = self.chain.source_ready_at(self._now)
             if wake is not None:
                 self._emit(ScheduleTimer(key=SourceWakeUp(), due=wake))
@@ -604,6 +626,13 @@ class StreamTaskCore:
             return
         self.records_in += len(batch)
         self._write(*self.chain.run(batch, None, 1))
+        if len(batch) < self.spec.network.max_records and self.status is TaskStatus.RUNNING:
+            # a short batch: the reader gave what was ready; one that says when more will be
+            # (a rate-limited source) is not asked again before then
+            wake = self.chain.source_ready_at(self._now)
+            if wake is not None and wake > self._now:
+                self._emit(ScheduleTimer(key=SourceWakeUp(), due=wake))
+                self.mailbox.waiting_for_timer = True
 
     def _on_input(self, poll: InputPoll) -> None:
         inputs = self.inputs
@@ -645,6 +674,8 @@ class StreamTaskCore:
             if side is not None and side.pending:
                 for tag, side_records, stamps in self.chain.take_side_outputs():
                     self.writer.emit_side(tag, side_records, stamps)
+            if self._flush_interval == 0:
+                self.writer.partition.flush()
             self._send()
 
     def _emit_outputs(self, outputs: list[ChainOutput]) -> None:

@@ -6,7 +6,9 @@ floating-buffers-per-gate`` buffers, at least ``subpartitions + 1``.
 
 - Records are written into the buffer being filled of their subpartition; a buffer is cut
   when it reaches ``taskmanager.memory.segment-size`` bytes (by the records' estimated size)
-  or ``ckptsim.buffer.records`` records, and queues in its subpartition.
+  or ``ckptsim.buffer.records`` records, and queues in its subpartition. A partly filled
+  buffer is cut by a flush: before every event, and as ``execution.buffer-timeout.*`` says
+  (the task's output flusher, every interval; after every write at 0; never when disabled).
 - A queued buffer leaves its subpartition when the consumer has credit for it; it goes back to
   the pool once sent. Events (barriers, cancel markers, end of data and of partition) need no
   credit and keep their place in the queue.
@@ -90,6 +92,8 @@ class ResultPartition:
         self._over_limit = 0
         #: subpartitions with something queued (to send once credit allows)
         self._queued: set[int] = set()
+        #: subpartitions with a partly filled buffer (what a flush cuts)
+        self._partial: set[int] = set()
 
     @property
     def num_subpartitions(self) -> int:
@@ -167,6 +171,7 @@ class ResultPartition:
         if start < n:
             if not sub.builder:
                 self._take(sub)
+                self._partial.add(index)
             sub.builder.extend(records[start:] if start else records)
             if keys is not None:
                 if sub.builder_keys is None:
@@ -195,6 +200,7 @@ class ResultPartition:
         while start < n:
             if not sub.builder:
                 self._take(sub)
+                self._partial.add(sub.index)
             if sub.builder_timestamps is None:
                 sub.builder_timestamps = [None] * len(sub.builder)
             room = cap - len(sub.builder)
@@ -223,16 +229,24 @@ class ResultPartition:
         sub.builder = []
         sub.builder_keys = None
         sub.builder_timestamps = None
+        self._partial.discard(sub.index)
 
     def _enqueue(self, sub: Subpartition, item: Buffer | ChannelEvent) -> None:
         sub.queue.append(item)
         self._queued.add(sub.index)
 
+    @property
+    def has_partial(self) -> bool:
+        """A buffer is partly filled: a flush would hand something out."""
+        return bool(self._partial)
+
     def flush(self) -> None:
-        """Cut every partly filled buffer (before an event, or when the task goes idle)."""
-        for sub in self.subpartitions:
-            if sub.builder:
-                self._cut(sub)
+        """Cut every partly filled buffer (before an event; after every write or on the output
+        flusher's tick, by ``execution.buffer-timeout.interval``)."""
+        if self._partial:
+            subpartitions = self.subpartitions
+            for index in sorted(self._partial):
+                self._cut(subpartitions[index])
 
     def broadcast_event(
         self, event: ChannelEvent, *, priority: bool = False

@@ -32,6 +32,10 @@ class NetworkSettings:
     segment_size: int = 32 * 1024
     #: ``ckptsim.buffer.records``: and at this many records
     max_records: int = 4096
+    #: ``execution.buffer-timeout.interval`` (ms) while ``execution.buffer-timeout.enabled``:
+    #: partly filled buffers are flushed at this interval (0: after every write); None: only
+    #: full buffers (and events) leave the task
+    flush_interval: int | None = 100
     #: buffers of the task's result partition: subpartitions * buffers-per-channel +
     #: floating-buffers-per-gate, at least subpartitions + 1 (Flink's pool sizing)
     pool_size: int = 10

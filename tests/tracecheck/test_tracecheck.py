@@ -412,7 +412,7 @@ def plant_a_restart_without_a_failure(events: Events) -> int:
 
 def plant_a_finished_job_with_a_task_that_never_finished(events: Events) -> int:
     last = max(i for i, e in enumerate(events) if e["event"] == "task_finished")
-    assert events[last]["task"] == "reduce-2#1"
+    assert events[last]["task"] == "reduce-2#0"
     del events[last]
     return _index(events, "job_finished")
 
@@ -452,7 +452,7 @@ RESTART_PLANTS: dict[str, tuple[Callable[[Events], int], str, str]] = {
     "a finished job with a task that never finished": (
         plant_a_finished_job_with_a_task_that_never_finished,
         "finished-every-task",
-        "the job finished while reduce-2#1 never finished",
+        "the job finished while reduce-2#0 never finished",
     ),
     "restore of a checkpoint that does not exist": (
         plant_restore_of_a_checkpoint_that_does_not_exist,

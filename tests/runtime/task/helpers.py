@@ -96,7 +96,9 @@ def spec(
         gate_mode=mode,
         checkpointing=checkpointing or final_checkpoint,
         final_checkpoint=final_checkpoint,
-        network=network or NetworkSettings(pool_size=max(outputs + 1, 10)),
+        # flushed after every write (execution.buffer-timeout.interval: 0): a step's output is
+        # in its effects
+        network=network or NetworkSettings(pool_size=max(outputs + 1, 10), flush_interval=0),
     )
 
 

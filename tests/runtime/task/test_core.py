@@ -15,6 +15,7 @@ from runtime.effects import (
     AcknowledgeAllRecordsProcessed,
     AnnounceCredit,
     CheckpointTakenOnTask,
+    ScheduleTimer,
     Send,
     SendToOutput,
     TaskFailed,
@@ -33,11 +34,13 @@ from runtime.messages import (
     SnapshotWritten,
     StartTask,
     StopTask,
+    TimerFired,
     TriggerCheckpoint,
 )
 from runtime.network import Buffer, CheckpointBarrier, EndOfData, EndOfPartition
 from runtime.reasons import CheckpointFailureReason
 from runtime.task import IllegalTaskTransition, NetworkSettings, TaskRestore, TaskStatus
+from runtime.task.core import OutputFlush
 from tests.runtime.task.helpers import (
     ALIGNED,
     UNALIGNED,
@@ -98,8 +101,58 @@ def test_records_flow_through_the_chain_and_credit_goes_back_per_buffer() -> Non
     assert task.core.records_in == 3
 
 
+def flushed_every(interval: int | None) -> Driver:
+    """A one-input relay started at t=1000 whose partly filled buffers are flushed every
+    ``interval`` ms (None: only full buffers and events leave it)."""
+    network = NetworkSettings(pool_size=10, flush_interval=interval)
+    task = Driver(spec([mapper(lambda r: r)], inputs=1, outputs=1, network=network))
+    task.now = 1000
+    task.send(StartTask())
+    return task
+
+
+def test_a_partly_filled_buffer_leaves_on_the_output_flushers_next_tick() -> None:
+    """``execution.buffer-timeout.interval`` (Flink's OutputFlusher): records written into a
+    buffer that is not full wait for the flusher's next tick, every interval from the task's
+    start; a tick is asked for only while a buffer is partly filled."""
+    task = flushed_every(100)
+    task.now = 1250
+    effects = task.send(InputItem(channel=0, item=Buffer([1, 2], 16)))
+    assert sent(effects) == [], "not full: it waits for the tick"
+    assert only(effects, ScheduleTimer) == [ScheduleTimer(key=OutputFlush(), due=1300)]
+    task.now = 1280
+    effects = task.send(InputItem(channel=0, item=Buffer([3], 8)))
+    assert sent(effects) == [] and only(effects, ScheduleTimer) == [], "one tick asked for"
+    task.now = 1300
+    effects = task.send(TimerFired(key=OutputFlush()))
+    (out,) = sent(effects)
+    assert isinstance(out, Buffer) and list(out.records) == [1, 2, 3]
+    assert only(effects, ScheduleTimer) == [], "nothing left to flush: no next tick"
+
+
+def test_with_the_buffer_timeout_disabled_only_full_buffers_and_events_leave_a_task() -> None:
+    """``execution.buffer-timeout.enabled: false``: no flusher; a barrier (an event) still
+    takes the partly filled buffer out ahead of it."""
+    task = flushed_every(None)
+    effects = task.send(InputItem(channel=0, item=Buffer([1, 2], 16)))
+    assert sent(effects) == [] and only(effects, ScheduleTimer) == []
+    effects = task.send(InputItem(channel=0, item=barrier(1)))
+    out, event = sent(effects)
+    assert isinstance(out, Buffer) and list(out.records) == [1, 2] and event == barrier(1)
+
+
+def test_at_a_zero_buffer_timeout_every_write_is_flushed() -> None:
+    task = flushed_every(0)
+    effects = task.send(InputItem(channel=0, item=Buffer([1, 2], 16)))
+    (out,) = sent(effects)
+    assert isinstance(out, Buffer) and list(out.records) == [1, 2]
+    assert only(effects, ScheduleTimer) == []
+
+
 def test_an_unaligned_barrier_overtakes_queued_input_and_persists_it() -> None:
-    task = relay(2, GateMode.ALIGNED_WITH_TIMEOUT)
+    # credit for the three buffers it will send (one per input buffer: flushed after each)
+    network = NetworkSettings(pool_size=10, initial_credits=3, flush_interval=0)
+    task = relay(2, GateMode.ALIGNED_WITH_TIMEOUT, network=network)
     for n in range(3):
         task.send(InputItem(channel=0, item=Buffer([n], 8)), run=False)
     effects = task.send(InputItem(channel=0, item=barrier(1, UNALIGNED)), run=False)
