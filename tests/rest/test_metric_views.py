@@ -32,6 +32,9 @@ def _finished(records: int, rate: float) -> dict[str, str]:
     registry = JobRegistry()
     env = StreamExecutionEnvironment()
     env.set_parallelism(1)
+    # every record leaves its task at once (no flusher tick to wait for): the counts at a
+    # sample are the records read by then
+    env.configure({"execution.buffer-timeout.interval": 0})
     (
         env.from_generator(lambda i: i, records, rate=rate, name="numbers")
         .rebalance()
