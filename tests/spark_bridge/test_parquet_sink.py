@@ -271,7 +271,7 @@ def test_a_branching_resume_leaves_exactly_the_last_lineages_parquet_files(tmp_p
     from tests.actors.test_failover import failure_free, observe  # noqa: PLC0415
 
     out = tmp_path / "out"
-    first = _counting_into_parquet(out, tmp_path / "chk1", seed=1, kill_after=0.06)
+    first = _counting_into_parquet(out, tmp_path / "chk1", seed=1, kill_after=0.035)
     assert first.status is JobStatus.CANCELED
     kept = sorted(first.retained_checkpoints, key=lambda p: load_checkpoint(p).checkpoint_id)
     assert len(kept) == 3
