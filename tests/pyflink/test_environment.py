@@ -66,6 +66,25 @@ def test_execution_config_and_runtime_mode() -> None:
     assert env.get_max_parallelism() == 64
 
 
+def test_set_buffer_timeout_sets_flinks_buffer_timeout_keys() -> None:
+    """PyFlink's ``set_buffer_timeout``: -1 flushes only full buffers (the flusher off), 0
+    after every record, a positive value every that many ms; the deprecated key
+    ``execution.buffer-timeout`` sets the interval too."""
+    env = StreamExecutionEnvironment.get_execution_environment()
+    settings = env._env.configuration
+    assert env.get_buffer_timeout() == 100  # Flink's default
+    env.set_buffer_timeout(-1)
+    assert settings["execution.buffer-timeout.enabled"] is False
+    assert env.get_buffer_timeout() == -1
+    env.set_buffer_timeout(5)
+    assert settings["execution.buffer-timeout.enabled"] is True
+    assert settings["execution.buffer-timeout.interval"] == 5 == env.get_buffer_timeout()
+    with pytest.raises(ValueError, match=r"-1 .* 0 or a positive"):
+        env.set_buffer_timeout(-2)
+    old_key = Configuration().set_string("execution.buffer-timeout", "0 ms")
+    assert StreamExecutionEnvironment.get_execution_environment(old_key).get_buffer_timeout() == 0
+
+
 def test_a_configuration_sets_known_keys_warns_on_jvm_keys_and_refuses_others() -> None:
     conf = Configuration()
     conf.set_string("execution.checkpointing.interval", "2 s")

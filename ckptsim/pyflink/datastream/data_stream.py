@@ -670,7 +670,7 @@ class DataStreamSink:
 
 # --- helpers ---------------------------------------------------------------------------------
 
-_BUFFERS = "ckptsim cuts buffers by size and record count (taskmanager.memory.segment-size)"
+_BUFFERS = "every task flushes by the environment's execution.buffer-timeout.* settings"
 
 
 class ConnectedStreams:

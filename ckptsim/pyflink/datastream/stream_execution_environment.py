@@ -64,7 +64,6 @@ _IGNORED_KEYS = (
     "pipeline.auto-generate-uids",
     "pipeline.global-job-parameters",
     "pipeline.operator-chaining.chain-operators-with-different-max-parallelism",
-    "execution.buffer-timeout",
     "taskmanager.memory.process.size",
     "taskmanager.memory.managed",
     "jobmanager.memory.",
@@ -277,14 +276,25 @@ class StreamExecutionEnvironment:
         return None
 
     def set_buffer_timeout(self, timeout_millis: int) -> StreamExecutionEnvironment:
-        ignored(
-            "set_buffer_timeout()",
-            "ckptsim cuts buffers by size and record count (taskmanager.memory.segment-size)",
-        )
+        """As PyFlink's: how often partly filled output buffers are flushed, in ms (0: after
+        every record; -1: only full buffers), ``execution.buffer-timeout.*``."""
+        if not isinstance(timeout_millis, int) or timeout_millis < -1:
+            raise ValueError(
+                f"set_buffer_timeout() takes -1 (flush only full buffers), 0 or a positive "
+                f"number of milliseconds, not {timeout_millis!r}"
+            )
+        conf = self._env.configuration
+        conf.set("execution.buffer-timeout.enabled", timeout_millis != -1)
+        if timeout_millis != -1:
+            conf.set("execution.buffer-timeout.interval", timeout_millis)
         return self
 
     def get_buffer_timeout(self) -> int:
-        return 100
+        conf = self._env.configuration
+        if not conf["execution.buffer-timeout.enabled"]:
+            return -1
+        interval: int = conf["execution.buffer-timeout.interval"]
+        return interval
 
     def set_stream_time_characteristic(self, characteristic: Any) -> StreamExecutionEnvironment:
         ignored(
