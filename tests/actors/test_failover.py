@@ -224,10 +224,12 @@ def test_unaligned_recovery_puts_the_persisted_in_flight_data_back_before_new_in
     """The restored unaligned checkpoint holds records that were in flight (in no operator's
     state and past the sources' positions), both in the consumers' input channels and in the
     producers' output queues, which the barrier overtook: the output is exact only if both are
-    delivered again."""
-    result, sim = simulate(
-        FailTask(task=REDUCERS[0], at_record=500), settings=MODES["unaligned"], seed=3
-    )
+    delivered again. The sources flush after every write (buffer timeout 0): small buffers
+    outrun the reduce (1 ms each), so its input channels and the sources' output queues fill;
+    with the default 100 ms timeout only full buffers leave the sources, which the reduce keeps
+    up with, and the checkpoint held no output queue."""
+    settings = {**MODES["unaligned"], "execution.buffer-timeout.interval": 0}
+    result, sim = simulate(FailTask(task=REDUCERS[0], at_record=500), settings=settings, seed=3)
     assert result.restarts == 1
     restored = events(sim, "task_restored")
     inputs = sum(sum(e["input"].values()) for e in restored)
@@ -1043,8 +1045,10 @@ def test_a_job_that_fails_for_good_shows_readers_only_what_checkpoints_committed
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "out"
+    # record 800 comes between two checkpoints (700 came in the first buffer after checkpoint
+    # 3, before the sink had written anything after it)
     result, _ = simulate(
-        FailTask(task=REDUCERS[1], at_record=700),
+        FailTask(task=REDUCERS[1], at_record=800),
         build=lambda env: counting(env, out=out),
         settings={"restart-strategy.type": "none"},
     )
@@ -1157,7 +1161,7 @@ def test_every_injected_fault_appears_in_the_trace_once_when_it_strikes() -> Non
         FailSnapshot(task=SOURCES[1], checkpoint_id=3),
         FailTask(task=REDUCERS[0], at_record=600),
         CrashTask(task=SOURCES[0], at_record=700),
-        FailTask(task=SOURCES[1], during_checkpoint=8),
+        FailTask(task=SOURCES[1], during_checkpoint=7),  # without it the job ends after 7
     ]
     settings = {**SHORT_TIMEOUT, "execution.checkpointing.tolerable-failed-checkpoints": 10}
     result, sim = simulate(*faults, settings=settings)
@@ -1277,7 +1281,7 @@ def test_resuming_from_an_older_retained_checkpoint_rewrites_the_later_part_file
     env = StreamExecutionEnvironment()
     counting(env, out=out)
     env.configure(retain)
-    first = env.execute("first", runtime="simulation", seed=1, timeout=0.05)
+    first = env.execute("first", runtime="simulation", seed=1, timeout=0.03)
     assert first.status is JobStatus.CANCELED and len(first.retained_checkpoints) >= 2
     oldest = sorted(first.retained_checkpoints, key=lambda p: int(p.rsplit("-", 1)[1]))[0]
     env = StreamExecutionEnvironment()
@@ -1308,7 +1312,7 @@ def _retained_then_resumed_from_the_oldest(
     env = StreamExecutionEnvironment()
     counting(env, out=out)
     env.configure(retain)
-    first = env.execute("first", runtime="simulation", seed=seeds[0], timeout=0.05)
+    first = env.execute("first", runtime="simulation", seed=seeds[0], timeout=0.03)
     assert first.status is JobStatus.CANCELED and len(first.retained_checkpoints) >= 2
     oldest = sorted(first.retained_checkpoints, key=lambda p: int(p.rsplit("-", 1)[1]))[0]
     before = {p.name: p.read_bytes() for p in out.glob("part-*")}
@@ -1369,7 +1373,7 @@ def test_checkpoint_ids_never_name_two_checkpoints_in_one_directory(tmp_path: Pa
         seen.update(files())
 
     _, first, second, oldest, _ = _retained_then_resumed_from_the_oldest(
-        tmp_path, seeds=(1, 2), second_timeout=0.05, between=before_second
+        tmp_path, seeds=(1, 2), second_timeout=0.03, between=before_second
     )
     assert second.status is JobStatus.CANCELED
     first_ids = {load_checkpoint(p).checkpoint_id for p in first.retained_checkpoints}
@@ -1474,9 +1478,13 @@ KILLED_JOB = """
     def build(env):
         env.set_parallelism(2)
         env.enable_checkpointing(10)
+        # buffer timeout 0: records reach the sinks after every write, and the kill strikes
+        # before they committed checkpoint 2 (with the default 100 ms timeout, after it, with
+        # nothing staged)
         env.configure({"execution.checkpointing.dir": str(ROOT),
                        "execution.checkpointing.num-retained": 2,
-                       "ckptsim.buffer.records": 50})
+                       "ckptsim.buffer.records": 50,
+                       "execution.buffer-timeout.interval": 0})
         (env.from_generator(record, 2_000, rate=50_000).uid("numbers")
             .map(kill_after_two_checkpoints).uid("sabotage")
             .key_by(lambda r: r[0])
@@ -1507,6 +1515,7 @@ def test_kill_9_then_from_checkpoint_leaves_exactly_the_failure_free_output(
     killed = ckptsim("--seed", "1", str(job), JOB_KILL="1")
     assert killed.returncode == -9, killed.stderr
     assert list((out / ".staging").iterdir()), "the first run left staged files"
+    assert list((out / ".staging").glob("*.pending")), "and files its checkpoint pre-committed"
     latest = completed_checkpoints(root)[-1]
     resumed = ckptsim("--seed", "2", "--from-checkpoint", str(latest), str(job))
     assert resumed.returncode == 0, resumed.stderr

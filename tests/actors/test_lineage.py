@@ -63,7 +63,7 @@ def test_resuming_a_killed_run_again_after_another_resume_finished_loses_nothing
     exactly run 3's lineage: run 1 up to its newest checkpoint, then run 3 (it lost hundreds
     of records: run 1's files after the oldest were gone, and run 2's stayed)."""
     out = tmp_path / "out"
-    first = run(out, tmp_path / "chk1", seed=1, kill_after=0.06)
+    first = run(out, tmp_path / "chk1", seed=1, kill_after=0.03)
     assert first.status is JobStatus.CANCELED
     kept = retained(first)
     assert len(kept) == 3
@@ -81,7 +81,7 @@ def test_a_collect_sink_returns_what_its_run_committed_whatever_another_branch_d
     """The same history into a collect sink: each run returns what it committed, so run 1's
     result up to its newest checkpoint and run 3's (resumed from it) are the failure-free
     output together, whatever run 2 (resumed from run 1's oldest) returned."""
-    first = run(None, tmp_path / "chk1", seed=1, kill_after=0.06)
+    first = run(None, tmp_path / "chk1", seed=1, kill_after=0.03)
     kept = retained(first)
     assert first.status is JobStatus.CANCELED and len(kept) == 3
     assert load_checkpoint(kept[-1]).checkpoint_id == max(first.completed_checkpoint_ids)

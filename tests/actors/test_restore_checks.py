@@ -400,14 +400,16 @@ def test_a_sparse_state_file_is_refused_without_being_read(chk: Path) -> None:
 
 @pytest.fixture(scope="module")
 def retained_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A retained checkpoint of the counting job into part files, and its sink's folder."""
+    """A retained checkpoint of the counting job into part files (checkpoint 2), and its sink's
+    folder."""
     root = tmp_path_factory.mktemp("retained-files")
     env = StreamExecutionEnvironment()
     counting(env, out=root / "out")
     env.configure({**RETAIN, "execution.checkpointing.dir": str(root / "chk")})
-    result = env.execute("first", runtime="simulation", seed=1, timeout=0.03)
+    result = env.execute("first", runtime="simulation", seed=1, timeout=0.02)
     assert result.status is JobStatus.CANCELED
     (path,) = result.retained_checkpoints
+    assert Path(path).name == "chk-2", "the tests name its pending transaction 2"
     return Path(path), root / "out"
 
 
