@@ -405,6 +405,9 @@ class Topology:
     reduce: bool
     reduce_parallelism: int
     buffer_records: int
+    #: ``execution.buffer-timeout.interval`` in ms (None: the flusher disabled, only full
+    #: buffers and events leave a task)
+    buffer_timeout_ms: int | None = 100
 
     @property
     def rate(self) -> float:
@@ -428,7 +431,13 @@ class Topology:
         """The job. ``tap``: a function every source record passes through (chained to the
         sources: no task more), to act at some point of the run; ``files``: the output goes to
         ``sink_to_file(files, fmt="json")`` (``read_files``) instead of ``collect("out")``."""
-        env.configure({"ckptsim.buffer.records": self.buffer_records})
+        env.configure(
+            {
+                "ckptsim.buffer.records": self.buffer_records,
+                "execution.buffer-timeout.enabled": self.buffer_timeout_ms is not None,
+                "execution.buffer-timeout.interval": self.buffer_timeout_ms or 0,
+            }
+        )
         streams = [
             env.from_generator(self.source_record(s), self.records, rate=self.rate)
             .set_parallelism(self.source_parallelism)
@@ -547,4 +556,5 @@ def topologies(
         reduce=draw(st.booleans()) if reduce is None else reduce,
         reduce_parallelism=draw(parallelism),
         buffer_records=draw(st.sampled_from([10, 50, 200])),
+        buffer_timeout_ms=draw(st.sampled_from([100, 100, 0, 5, None])),
     )
