@@ -105,9 +105,12 @@ def counting(
     checkpointing: bool = True,
     restarts: bool = True,
 ) -> None:
-    """The counting job (parallelism 2; a slow reduce, so channels fill and unaligned
-    checkpoints persist in-flight data); into a collect sink, or part files under ``out``;
-    ``restarts``: with the quick fixed-delay strategy, else the default strategy."""
+    """The counting job (parallelism 2; a reduce that costs 1 virtual ms per buffer: with the
+    default buffer timeout its 50-record buffers keep up and unaligned checkpoints persist a
+    little in-flight data; a test that needs its channels full sets
+    ``execution.buffer-timeout.interval: 0``, whose small buffers back-pressure it); into a
+    collect sink, or part files under ``out``; ``restarts``: with the quick fixed-delay
+    strategy, else the default strategy."""
     env.set_parallelism(2)
     if checkpointing:
         env.enable_checkpointing(10)
