@@ -614,7 +614,12 @@ class StreamTaskCore:
             self._on_input(poll)
 
     def _read_source(self) -> None:
-        batch = self.chain.read_source(self.spec.network.max_records, self._now)
+        limit = self.spec.network.max_records
+        if self.writer is not None:
+            fit = self.writer.partition.records_that_fit()
+            if fit is not None and fit < limit:
+                limit = fit
+        batch = self.chain.read_source(limit, self._now)
         if batch is None:
             self._end_of_data()
             return
@@ -626,7 +631,7 @@ class StreamTaskCore:
             return
         self.records_in += len(batch)
         self._write(*self.chain.run(batch, None, 1))
-        if len(batch) < self.spec.network.max_records and self.status is TaskStatus.RUNNING:
+        if len(batch) < limit and self.status is TaskStatus.RUNNING:
             # a short batch: the reader gave what was ready; one that says when more will be
             # (a rate-limited source) is not asked again before then
             wake = self.chain.source_ready_at(self._now)

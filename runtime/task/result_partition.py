@@ -94,6 +94,8 @@ class ResultPartition:
         self._queued: set[int] = set()
         #: subpartitions with a partly filled buffer (what a flush cuts)
         self._partial: set[int] = set()
+        #: estimated bytes per record of the last records written (0: none yet)
+        self.record_size = 0.0
 
     @property
     def num_subpartitions(self) -> int:
@@ -105,6 +107,16 @@ class ResultPartition:
     def is_available(self) -> bool:
         """A buffer can be requested: the writer may go on (else: back-pressure)."""
         return self.in_use < self.pool_size and not self._over_limit
+
+    def records_that_fit(self) -> int | None:
+        """About how many more records of the size last written fill the free buffers of the
+        pool (at least 1; None before any was written): what a source reads at most, so that
+        one read does not overdraw the pool by many buffers (Flink's source writes record by
+        record, and stops when no buffer is available)."""
+        if self.record_size <= 0:
+            return None
+        per_buffer = max(1, min(self.max_records, int(self.segment_size // self.record_size)))
+        return max(1, (self.pool_size - self.in_use) * per_buffer)
 
     def _take(self, sub: Subpartition, count: int = 1) -> None:
         self.in_use += count
@@ -145,6 +157,7 @@ class ResultPartition:
             return
         size = estimate_size(records)
         per_record = size / n
+        self.record_size = per_record
         cap = self.max_records
         if size > 0:
             cap = max(1, min(cap, int(self.segment_size // per_record)))
@@ -193,6 +206,7 @@ class ResultPartition:
         if not isinstance(records, list):
             records = list(records)
         size = estimate_size(records)
+        self.record_size = size / n
         cap = self.max_records
         if size > 0:
             cap = max(1, min(cap, int(self.segment_size // (size / n))))

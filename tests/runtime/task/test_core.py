@@ -277,6 +277,24 @@ def test_a_task_that_is_not_running_declines_a_trigger_as_not_ready() -> None:
     assert task.core.status is TaskStatus.CANCELED
 
 
+def test_a_source_reads_no_more_than_its_free_buffers_hold_once_it_knows_its_record_size() -> None:
+    """A source reads a batch at a time; a batch bounded only by ``ckptsim.buffer.records``
+    filled hundreds of pool buffers at once with large records (outPoolUsage far above 1,
+    and as much in-flight data for an unaligned checkpoint). After its first write, a read
+    takes at most what the free buffers hold (at 110 estimated bytes a record, 10 fill a
+    1100-byte buffer)."""
+    network = NetworkSettings(pool_size=4, initial_credits=0, segment_size=1100, max_records=4096)
+    task = Driver(spec([source(["x" * 100] * 10_000)], outputs=1, network=network))
+    task.send(StartTask())
+    partition = task.core.writer.partition  # type: ignore[union-attr]
+    assert task.core.records_in == 4096, "the first read knows no record size yet"
+    assert partition.in_use == 410 and not partition.is_available
+    effects = task.send(OutputCredit(channel=0, credits=408))
+    assert len(sent(effects)) == 408
+    assert partition.in_use <= network.pool_size + 1, "one read, within the free buffers"
+    assert 4096 < task.core.records_in <= 4096 + 4 * 10
+
+
 def test_triggered_directly_with_unfinished_inputs_counts_the_barrier_on_each() -> None:
     """FLIP-147: a task whose upstream finished is triggered directly; the barrier counts
     as received on every channel whose partition has not ended (Flink's
