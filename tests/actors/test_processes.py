@@ -143,7 +143,8 @@ def test_an_injected_failure_fails_over_to_the_exact_output(fault: Any) -> None:
 
 class _KillOnCheckpoint:
     """A tracer that kills the TaskManager of subtask 1 with SIGKILL when the first
-    checkpoint completes, then opens ``killed`` (which the job waits for)."""
+    checkpoint completes (or when ``kill`` is called first), then opens ``killed`` (which the
+    job waits for)."""
 
     def __init__(self, runtime: ProcessRuntime, killed: Any) -> None:
         self.level = TraceCollector().level
@@ -156,20 +157,28 @@ class _KillOnCheckpoint:
     def record(self, event: MutableMapping[str, Any]) -> None:
         with self._lock:
             self.events.append({"seq": len(self.events) + 1, **event})
-            if event["event"] == "checkpoint_completed" and self.victim is None:
-                pids = self.runtime.pids()
-                self.victim = pids[-1]
-                os.kill(self.victim, signal.SIGKILL)
-                self.killed.set()
+            if event["event"] == "checkpoint_completed":
+                self._kill()
+
+    def kill(self) -> None:
+        with self._lock:
+            self._kill()
+
+    def _kill(self) -> None:
+        if self.victim is None:
+            self.victim = self.runtime.pids()[-1]
+            os.kill(self.victim, signal.SIGKILL)
+            self.killed.set()
 
 
 def test_a_task_manager_killed_with_sigkill_fails_over_to_the_exact_output() -> None:
     context = multiprocessing.get_context("fork")
-    killed = context.Event()
+    killed, held = context.Event(), context.Event()
 
     def hold_the_last_record(r: tuple[int, int, int]) -> tuple[int, int, int]:
         # the job cannot finish before the kill (closures reach the forked TaskManagers)
         if r[1] >= N - 2:
+            held.set()
             killed.wait()
         return r
 
@@ -187,7 +196,19 @@ def test_a_task_manager_killed_with_sigkill_fails_over_to_the_exact_output() -> 
     )
     runtime = ProcessRuntime(slots=1)
     tracer = _KillOnCheckpoint(runtime, killed)
+
+    # on a busy machine the sources may reach their last records before a checkpoint
+    # completed: a held task takes no barrier, so none would; then the kill comes now (the
+    # job restarts from no checkpoint, and its output is as exact)
+    def kill_when_held() -> None:
+        held.wait()
+        tracer.kill()
+
+    waiter = threading.Thread(target=kill_when_held, daemon=True)
+    waiter.start()
     result = env.execute("count", runtime=runtime, trace=tracer, timeout=GUARD_S)
+    held.set()  # the waiter ends (the kill was done)
+    waiter.join()
     assert tracer.victim is not None
     assert result.status is JobStatus.FINISHED, result.failure
     assert result.restarts == 1
