@@ -1172,10 +1172,25 @@ class Configuration(Mapping[str, Any]):
             self.update(settings)
 
     def update(self, settings: Mapping[str, object]) -> None:
+        """Set these; a key and its deprecated spelling given together are an error (which
+        one meant what?), while a later call replaces what an earlier one set, under either
+        spelling (as a later setter replaces an earlier one in Flink)."""
+        given: dict[str, str] = {}
+        for key in settings:
+            opt = (_BY_KEY.get(key) or _DEPRECATED.get(key)) if isinstance(key, str) else None
+            if opt is None:
+                continue  # ``set`` says what is wrong with it
+            earlier = given.setdefault(opt.key, key)
+            if earlier != key:
+                raise ConfigError(
+                    f"Configuration keys '{earlier}' and '{key}' set the same option "
+                    f"('{opt.key}'); keep one."
+                )
         for key, raw in settings.items():
             self.set(key, raw)
 
     def set(self, key: str, raw: object) -> None:
+        """Set one key (or its deprecated spelling), replacing what either spelling set."""
         if not isinstance(key, str):
             raise ConfigError(f"Configuration keys are strings, got {key!r}.")
         opt = _BY_KEY.get(key) or _DEPRECATED.get(key)
@@ -1186,24 +1201,13 @@ class Configuration(Mapping[str, Any]):
                 f"Unknown configuration key '{key}'.{hint} "
                 "Run 'ckptsim config' to list the supported keys."
             )
-        earlier = self._given.get(opt.key)
-        if earlier is not None and earlier != key:
-            raise ConfigError(
-                f"Configuration keys '{earlier}' and '{key}' set the same option "
-                f"('{opt.key}'); keep one."
-            )
         self._values[opt.key] = opt.validate(key, raw)
         self._given[opt.key] = key
 
     def override(self, settings: Mapping[str, object]) -> None:
         """Set these on top of what is set, whatever spelling (current or deprecated key) the
-        earlier value used (command-line ``-D`` over a script's own settings)."""
-        for key, raw in settings.items():
-            opt = _BY_KEY.get(key) or _DEPRECATED.get(key) if isinstance(key, str) else None
-            if opt is not None:
-                self._values.pop(opt.key, None)
-                self._given.pop(opt.key, None)
-            self.set(key, raw)
+        earlier value used (command-line ``-D`` over a script's own settings): ``update``."""
+        self.update(settings)
 
     def __getitem__(self, key: str) -> Any:
         opt = _BY_KEY.get(key) or _DEPRECATED.get(key)

@@ -81,8 +81,13 @@ def test_set_buffer_timeout_sets_flinks_buffer_timeout_keys() -> None:
     assert settings["execution.buffer-timeout.interval"] == 5 == env.get_buffer_timeout()
     with pytest.raises(ValueError, match=r"-1 .* 0 or a positive"):
         env.set_buffer_timeout(-2)
+    with pytest.raises(ValueError, match="not True"):
+        env.set_buffer_timeout(True)  # type: ignore[arg-type]
     old_key = Configuration().set_string("execution.buffer-timeout", "0 ms")
-    assert StreamExecutionEnvironment.get_execution_environment(old_key).get_buffer_timeout() == 0
+    env = StreamExecutionEnvironment.get_execution_environment(old_key)
+    assert env.get_buffer_timeout() == 0
+    env.set_buffer_timeout(20)  # replaces what the deprecated key set, as in Flink
+    assert env.get_buffer_timeout() == 20
 
 
 def test_a_configuration_sets_known_keys_warns_on_jvm_keys_and_refuses_others() -> None:

@@ -303,6 +303,16 @@ def test_deprecated_key_and_its_replacement_together_are_an_error(first: str, se
     assert f"'{second}'" in str(info.value)
 
 
+def test_a_later_setting_under_the_other_spelling_replaces_the_earlier_one() -> None:
+    """Given together, the two spellings are an error; set one after the other (a script's
+    configuration, then a setter such as PyFlink's ``set_buffer_timeout``), the later wins."""
+    conf = Configuration({"state.checkpoints.num-retained": 2})
+    conf.set(CP + "num-retained", 3)
+    assert conf[CP + "num-retained"] == 3
+    conf.update({"state.checkpoints.num-retained": 4})
+    assert conf[CP + "num-retained"] == 4
+
+
 def test_setting_the_same_key_twice_keeps_the_last_value() -> None:
     conf = Configuration({CP + "timeout": "1 min"})
     conf.set(CP + "timeout", "2 min")

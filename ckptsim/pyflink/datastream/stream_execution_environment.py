@@ -278,7 +278,11 @@ class StreamExecutionEnvironment:
     def set_buffer_timeout(self, timeout_millis: int) -> StreamExecutionEnvironment:
         """As PyFlink's: how often partly filled output buffers are flushed, in ms (0: after
         every record; -1: only full buffers), ``execution.buffer-timeout.*``."""
-        if not isinstance(timeout_millis, int) or timeout_millis < -1:
+        if (
+            isinstance(timeout_millis, bool)
+            or not isinstance(timeout_millis, int)
+            or (timeout_millis < -1)
+        ):
             raise ValueError(
                 f"set_buffer_timeout() takes -1 (flush only full buffers), 0 or a positive "
                 f"number of milliseconds, not {timeout_millis!r}"
