@@ -82,7 +82,7 @@ def test_set_buffer_timeout_sets_flinks_buffer_timeout_keys() -> None:
     with pytest.raises(ValueError, match=r"-1 .* 0 or a positive"):
         env.set_buffer_timeout(-2)
     with pytest.raises(ValueError, match="not True"):
-        env.set_buffer_timeout(True)  # type: ignore[arg-type]
+        env.set_buffer_timeout(True)
     old_key = Configuration().set_string("execution.buffer-timeout", "0 ms")
     env = StreamExecutionEnvironment.get_execution_environment(old_key)
     assert env.get_buffer_timeout() == 0
