@@ -45,13 +45,19 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # pytest-xdist (``make test`` runs ``pytest -n 2 --dist loadgroup``): the tests of a group run
 # in one worker, in file order. ``spark``: every Spark test, so that the suite starts one
 # SparkSession (the session-scoped ``spark`` fixture, tests/spark_bridge/conftest.py) and one
-# JVM. ``docs``: every page's examples, so that a page repeating an earlier one's (Getting
+# JVM; the Spark page's examples too (docs/spark.md: its ``local_spark`` then takes that
+# session, after the Spark tests, instead of starting a second JVM in the docs' worker).
+# ``docs``: every other page's examples, so that a page repeating an earlier one's (Getting
 # started repeats the README's tour) replays its commands (tests/test_docs.py) instead of
 # running them again. The groups go out first (xdist orders work by its number of tests), so
-# that the single tests even out the end. (Grouped here, by path, and not with xdist's
-# ``xdist_group`` marker: xdist 3.8 marks a group in ``item._nodeid``, which pytest 9 no
-# longer reads.)
-GROUPS = {"tests/spark_bridge/": "spark", "tests/test_docs.py": "docs"}
+# that the single tests even out the end. (Grouped here, by node id prefix, the first that
+# matches, and not with xdist's ``xdist_group`` marker: xdist 3.8 marks a group in
+# ``item._nodeid``, which pytest 9 no longer reads.)
+GROUPS = {
+    "tests/spark_bridge/": "spark",
+    "tests/test_docs.py::test_the_examples_of_a_page_run[docs/spark.md]": "spark",
+    "tests/test_docs.py": "docs",
+}
 
 
 def pytest_configure(config: pytest.Config) -> None:
