@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import tempfile
 from typing import Any, NoReturn
 
 import pytest
@@ -64,7 +65,15 @@ def pytest_configure(config: pytest.Config) -> None:
     """Under pytest-xdist every worker must collect the same tests, named alike; a set's
     order of strings (a parametrized test's id: ``ids=repr``) follows the hash seed, which
     each process draws for itself. So the workers share one, drawn afresh for each run (as a
-    run in one process has one), unless PYTHONHASHSEED says which."""
+    run in one process has one), unless PYTHONHASHSEED says which.
+
+    Where PYTHONDONTWRITEBYTECODE is set (as on the 2-core machine the suite's time is
+    measured on), every Python process would compile the sources it imports again: each
+    worker all the test modules, each of the suite's ``ckptsim`` and ``python`` commands and
+    Spark's Python workers the packages, about half a second of CPU a process. So the
+    processes this run starts keep their bytecode outside the repository, in a folder of the
+    system's temporary directory (PYTHONPYCACHEPREFIX: none is written in the tree), unless
+    PYTHONPYCACHEPREFIX says where."""
     if (
         config.pluginmanager.hasplugin("xdist")
         and config.getoption("numprocesses", None)
@@ -72,6 +81,9 @@ def pytest_configure(config: pytest.Config) -> None:
         and "PYTHONHASHSEED" not in os.environ
     ):
         os.environ["PYTHONHASHSEED"] = str(random.SystemRandom().randint(1, 2**32 - 1))
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os.environ:
+        del os.environ["PYTHONDONTWRITEBYTECODE"]  # for the processes started from here on
+        os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "ckptsim-pycache")
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
