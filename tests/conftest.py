@@ -50,14 +50,17 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # session, after the Spark tests, instead of starting a second JVM in the docs' worker).
 # ``docs``: every other page's examples, so that a page repeating an earlier one's (Getting
 # started repeats the README's tour) replays its commands (tests/test_docs.py) instead of
-# running them again. The groups go out first (xdist orders work by its number of tests), so
-# that the single tests even out the end. (Grouped here, by node id prefix, the first that
-# matches, and not with xdist's ``xdist_group`` marker: xdist 3.8 marks a group in
-# ``item._nodeid``, which pytest 9 no longer reads.)
+# running them again. ``timeline``: the timeline's tests, so that their module-scoped runs
+# (``many_checkpoints``: a hundred checkpoints; and three more) are simulated once, not once
+# in each worker (an ungrouped test goes to either). The groups go out first (xdist orders
+# work by its number of tests), so that the single tests even out the end. (Grouped here, by
+# node id prefix, the first that matches, and not with xdist's ``xdist_group`` marker: xdist
+# 3.8 marks a group in ``item._nodeid``, which pytest 9 no longer reads.)
 GROUPS = {
     "tests/spark_bridge/": "spark",
     "tests/test_docs.py::test_the_examples_of_a_page_run[docs/spark.md]": "spark",
     "tests/test_docs.py": "docs",
+    "tests/rest/test_timeline.py": "timeline",
 }
 
 
