@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import tempfile
 from typing import Any, NoReturn
 
 import pytest
@@ -45,20 +46,37 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # pytest-xdist (``make test`` runs ``pytest -n 2 --dist loadgroup``): the tests of a group run
 # in one worker, in file order. ``spark``: every Spark test, so that the suite starts one
 # SparkSession (the session-scoped ``spark`` fixture, tests/spark_bridge/conftest.py) and one
-# JVM. ``docs``: every page's examples, so that a page repeating an earlier one's (Getting
+# JVM; the Spark page's examples too (docs/spark.md: its ``local_spark`` then takes that
+# session, after the Spark tests, instead of starting a second JVM in the docs' worker).
+# ``docs``: every other page's examples, so that a page repeating an earlier one's (Getting
 # started repeats the README's tour) replays its commands (tests/test_docs.py) instead of
-# running them again. The groups go out first (xdist orders work by its number of tests), so
-# that the single tests even out the end. (Grouped here, by path, and not with xdist's
-# ``xdist_group`` marker: xdist 3.8 marks a group in ``item._nodeid``, which pytest 9 no
-# longer reads.)
-GROUPS = {"tests/spark_bridge/": "spark", "tests/test_docs.py": "docs"}
+# running them again. ``timeline``: the timeline's tests, so that their module-scoped runs
+# (``many_checkpoints``: a hundred checkpoints; and three more) are simulated once, not once
+# in each worker (an ungrouped test goes to either). The groups go out first (xdist orders
+# work by its number of tests), so that the single tests even out the end. (Grouped here, by
+# node id prefix, the first that matches, and not with xdist's ``xdist_group`` marker: xdist
+# 3.8 marks a group in ``item._nodeid``, which pytest 9 no longer reads.)
+GROUPS = {
+    "tests/spark_bridge/": "spark",
+    "tests/test_docs.py::test_the_examples_of_a_page_run[docs/spark.md]": "spark",
+    "tests/test_docs.py": "docs",
+    "tests/rest/test_timeline.py": "timeline",
+}
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Under pytest-xdist every worker must collect the same tests, named alike; a set's
     order of strings (a parametrized test's id: ``ids=repr``) follows the hash seed, which
     each process draws for itself. So the workers share one, drawn afresh for each run (as a
-    run in one process has one), unless PYTHONHASHSEED says which."""
+    run in one process has one), unless PYTHONHASHSEED says which.
+
+    Where PYTHONDONTWRITEBYTECODE is set (as on the 2-core machine the suite's time is
+    measured on), every Python process would compile the sources it imports again: each
+    worker all the test modules, each of the suite's ``ckptsim`` and ``python`` commands and
+    Spark's Python workers the packages, about half a second of CPU a process. So the
+    processes this run starts keep their bytecode outside the repository, in a folder of the
+    system's temporary directory (PYTHONPYCACHEPREFIX: none is written in the tree), unless
+    PYTHONPYCACHEPREFIX says where."""
     if (
         config.pluginmanager.hasplugin("xdist")
         and config.getoption("numprocesses", None)
@@ -66,6 +84,9 @@ def pytest_configure(config: pytest.Config) -> None:
         and "PYTHONHASHSEED" not in os.environ
     ):
         os.environ["PYTHONHASHSEED"] = str(random.SystemRandom().randint(1, 2**32 - 1))
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os.environ:
+        del os.environ["PYTHONDONTWRITEBYTECODE"]  # for the processes started from here on
+        os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "ckptsim-pycache")
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

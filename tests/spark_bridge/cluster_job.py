@@ -19,6 +19,7 @@ from actors.faults import FailTask
 from runtime.datastream import DataStream
 from runtime.row import TupleRow
 from spark_bridge import local_spark, run_topology_job
+from tests.spark_bridge import JVM_OPTIONS
 
 ROWS = 20_000
 
@@ -54,7 +55,12 @@ def main(out: str) -> int:
     spark = local_spark(
         "local-cluster[2,1,1024]",
         app_name="ckptsim cluster test",
-        config={"spark.driver.maxResultSize": "1m", "spark.executor.memory": "512m"},
+        config={
+            "spark.driver.maxResultSize": "1m",
+            "spark.executor.memory": "512m",
+            "spark.driver.defaultJavaOptions": JVM_OPTIONS,
+            "spark.executor.defaultJavaOptions": JVM_OPTIONS,
+        },
     )
     df = payments(spark)
     spark.sparkContext.setJobGroup("ckptsim-cluster", "the cluster test")
