@@ -761,7 +761,7 @@ def _task_manager_main(
     for sock in close:
         with contextlib.suppress(OSError):
             sock.close()
-    _pin(index, max(where.values()) + 1)  # before any thread starts: they inherit it
+    _pin(index, max(where.values(), default=0) + 1)  # before any thread starts: they inherit it
     reset_registry_after_fork()
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     shutdown = threading.Event()
