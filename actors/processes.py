@@ -31,6 +31,8 @@ for an actor in another process, and its ``tell`` writes the message to a socket
   launching process when its deployment starts, so lambdas, closures and a script's functions
   run there as they are, with nothing pickled (only messages are). This needs the ``fork``
   start method (Linux, macOS); elsewhere the runtime refuses with a clear error.
+- **CPUs.** When a deployment's TaskManagers fill the CPUs the launching process may use
+  evenly, each is bound to one of them (``PIN_TO_CPU``), before its threads start.
 - **Failures.** A TaskManager process that dies (``kill -9``, a crash in native code) closes
   its socket: each of its subtasks not yet in a final state is reported ``FAILED`` to the
   JobMaster ("TaskManager ... lost"), a task failure from which the job fails over as its
@@ -90,6 +92,13 @@ SHUTDOWN_GRACE_S = 5.0
 #: a task computes waits for its reader thread to get the GIL, and credits make round trips,
 #: so a shorter interval keeps producers fed (measured: p=2 about 1.5x faster with it)
 SWITCH_INTERVAL_S = 0.0005
+#: run each TaskManager on one CPU when a deployment's TaskManagers fill the CPUs evenly (2 or
+#: 4 of them on 2 CPUs; TaskManager k on the k-th CPU the launching process may use, round
+#: robin), so that its threads and the records they hand each other stay in one core's caches
+#: and two busy TaskManagers do not trade cores (measured on 2 cores under load: records/s
+#: (median) up by a fifth to a half, CPU per record a few per cent lower). A lone one is not
+#: pinned: concurrent jobs' TaskManagers would all be bound to the first CPU
+PIN_TO_CPU = True
 #: most messages written at once
 _BATCH = 256
 _HEADER = struct.Struct("!Q")
@@ -752,6 +761,7 @@ def _task_manager_main(
     for sock in close:
         with contextlib.suppress(OSError):
             sock.close()
+    _pin(index, max(where.values(), default=0) + 1)  # before any thread starts: they inherit it
     reset_registry_after_fork()
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     shutdown = threading.Event()
@@ -838,6 +848,19 @@ def _task_manager_main(
         with contextlib.suppress(Exception):
             stream.flush()
     os._exit(0)
+
+
+def _pin(index: int, count: int) -> None:
+    """Bind this process (its current thread, and the threads it starts later) to one CPU of
+    those it may use, TaskManager ``index`` of ``count`` to the ``index``-th, round robin,
+    when the ``count`` TaskManagers fill those CPUs evenly (``PIN_TO_CPU``; nothing where the
+    platform cannot, or only one CPU is allowed)."""
+    if not PIN_TO_CPU or not hasattr(os, "sched_setaffinity"):
+        return
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) > 1 and count % len(cpus) == 0:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {cpus[index % len(cpus)]})
 
 
 def _deploy(

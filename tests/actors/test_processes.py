@@ -252,6 +252,34 @@ def test_slots_decide_how_many_subtasks_share_a_task_manager() -> None:
     assert not pids  # the user function ran in the TaskManagers, not here
 
 
+@pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="pinning needs sched_setaffinity and two CPUs",
+)
+def test_task_managers_that_fill_the_cpus_evenly_run_on_one_cpu_each() -> None:
+    cpus = sorted(os.sched_getaffinity(0))
+
+    def cpus_of(run: int) -> Any:
+        def where(i: int) -> tuple[int, int, tuple[int, ...]]:
+            return (run, os.getpid(), tuple(sorted(os.sched_getaffinity(0))))
+
+        return where
+
+    env = StreamExecutionEnvironment(parallelism=len(cpus))
+    env.from_collection(range(100)).map(cpus_of(0)).collect("even")
+    even = env.execute("pinned", runtime="processes", timeout=GUARD_S)
+    assert even.status is JobStatus.FINISHED, even.failure
+    by_process = {pid: allowed for _, pid, allowed in even.collected("even")}
+    assert len(by_process) == len(cpus)  # one TaskManager per CPU, each bound to its own
+    assert sorted(by_process.values()) == [(cpu,) for cpu in cpus]
+
+    env = StreamExecutionEnvironment(parallelism=1)
+    env.from_collection(range(10)).map(cpus_of(2)).collect("lone")
+    lone = env.execute("not pinned", runtime="processes", timeout=GUARD_S)
+    assert lone.status is JobStatus.FINISHED, lone.failure
+    assert {allowed for _, _, allowed in lone.collected("lone")} == {tuple(cpus)}
+
+
 def test_no_actor_thread_or_process_is_left_after_a_job() -> None:
     before = set(threading.enumerate())  # a thread of an earlier test may still be ending
     result = counting_env().execute("cleanup", runtime="processes", timeout=GUARD_S)
