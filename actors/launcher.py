@@ -64,7 +64,10 @@ def make_runtime(
     if name == "threaded":
         return ThreadedRuntime(channel_threads=conf["ckptsim.channel.threads"])
     if name == "processes":
-        return ProcessRuntime(slots=conf["taskmanager.numberOfTaskSlots"])
+        return ProcessRuntime(
+            slots=conf["taskmanager.numberOfTaskSlots"],
+            pin_cpus=conf["ckptsim.processes.pin-cpus"],
+        )
     if name == "simulation":
         return SimulationRuntime(
             seed=seed,

@@ -32,7 +32,11 @@ for an actor in another process, and its ``tell`` writes the message to a socket
   run there as they are, with nothing pickled (only messages are). This needs the ``fork``
   start method (Linux, macOS); elsewhere the runtime refuses with a clear error.
 - **CPUs.** When a deployment's TaskManagers fill the CPUs the launching process may use
-  evenly, each is bound to one of them (``PIN_TO_CPU``), before its threads start.
+  evenly, each is bound to one of them before its threads start (``ckptsim.processes.pin-cpus``,
+  default true): TaskManager k on the k-th CPU the launching process may use, round robin, so
+  that its threads and the records they hand each other stay in one core's caches and two busy
+  TaskManagers do not trade cores. A lone one is not bound (concurrent jobs' TaskManagers
+  would all be bound to the first CPU).
 - **Failures.** A TaskManager process that dies (``kill -9``, a crash in native code) closes
   its socket: each of its subtasks not yet in a final state is reported ``FAILED`` to the
   JobMaster ("TaskManager ... lost"), a task failure from which the job fails over as its
@@ -92,13 +96,6 @@ SHUTDOWN_GRACE_S = 5.0
 #: a task computes waits for its reader thread to get the GIL, and credits make round trips,
 #: so a shorter interval keeps producers fed (measured: p=2 about 1.5x faster with it)
 SWITCH_INTERVAL_S = 0.0005
-#: run each TaskManager on one CPU when a deployment's TaskManagers fill the CPUs evenly (2 or
-#: 4 of them on 2 CPUs; TaskManager k on the k-th CPU the launching process may use, round
-#: robin), so that its threads and the records they hand each other stay in one core's caches
-#: and two busy TaskManagers do not trade cores (measured on 2 cores under load: records/s
-#: (median) up by a fifth to a half, CPU per record a few per cent lower). A lone one is not
-#: pinned: concurrent jobs' TaskManagers would all be bound to the first CPU
-PIN_TO_CPU = True
 #: most messages written at once
 _BATCH = 256
 _HEADER = struct.Struct("!Q")
@@ -528,7 +525,7 @@ class ProcessRuntime(ThreadedRuntime):
 
     name = "processes"
 
-    def __init__(self, *, slots: int = 1, async_threads: int = 2) -> None:
+    def __init__(self, *, slots: int = 1, async_threads: int = 2, pin_cpus: bool = True) -> None:
         if "fork" not in multiprocessing.get_all_start_methods():
             raise RuntimeError(
                 'runtime="processes" forks its TaskManagers, and this platform cannot fork: '
@@ -538,6 +535,8 @@ class ProcessRuntime(ThreadedRuntime):
             raise ValueError(f"taskmanager.numberOfTaskSlots must be >= 1, got {slots}")
         super().__init__(async_threads=async_threads)
         self.slots = slots
+        #: ``ckptsim.processes.pin-cpus``: bind TaskManagers that fill the CPUs evenly
+        self.pin_cpus = pin_cpus
         self.task_managers: list[_TaskManager] = []
         self._asks = _Asks()
         self._lock = threading.Lock()
@@ -761,7 +760,8 @@ def _task_manager_main(
     for sock in close:
         with contextlib.suppress(OSError):
             sock.close()
-    _pin(index, max(where.values(), default=0) + 1)  # before any thread starts: they inherit it
+    if runtime.pin_cpus:  # before any thread starts: they inherit it
+        _pin(index, max(where.values(), default=0) + 1)
     reset_registry_after_fork()
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     shutdown = threading.Event()
@@ -853,9 +853,9 @@ def _task_manager_main(
 def _pin(index: int, count: int) -> None:
     """Bind this process (its current thread, and the threads it starts later) to one CPU of
     those it may use, TaskManager ``index`` of ``count`` to the ``index``-th, round robin,
-    when the ``count`` TaskManagers fill those CPUs evenly (``PIN_TO_CPU``; nothing where the
+    when the ``count`` TaskManagers fill those CPUs evenly (nothing where the
     platform cannot, or only one CPU is allowed)."""
-    if not PIN_TO_CPU or not hasattr(os, "sched_setaffinity"):
+    if not hasattr(os, "sched_setaffinity"):
         return
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) > 1 and count % len(cpus) == 0:

@@ -1043,6 +1043,14 @@ OPTIONS: tuple[ConfigOption, ...] = (
         minimum=1,
     ),
     _opt(
+        "ckptsim.processes.pin-cpus",
+        "bool",
+        True,
+        "On the processes runtime, bind each TaskManager to one CPU when a deployment's "
+        "TaskManagers fill the CPUs evenly (a lone one is never bound); false leaves them to "
+        "the operating system's scheduler.",
+    ),
+    _opt(
         "ckptsim.channel.threads",
         "bool",
         False,

@@ -279,6 +279,13 @@ def test_task_managers_that_fill_the_cpus_evenly_run_on_one_cpu_each() -> None:
     assert lone.status is JobStatus.FINISHED, lone.failure
     assert {allowed for _, _, allowed in lone.collected("lone")} == {tuple(cpus)}
 
+    env = StreamExecutionEnvironment(parallelism=len(cpus))
+    env.configure({"ckptsim.processes.pin-cpus": False})
+    env.from_collection(range(100)).map(cpus_of(3)).collect("free")
+    free = env.execute("left to the scheduler", runtime="processes", timeout=GUARD_S)
+    assert free.status is JobStatus.FINISHED, free.failure
+    assert {allowed for _, _, allowed in free.collected("free")} == {tuple(cpus)}
+
 
 def test_no_actor_thread_or_process_is_left_after_a_job() -> None:
     before = set(threading.enumerate())  # a thread of an earlier test may still be ending
