@@ -297,13 +297,16 @@ class ConfigOption:
     allow: tuple[Any, ...] = ()  # values allowed besides the minimum rule (e.g. -1 = off)
     #: why the option is accepted (Flink has it) but changes nothing in ckptsim; "" if it does
     inert: str = ""
+    #: what a wrong value's message adds: how to get what the user probably meant
+    hint: str = ""
 
     def validate(self, key: str, raw: object) -> Any:
         try:
             value = self.parse(raw)
         except ValueError as error:
+            hint = f" {self.hint}" if self.hint else ""
             raise ConfigError(
-                f"Invalid value {raw!r} for configuration key '{key}': {error}."
+                f"Invalid value {raw!r} for configuration key '{key}': {error}.{hint}"
             ) from None
         if self.minimum is not None and value not in self.allow and value < self.minimum:
             allowed = f"at least {_render(self.kind, self.minimum)}"
@@ -330,6 +333,7 @@ def _opt(
     allow: tuple[Any, ...] = (),
     choices: tuple[str, ...] = (),
     inert: str = "",
+    hint: str = "",
 ) -> ConfigOption:
     parsers: dict[str, Callable[[object], Any]] = {
         "duration": parse_duration,
@@ -343,7 +347,9 @@ def _opt(
         "restart": parse_restart_type,
     }
     parse = _enum_parser(choices) if kind == "enum" else parsers[kind]
-    return ConfigOption(key, kind, default, parse, description, deprecated, minimum, allow, inert)
+    return ConfigOption(
+        key, kind, default, parse, description, deprecated, minimum, allow, inert, hint
+    )
 
 
 _CP = "execution.checkpointing."
@@ -679,6 +685,8 @@ OPTIONS: tuple[ConfigOption, ...] = (
         100,
         "How often a task flushes its partly filled output buffers (0: after every write).",
         deprecated=("execution.buffer-timeout",),
+        hint="Use 0 to flush after every record, or execution.buffer-timeout.enabled: false "
+        "to send only full buffers.",
     ),
     _opt(
         "execution.runtime-mode",

@@ -303,6 +303,15 @@ def test_deprecated_key_and_its_replacement_together_are_an_error(first: str, se
     assert f"'{second}'" in str(info.value)
 
 
+def test_a_negative_buffer_timeout_says_how_to_flush_every_record_or_only_full_buffers() -> None:
+    """Flink's old ``-1 ms`` (only full buffers) is a separate switch now."""
+    with pytest.raises(ConfigError) as info:
+        Configuration({"execution.buffer-timeout": "-1 ms"})
+    message = str(info.value)
+    assert "cannot be negative" in message
+    assert "execution.buffer-timeout.enabled: false" in message
+
+
 def test_a_later_setting_under_the_other_spelling_replaces_the_earlier_one() -> None:
     """Given together, the two spellings are an error; set one after the other (a script's
     configuration, then a setter such as PyFlink's ``set_buffer_timeout``), the later wins."""
