@@ -624,20 +624,22 @@ class StreamTaskCore:
             self._end_of_data()
             return
         if not len(batch):
-            wake = self.chain.source_ready_at(self._now)
-            if wake is not None:
-                self._emit(ScheduleTimer(key=SourceWakeUp(), due=wake))
-                self.mailbox.waiting_for_timer = True  # the timer runs the default action again
+            self._wait_for_source(short_batch=False)
             return
         self.records_in += len(batch)
         self._write(*self.chain.run(batch, None, 1))
         if len(batch) < limit and self.status is TaskStatus.RUNNING:
-            # a short batch: the reader gave what was ready; one that says when more will be
-            # (a rate-limited source) is not asked again before then
-            wake = self.chain.source_ready_at(self._now)
-            if wake is not None and wake > self._now:
-                self._emit(ScheduleTimer(key=SourceWakeUp(), due=wake))
-                self.mailbox.waiting_for_timer = True
+            self._wait_for_source(short_batch=True)
+
+    def _wait_for_source(self, *, short_batch: bool) -> None:
+        """A rate-limited source with nothing (more) ready sleeps until its reader says records
+        will be: the wake-up timer runs the default action again. After a short batch (the
+        reader gave what was ready) only a time still to come counts."""
+        wake = self.chain.source_ready_at(self._now)
+        if wake is None or (short_batch and wake <= self._now):
+            return
+        self._emit(ScheduleTimer(key=SourceWakeUp(), due=wake))
+        self.mailbox.waiting_for_timer = True
 
     def _on_input(self, poll: InputPoll) -> None:
         inputs = self.inputs
