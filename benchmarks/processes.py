@@ -13,7 +13,12 @@ is checked by; the collect variant (issue 26's job) brings every running sum bac
 Every records/s figure is the best of ``--repeat`` interleaved runs; the load average is
 printed, as other work on the machine moves the figures. The CPU time per record (median run;
 the TaskManager processes' and the launching process's apart) moves less with the load: on a
-busy machine it says what the job costs where its wall time cannot.
+busy machine it says what the job costs where its wall time cannot. The launching process's
+figure covers the job (``execute``) only; what this script then spends checking the output
+against a plain loop and freeing it is printed apart. Each ratio is followed by a CPU-bound
+estimate (a TaskManager, like the launching process, runs Python on one core
+at a time, and all share the cores): what the ratio would be if the CPU per record alone
+set the wall time.
 """
 
 from __future__ import annotations
@@ -83,8 +88,9 @@ def main() -> int:
         ("threaded", 2, "collect"),
     ]
     best: dict[tuple[str, int, str], float] = {}
-    #: CPU seconds per run: (the launching process: JobManager, readers, results; TaskManagers)
-    cpu: dict[tuple[str, int, str], list[tuple[float, float]]] = {c: [] for c in configs}
+    #: CPU seconds per run: (the launching process in the job: JobManager, readers, results;
+    #: the TaskManagers; the launching process checking the output and freeing it)
+    cpu: dict[tuple[str, int, str], list[tuple[float, float, float]]] = {c: [] for c in configs}
     load_before = os.getloadavg()
     run(10_000, keys, 2, "processes")  # warm up: first-use imports
     for _ in range(args.repeat):
@@ -92,11 +98,15 @@ def main() -> int:
             runtime, p, sink = config
             main_before, tms_before = cpu_seconds()
             elapsed, result = run(n, keys, p, runtime, expected if sink == "discard" else None)
+            # the TaskManagers have been reaped: their CPU time is all counted
+            main_job, tms_after = cpu_seconds()
             assert final_sums(result) == expected, f"{config}: output differs from a plain loop"
             del result
             gc.collect()  # the result's records are freed on this run's account
-            main_after, tms_after = cpu_seconds()
-            cpu[config].append((main_after - main_before, tms_after - tms_before))
+            main_after, _ = cpu_seconds()
+            cpu[config].append(
+                (main_job - main_before, tms_after - tms_before, main_after - main_job)
+            )
             best[config] = min(best.get(config, float("inf")), elapsed)
     load_after = os.getloadavg()
     print(
@@ -104,23 +114,45 @@ def main() -> int:
         f"(interleaved runs), {os.cpu_count()} cores, load average "
         f"{load_before[0]:.1f} before, {load_after[0]:.1f} after"
     )
+    cores = (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )
+    #: (runtime, p, sink) -> median CPU seconds per record: (launching process, TaskManagers)
+    per_record: dict[tuple[str, int, str], tuple[float, float]] = {}
     for (runtime, p, sink), elapsed in best.items():
         tms = f"{p} TaskManager{'s' if p > 1 else ''}" if runtime == "processes" else "threads"
-        main_cpu = statistics.median(c[0] for c in cpu[(runtime, p, sink)])
-        tm_cpu = statistics.median(c[1] for c in cpu[(runtime, p, sink)])
+        runs = cpu[(runtime, p, sink)]
+        main_cpu = statistics.median(c[0] for c in runs) / n
+        tm_cpu = statistics.median(c[1] for c in runs) / n
+        check_cpu = statistics.median(c[2] for c in runs) / n
+        per_record[(runtime, p, sink)] = (main_cpu, tm_cpu)
         where = (
-            f"CPU per record: {tm_cpu / n * 1e6:.2f} us in the TaskManagers, "
-            f"{main_cpu / n * 1e6:.2f} us in the launching process"
+            f"CPU per record: {tm_cpu * 1e6:.2f} us in the TaskManagers, "
+            f"{main_cpu * 1e6:.2f} us in the launching process"
             if runtime == "processes"
-            else f"CPU per record: {main_cpu / n * 1e6:.2f} us"
+            else f"CPU per record: {main_cpu * 1e6:.2f} us"
         )
-        print(f"  {runtime:<9} {sink:<7} p={p}  {n / elapsed:>12,.0f} records/s  ({tms}; {where})")
+        print(
+            f"  {runtime:<9} {sink:<7} p={p}  {n / elapsed:>12,.0f} records/s  ({tms}; {where}; "
+            f"checking and freeing the output after the job {check_cpu * 1e6:.2f} us)"
+        )
+
+    def cpu_bound(p: int, sink: str) -> float:
+        """The wall time per record if the job were bound by its median CPU times alone: each
+        TaskManager runs Python on one core at a time (one GIL), the launching process
+        likewise, and all of them share the cores (start-up, the wait for the final
+        checkpoint and idle waits come on top)."""
+        main_cpu, tm_cpu = per_record[("processes", p, sink)]
+        return max(tm_cpu / min(p, cores), main_cpu, (tm_cpu + main_cpu) / cores)
+
     for sink in ("collect", "discard"):
         base = best[("processes", 1, sink)]
         for p in (2, 4):
             print(
                 f"processes {sink} p={p} / p=1 = {base / best[('processes', p, sink)]:.2f}"
                 + ("   (target >= 1.5 on 2 cores)" if p == 2 else "")
+                + f"; CPU-bound estimate on {cores} cores "
+                f"{cpu_bound(1, sink) / cpu_bound(p, sink):.2f}"
             )
     threaded, processes = best[("threaded", 2, "collect")], best[("processes", 2, "collect")]
     print(
