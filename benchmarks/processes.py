@@ -15,7 +15,8 @@ printed, as other work on the machine moves the figures. The CPU time per record
 the TaskManager processes' and the launching process's apart) moves less with the load: on a
 busy machine it says what the job costs where its wall time cannot. The launching process's
 figure covers the job (``execute``) only; what this script then spends checking the output
-against a plain loop and freeing it is printed apart. Each ratio is followed by a CPU-bound
+against a plain loop and freeing it is printed apart (the full garbage collection before
+each run is in neither). Each ratio is followed by a CPU-bound
 estimate (a TaskManager, like the launching process, runs Python on one core
 at a time, and all share the cores): what the ratio would be if the CPU per record alone
 set the wall time.
@@ -51,9 +52,11 @@ def cpu_seconds() -> tuple[float, float]:
 
 def run(
     n: int, keys: int, parallelism: int, runtime: str, final: dict[int, int] | None = None
-) -> tuple[float, JobResult]:
-    """One run of the job; with ``final`` (each key's final sum) the discard variant: only
-    the records that reached their key's final sum are collected."""
+) -> tuple[float, JobResult, tuple[float, float]]:
+    """One run of the job: its wall time, its result and its CPU seconds (this process's,
+    its TaskManagers') from the start of ``execute`` to its return (when the TaskManagers
+    have ended); with ``final`` (each key's final sum) the discard variant: only the records
+    that reached their key's final sum are collected."""
     generate, double, key, add = make_functions(keys)
     env = StreamExecutionEnvironment(parallelism=parallelism)
     env.enable_checkpointing(200)
@@ -64,12 +67,14 @@ def run(
         sums = sums.filter(lambda record: record[1] >= final[record[0]])
     sums.collect("out")
     gc.collect()
+    main_before, tms_before = cpu_seconds()
     started = time.perf_counter()
     result = env.execute("processes", runtime=runtime, timeout=600)
     elapsed = time.perf_counter() - started
+    main_after, tms_after = cpu_seconds()
     if not result.succeeded:
         raise SystemExit(f"the job did not finish: {result.status.value} {result.failure}")
-    return elapsed, result
+    return elapsed, result, (main_after - main_before, tms_after - tms_before)
 
 
 def main() -> int:
@@ -96,17 +101,15 @@ def main() -> int:
     for _ in range(args.repeat):
         for config in configs:
             runtime, p, sink = config
-            main_before, tms_before = cpu_seconds()
-            elapsed, result = run(n, keys, p, runtime, expected if sink == "discard" else None)
-            # the TaskManagers have been reaped: their CPU time is all counted
-            main_job, tms_after = cpu_seconds()
+            elapsed, result, (main_job, tms_job) = run(
+                n, keys, p, runtime, expected if sink == "discard" else None
+            )
+            checking, _ = cpu_seconds()
             assert final_sums(result) == expected, f"{config}: output differs from a plain loop"
             del result
             gc.collect()  # the result's records are freed on this run's account
-            main_after, _ = cpu_seconds()
-            cpu[config].append(
-                (main_job - main_before, tms_after - tms_before, main_after - main_job)
-            )
+            checked, _ = cpu_seconds()
+            cpu[config].append((main_job, tms_job, checked - checking))
             best[config] = min(best.get(config, float("inf")), elapsed)
     load_after = os.getloadavg()
     print(
