@@ -713,14 +713,13 @@ class ReduceOperator(KeyedOperator):
     def process_keyed_batch(self, records: Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
         reduce = self.fn
         table = self.backend.table(self.STATE)
-        get = table.get
         out: list[Any] = []
-        append = out.append
+        # method calls, not bound methods in locals: Python 3.11 specialises these calls
         for key, record in zip(keys, cursor(self, records), strict=True):
-            acc = get(key, _MISSING)
+            acc = table.get(key, _MISSING)
             value = record if acc is _MISSING else reduce(acc, record)
             table[key] = value
-            append(value)
+            out.append(value)
         return out
 
 
