@@ -263,8 +263,11 @@ class OperatorChain:
         emits, with its timestamps (None: the records have none). A two-input head takes them
         as its input ``input_index``."""
         operators, costs, keyed = self.operators, self._costs, self._keyed
-        if start == 1 and records is self._read_batch:
-            start = 2  # the source's read ran the map after it already (``read_source``)
+        if self._read_batch is not None and start == 1:
+            # the batch the source read last, which ran the map after it already
+            # (``read_source``); nothing else runs from operator 1 before it
+            assert records is self._read_batch, "run() of a source's read: the list it returned"
+            start = 2
             self._read_batch = None
         with _UserCode(self.labels, start) as user_code:
             head = self.two_input
