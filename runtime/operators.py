@@ -9,8 +9,10 @@ the task's (``runtime.task.sinks``): they do no I/O, their connectors do.
 from __future__ import annotations
 
 import copy
+import dis
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any, Protocol
 
 from runtime.functions import (
@@ -711,14 +713,13 @@ class ReduceOperator(KeyedOperator):
     def process_keyed_batch(self, records: Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
         reduce = self.fn
         table = self.backend.table(self.STATE)
-        get = table.get
         out: list[Any] = []
-        append = out.append
+        # method calls, not bound methods in locals: Python 3.11 specialises these calls
         for key, record in zip(keys, cursor(self, records), strict=True):
-            acc = get(key, _MISSING)
+            acc = table.get(key, _MISSING)
             value = record if acc is _MISSING else reduce(acc, record)
             table[key] = value
-            append(value)
+            out.append(value)
         return out
 
 
@@ -1554,6 +1555,17 @@ class GeneratorReader:
         self._emitted = 0
 
     def read(self, max_records: int, now: int) -> Sequence[Any] | None:
+        indices = self.next_indices(max_records, now)
+        if indices is None:
+            return None
+        fn = self.fn
+        batch = [fn(n) for n in indices]
+        self.advance(len(batch))
+        return batch
+
+    def next_indices(self, max_records: int, now: int) -> range | None:
+        """The ``n`` of the records the next read emits (None: the end); ``advance`` moves the
+        position past them once they were emitted."""
         if self.index >= self.count:
             return None
         limit = max_records
@@ -1565,11 +1577,11 @@ class GeneratorReader:
             allowed = int((now - self._started_at) / 1000 * self.rate) + 1 - self._emitted
             limit = max(0, min(limit, allowed))
         stop = min(self.count, self.index + limit * self.stride)
-        fn = self.fn
-        batch = [fn(n) for n in range(self.index, stop, self.stride)]
-        self.index += len(batch) * self.stride
-        self._emitted += len(batch)
-        return batch
+        return range(self.index, stop, self.stride)
+
+    def advance(self, emitted: int) -> None:
+        self.index += emitted * self.stride
+        self._emitted += emitted
 
     def next_ready(self, now: int) -> int | None:
         if self.rate is None or self.index >= self.count or self._started_at is None:
@@ -1614,6 +1626,38 @@ class GeneratorReader:
                 f"field 'index' is {position['index']}: subtask {subtask} of {parallelism} "
                 f"finishes after emitting all of its {share} records (next index {end})"
             )
+
+
+def generate_mapped(fn: UserFn, then: UserFn, indices: Iterable[int]) -> list[Any]:
+    """``then(fn(n))`` for every ``n``: a generator's records through the map chained right
+    after the source, in one pass (a list less, and a loop less per record). Which of the two
+    an exception came from: ``raised_by_generator``."""
+    return [then(fn(n)) for n in indices]
+
+
+#: the code the pass runs in (its comprehension's, unless the comprehension is inlined), and
+#: the offset of the first instruction after the call of ``fn``: an exception of ``fn`` leaves
+#: that frame before it, one of ``then`` at or after it (a function written in Python is
+#: entered a few cache entries past its call instruction, so the call's own offset is not it)
+_MAPPED_CODE: CodeType = next(
+    (c for c in generate_mapped.__code__.co_consts if isinstance(c, CodeType)),
+    generate_mapped.__code__,
+)
+_MAPPED_INSTRUCTIONS = list(dis.get_instructions(_MAPPED_CODE))
+_MAPPED_THEN_FROM: int = _MAPPED_INSTRUCTIONS[
+    next(i for i, ins in enumerate(_MAPPED_INSTRUCTIONS) if ins.opname == "CALL") + 1
+].offset
+
+
+def raised_by_generator(error: BaseException) -> bool:
+    """Whether ``error``, raised out of ``generate_mapped``, was raised by its ``fn`` (else by
+    its ``then``)."""
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is _MAPPED_CODE:
+            return tb.tb_lasti < _MAPPED_THEN_FROM
+        tb = tb.tb_next
+    raise AssertionError("the exception did not come out of generate_mapped") from error
 
 
 def _only_fields(position: Any, *fields: str) -> None:

@@ -44,6 +44,7 @@ from runtime.operators import (
     CoProcessOperator,
     FilterOperator,
     FlatMapOperator,
+    GeneratorReader,
     KeyedBroadcastProcessOperator,
     KeyedCoProcessOperator,
     KeyedOperator,
@@ -58,6 +59,9 @@ from runtime.operators import (
     SourceOperator,
     TimestampsAndWatermarksOperator,
     TwoInputOperator,
+    cursor,
+    generate_mapped,
+    raised_by_generator,
 )
 from runtime.task.sinks import SinkOperator
 from runtime.windows import WindowOperator
@@ -203,6 +207,10 @@ class OperatorChain:
         self.records_in = [0] * len(self.operators)
         self.records_out = [0] * len(self.operators)
         self.metric_groups: list[MetricGroup] = []
+        #: a map chained right after a generator source runs in the source's read (``open``
+        #: finds it), and the batch last read through it (``run`` of it goes on after the map)
+        self._read_through: MapOperator | None = None
+        self._read_batch: Sequence[Any] | None = None
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -220,6 +228,7 @@ class OperatorChain:
         for index, op in enumerate(self.operators):
             with _UserCode(self.labels, index):
                 op.open(replace(ctx, metrics=self.metric_groups[index]))
+        self._read_through = self._map_after_generator()
         if states is None:
             return
         for index, op in enumerate(self.operators):
@@ -254,6 +263,12 @@ class OperatorChain:
         emits, with its timestamps (None: the records have none). A two-input head takes them
         as its input ``input_index``."""
         operators, costs, keyed = self.operators, self._costs, self._keyed
+        if self._read_batch is not None and start == 1:
+            # the batch the source read last, which ran the map after it already
+            # (``read_source``); nothing else runs from operator 1 before it
+            assert records is self._read_batch, "run() of a source's read: the list it returned"
+            start = 2
+            self._read_batch = None
         with _UserCode(self.labels, start) as user_code:
             head = self.two_input
             if start == 0 and head is not None:
@@ -414,9 +429,14 @@ class OperatorChain:
             return op.keys_of(records)
 
     def read_source(self, max_records: int, now: int) -> Sequence[Any] | None:
-        """The source reads its next batch (empty: none ready yet; None: the end)."""
+        """The source reads its next batch (empty: none ready yet; None: the end). A generator
+        source with a map chained right after it runs the map in the same pass
+        (``_read_mapped``): the batch is then the map's output, and ``run`` of it from
+        operator 1 goes on after the map."""
         source = self.source
         assert source is not None and source.reader is not None
+        if self._read_through is not None:
+            return self._read_mapped(self._read_through, max_records, now)
         with _UserCode(self.labels, 0):
             batch = source.reader.read(max_records, now)
         if batch:
@@ -425,6 +445,53 @@ class OperatorChain:
             cost = self._costs[0]
             self.cost_ms += cost[0] + cost[1] * len(batch)
         return batch
+
+    def _map_after_generator(self) -> MapOperator | None:
+        """The map a generator source's read runs (``_read_mapped``): a map (without side
+        outputs) chained right after it."""
+        source, ops = self.source, self.operators
+        if source is None or type(source.reader) is not GeneratorReader or len(ops) < 2:
+            return None
+        op = ops[1]
+        return op if type(op) is MapOperator and op.side is None else None
+
+    def _read_mapped(self, op: MapOperator, max_records: int, now: int) -> list[Any] | None:
+        """``read_source`` of a generator whose records go through the map ``op`` (operator 1)
+        in the same pass: the counts, costs and ``op``'s cursor as ``run`` would have them; an
+        exception names the operator whose function raised it (with the counts as if the two
+        had run one after the other)."""
+        reader = self.source.reader if self.source is not None else None
+        assert isinstance(reader, GeneratorReader)
+        indices = reader.next_indices(max_records, now)
+        if not indices:
+            return None if indices is None else []
+        n = len(indices)
+        self.records_out[0] += n
+        self.records_in[1] += n
+        try:
+            batch = generate_mapped(reader.fn, op.fn, cursor(op, indices))
+        except Exception as error:
+            if isinstance(error, UserCodeError):
+                raise
+            if raised_by_generator(error):  # the source emitted none of them: the map took none
+                op.loop = None
+                self.records_out[0] -= n
+                self.records_in[1] -= n
+                raise UserCodeError(self.labels[0]) from error
+            self._charge_cost(n)
+            raise UserCodeError(self.labels[1]) from error
+        op.loop = None
+        reader.advance(n)
+        self._charge_cost(n)
+        self.records_out[1] += n
+        self._read_batch = batch
+        return batch
+
+    def _charge_cost(self, n: int) -> None:
+        """The declared costs of the source and the map after it, for a read of ``n``."""
+        for cost in self._costs[:2]:
+            if cost is not None:
+                self.cost_ms += cost[0] + cost[1] * n
 
     def source_watermarks(self) -> TimestampsAndWatermarksOperator | None:
         """A source's watermark generator chained right after it (``from_source``'s
