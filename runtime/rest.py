@@ -355,6 +355,8 @@ def configuration_items(conf: Configuration) -> tuple[tuple[str, str], ...]:
             text = str(value.value)
         elif isinstance(value, dict):
             text = ",".join(f"{k}:{v}" for k, v in value.items())
+        elif isinstance(value, tuple):  # a list option, in Flink's syntax
+            text = ";".join(str(item) for item in value)
         else:
             text = str(value)
         items.append((key, text))
