@@ -1561,7 +1561,11 @@ def checkpoint_config_body(view: JobView) -> JsonDict:
             "delete_on_cancellation": retention != "RETAIN_ON_CANCELLATION",
         },
         "state_backend": "HashMapStateBackend",
-        "checkpoint_storage": "FileSystemCheckpointStorage",
+        "checkpoint_storage": (
+            "JobManagerCheckpointStorage"
+            if dict(view.configuration).get("execution.checkpointing.storage") == "JOBMANAGER"
+            else "FileSystemCheckpointStorage"
+        ),
         "unaligned_checkpoints": c.unaligned,
         "tolerable_failed_checkpoints": c.tolerable_failures,
         "aligned_checkpoint_timeout": c.aligned_checkpoint_timeout,
