@@ -201,13 +201,6 @@ def test_writers_of_one_job_share_their_first_group_and_each_has_an_id_of_its_ow
     assert len(threaded) == 3 and {w[:8] for w in threaded} == {writer("job-1")[:8]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh28: a file sink's state does not record its folder, so a resume into another "
-    "folder cannot commit the restored checkpoint's pending part files where they are, and "
-    "is refused (RestoreError 'give the checkpoint together with the folder its sink wrote'); "
-    "Flink's FileSink committables carry their files' paths, and such a resume runs",
-)
 def test_resuming_into_other_folders_branches_exactly_once_as_flinks_file_sink(
     tmp_path: Path,
 ) -> None:

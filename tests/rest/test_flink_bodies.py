@@ -168,7 +168,7 @@ def test_checkpoint_config_names_the_storage_the_job_checkpoints_to(finished: Fi
     result = env.execute("in memory", runtime="simulation", seed=3, observer=registry)
     assert result.succeeded, result.failure
     (view,) = registry.finished_views()
-    body = registry.get(f"/jobs/{view.job_id}/checkpoints/config", {})
+    body: Any = registry.get(f"/jobs/{view.job_id}/checkpoints/config", {})
     assert body["checkpoint_storage"] == "JobManagerCheckpointStorage"
 
 
