@@ -31,7 +31,13 @@ import msgspec
 from actors.stdout import discard_stdout
 from runtime.checkpoint import TaskId
 from runtime.descriptors import SinkDescriptor, SinkKind
-from runtime.task.sinks import Lineage, lineage_holds, missing_pending, restored_lineage
+from runtime.task.sinks import (
+    ANY_WRITER,
+    Lineage,
+    lineage_holds,
+    missing_pending,
+    restored_lineage,
+)
 
 
 class Connector(Protocol):
@@ -229,6 +235,7 @@ class StagedFiles:
         create: bool = True,
     ) -> None:
         self.directory = directory
+        self._task, self._prefix = task, prefix
         self.staging = directory / ".staging"
         if create:  # (not to look only: ``missing_pending`` before a restore)
             self.staging.mkdir(parents=True, exist_ok=True)
@@ -329,11 +336,81 @@ class StagedFiles:
             f"is gone from {self.staging} (was the sink's directory changed?)"
         )
 
+    def staged_in(self, states: list[Any]) -> Path:
+        """The folder that holds the restored pending part files: this one if it holds part
+        files of the writers the checkpoint restores (the job's own folder, or one moved or
+        copied with the checkpoint), else the one the checkpoint's sink state names
+        (``folder``: a job resumed with another output folder, as a Flink user resumes with a
+        new output path; Flink's FileSink commits its committables at the paths they
+        name)."""
+        named = {
+            state["folder"]
+            for state in states
+            if isinstance(state, dict) and isinstance(state.get("folder"), str)
+        }
+        if len(named) != 1:  # none recorded (an older checkpoint): this folder
+            return self.directory
+        folder = Path(named.pop())
+        if folder.resolve() == self.directory.resolve() or self._holds_restored_output(states):
+            return self.directory
+        return folder
+
+    def _holds_restored_output(self, states: list[Any]) -> bool:
+        """This folder holds a part file (staged, committed or retracted) of a writer the
+        restored lineage names (of any writer, when the checkpoint recorded none)."""
+        writers = {
+            str(entry[0])
+            for state in states
+            if isinstance(state, dict) and isinstance(state.get("lineage"), list)
+            for entry in state["lineage"]
+            if isinstance(entry, list) and entry
+        }
+        found = self._files(self.staging, "pending") + self._files(self.directory, self.suffix)
+        if self.retracted.is_dir():
+            found += self._files(self.retracted, None)
+        if not writers or ANY_WRITER in writers:
+            return bool(found)
+        return any(writer in writers for _, writer, _ in found)
+
+    def _in(self, folder: Path) -> StagedFiles:
+        """This subtask's part files in another folder (only to look and commit there)."""
+        return StagedFiles(folder, self._task, self.suffix, None, self._prefix, create=False)
+
+    def _recover_elsewhere(self, folder: Path, states: list[Any]) -> tuple[list[int], list[str]]:
+        """A resume into another folder: commit the restored pending part files in the
+        folder that staged them (as Flink's FileSink commits its committables at their paths),
+        touching nothing else there, and start this folder as a restore would (the lineage
+        restored, whatever is staged here taken out)."""
+        there = self._in(folder)
+        gone = there.missing_pending(states)
+        if gone is not None:
+            raise there._gone(gone)
+        keep = sorted({int(k) for state in states for k in (state or {}).get("pending", [])})
+        recorded = [s for s in states if isinstance(s, dict) and "lineage" in s]
+        if recorded:
+            there.lineage = restored_lineage(recorded, 0)
+            found = there._files(there.staging, "pending")
+            if there.retracted.is_dir():
+                found += there._files(there.retracted, None)
+            for path, writer, txn in found:
+                pending = txn is not None and txn.isdigit() and int(txn) in keep
+                if pending and there._stands_for(writer, txn, explicit_only=True):
+                    os.replace(path, there.final_path(txn, writer))
+        else:
+            for k in keep:
+                there._commit(k)
+        self.lineage = restored_lineage(recorded, 0) if recorded else None
+        return keep, self._discard_staged(but=self.in_progress)
+
     def _recover(self, states: list[Any]) -> tuple[list[int], list[str]]:
         """Commit the restored lineage's pending files (and bring back its retracted ones)
         and take whatever else is staged out of ``.staging``; returns the restored pending
         checkpoint ids and the names of what left ``.staging``. Committed files outside the
-        lineage go with ``retract_after``."""
+        lineage go with ``retract_after``. Pending files another folder staged are committed
+        there (``_recover_elsewhere``)."""
+        folder = self.staged_in(states)
+        if folder != self.directory:
+            return self._recover_elsewhere(folder, states)
         gone = self.missing_pending(states)  # before anything moves (the same rule a
         if gone is not None:  # restore from a given checkpoint checks before the job starts)
             raise self._gone(gone)
@@ -358,7 +435,15 @@ class StagedFiles:
 
     def missing_pending(self, states: list[Any]) -> int | None:
         """Read-only, before a restore of ``states``: the first restored pending transaction
-        whose part file the restore could not commit (``runtime.task.sinks.missing_pending``)."""
+        whose part file the restore could not commit (``runtime.task.sinks.missing_pending``),
+        looked for in the folder that staged it (``staged_in``)."""
+        folder = self.staged_in(states)
+        if folder != self.directory:
+            return self._in(folder).missing_pending(states)
+        return self._missing_here(states)
+
+    def _missing_here(self, states: list[Any]) -> int | None:
+        """``missing_pending`` in this folder."""
         return missing_pending(
             states,
             [(w, t) for _, w, t in self._files(self.staging, "pending")],
@@ -523,7 +608,7 @@ def missing_pending_file(
             sink.path, task, sink.format, None, sink.part_prefix, sink.part_suffix, create=False
         )
         k = files.missing_pending(states)
-        return None if k is None else (k, str(files.directory))
+        return None if k is None else (k, str(files.staged_in(states)))
     check = getattr(sink.factory, "missing_pending", None) if sink.sink is SinkKind.CUSTOM else None
     if check is None:
         return None

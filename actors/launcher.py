@@ -83,13 +83,15 @@ def execute_environment(env: StreamEnvironment, name: str, /, **options: Any) ->
     """Run a DataStream environment's job on actors (``runtime.datastream.Executor``).
 
     Under ``ckptsim run`` (an active ``actors.session``) the command line's ``-D`` settings
-    and options apply on top of what the script configured, and the result is kept for the
-    command line's summary."""
+    and options apply on top of what the script configured (unless the environment started
+    from them: ``command_line_on_top``), and the result is kept for the command line's
+    summary."""
     active = session.current()
     if active is None:
         job, run = env.job_to_execute(name, options)
         return execute(job, env.configuration, **run)
-    env.configuration.override(active.settings)
+    if env.command_line_on_top:
+        env.configuration.override(active.settings)
     if active.bounded_restarts and bound_restarts_by_default(env.configuration):
         active.bounded.append(name)
     with active.pause_script_timer():

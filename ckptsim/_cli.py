@@ -307,6 +307,8 @@ def cmd_config(args: argparse.Namespace) -> int:
             default = format_memory(opt.default)
         elif isinstance(opt.default, bool):
             default = str(opt.default).lower()  # as Flink writes it
+        elif opt.kind == "list":
+            default = ";".join(opt.default) if opt.default else "(none)"
         keys = opt.deprecated_keys
         deprecated = (
             f"  [also read from the deprecated key{'s' if len(keys) > 1 else ''} {', '.join(keys)}]"

@@ -235,6 +235,15 @@ def parse_map(value: object) -> dict[str, str]:
     raise ValueError("expected key:value pairs separated by commas (k1:v1,k2:v2) or a mapping")
 
 
+def parse_list(value: object) -> tuple[str, ...]:
+    """Flink's list syntax (``a;b;c``) or a list of strings: the non-empty items."""
+    if isinstance(value, str):
+        return tuple(item.strip() for item in value.split(";") if item.strip())
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        return tuple(item.strip() for item in value if item.strip())
+    raise ValueError("expected items separated by semicolons (a;b;c) or a list of strings")
+
+
 def parse_string(value: object) -> str:
     if isinstance(value, str) and value.strip():
         return value.strip()
@@ -343,6 +352,7 @@ def _opt(
         "string": parse_string,
         "path": parse_path,
         "map": parse_map,
+        "list": parse_list,
         "float": parse_float,
         "restart": parse_restart_type,
     }
@@ -641,6 +651,21 @@ OPTIONS: tuple[ConfigOption, ...] = (
         inert="buffers are cut at the segment size (and ckptsim.buffer.records)",
     ),
     _opt("parallelism.default", "int", 1, "Default parallelism of operators.", minimum=1),
+    _opt(
+        "execution.program-config.enabled",
+        "bool",
+        True,
+        "A PyFlink program under ckptsim run may change the settings it starts from (-D, "
+        "-p, config.yaml); false: a change fails its execute(), naming each one.",
+        deprecated=("execution.allow-client-job-configurations",),
+    ),
+    _opt(
+        "execution.program-config.wildcards",
+        "list",
+        (),
+        "Keys a PyFlink program may change although execution.program-config.enabled is "
+        "false: key1;key2.",
+    ),
     _opt(
         "pipeline.global-job-parameters",
         "map",
@@ -1171,6 +1196,27 @@ def _yaml_scalar(value: str) -> str:
 
 def option(key: str) -> ConfigOption:
     return _BY_KEY[key]
+
+
+def canonical_key(key: str) -> str:
+    """The current name of a key (a deprecated spelling's), or the key itself if unknown."""
+    opt = _BY_KEY.get(key) or _DEPRECATED.get(key)
+    return key if opt is None else opt.key
+
+
+def flink_string(key: str, value: Any) -> str:
+    """A setting's value as Flink writes it in messages: ``10 ms``, ``true``, ``{k: v}``,
+    ``a;b``."""
+    opt = _BY_KEY.get(key) or _DEPRECATED.get(key)
+    if opt is not None and opt.kind == "duration" and isinstance(value, int):
+        return format_duration(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {v}" for k, v in value.items()) + "}"
+    if isinstance(value, tuple):
+        return ";".join(str(item) for item in value)
+    return str(value)
 
 
 def is_known(key: str) -> bool:

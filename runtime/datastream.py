@@ -97,6 +97,10 @@ class StreamEnvironment:
     hands it to its executor (given to the constructor, or the class's ``executor``)."""
 
     executor: Executor | None = None
+    #: under ``ckptsim run``, the command line's ``-D`` settings apply on top of what the
+    #: program configured (ckptsim's own API); False: they are where the program's settings
+    #: start from, and the program's own win (Flink's precedence, the PyFlink facade)
+    command_line_on_top: bool = True
 
     def __init__(
         self,

@@ -380,6 +380,11 @@ def _check_sink_states(checkpoint: LoadedCheckpoint, op: StreamNode) -> None:
             if writer is not None and not isinstance(writer, str):
                 raise RestoreError(f"{where}.writer' must be a string, got {_brief(writer)}")
             continue
+        folder = saved.get("folder")
+        if folder is not None and (not isinstance(folder, str) or not folder.strip()):
+            raise RestoreError(
+                f"{where}.folder' must be the folder the sink wrote (a path), got {_brief(folder)}"
+            )
         lineage = saved.get("lineage")
         if lineage is None:
             continue

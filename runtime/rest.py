@@ -355,6 +355,8 @@ def configuration_items(conf: Configuration) -> tuple[tuple[str, str], ...]:
             text = str(value.value)
         elif isinstance(value, dict):
             text = ",".join(f"{k}:{v}" for k, v in value.items())
+        elif isinstance(value, tuple):  # a list option, in Flink's syntax
+            text = ";".join(str(item) for item in value)
         else:
             text = str(value)
         items.append((key, text))
@@ -1559,7 +1561,11 @@ def checkpoint_config_body(view: JobView) -> JsonDict:
             "delete_on_cancellation": retention != "RETAIN_ON_CANCELLATION",
         },
         "state_backend": "HashMapStateBackend",
-        "checkpoint_storage": "FileSystemCheckpointStorage",
+        "checkpoint_storage": (
+            "JobManagerCheckpointStorage"
+            if dict(view.configuration).get("execution.checkpointing.storage") == "JOBMANAGER"
+            else "FileSystemCheckpointStorage"
+        ),
         "unaligned_checkpoints": c.unaligned,
         "tolerable_failed_checkpoints": c.tolerable_failures,
         "aligned_checkpoint_timeout": c.aligned_checkpoint_timeout,

@@ -25,7 +25,9 @@ for: ``"lineage": [[writer, up_to], ...]``, the writers (attempts of the sink su
 run and the runs it was resumed from) whose part files up to checkpoint ``up_to`` make up its
 output, oldest first, the last one this writer up to the checkpoint itself. A restore hands it
 to the connector, which makes the committed files exactly those (``actors.connectors``),
-whatever other runs committed into the folder since.
+whatever other runs committed into the folder since. It records its ``folder`` (as the job
+named it) too: a job resumed with another folder commits the restored pending part files in
+the folder that staged them, and writes on in its own.
 
 Without checkpointing (and for the print sink) records are written directly; a collect sink
 publishes everything when the task ends.
@@ -190,6 +192,10 @@ class SinkOperator(Operator):
         if self.writer_id is not None:
             own = [(self.writer_id, checkpoint_id)] if self._precommitted else []
             state["lineage"] = [[w, k] for w, k in [*self.lineage, *own]]
+        if self.descriptor.sink is SinkKind.FILE and self.descriptor.path is not None:
+            # where its pending part files are: a resume into another folder commits them
+            # there, as Flink's FileSink committables carry their files' paths
+            state["folder"] = self.descriptor.path
         return state
 
     # --- Committer ------------------------------------------------------------------------------

@@ -1044,6 +1044,35 @@ def test_resuming_into_a_cleaned_sink_folder_is_refused_naming_the_missing_file(
     assert f"but {out} holds no part file of it" in message, message
 
 
+def test_resuming_into_another_folder_commits_the_pending_file_where_it_was_staged(
+    tmp_path: Path,
+) -> None:
+    """A savepoint's sink state names its folder: a job resumed with another output folder
+    finds the savepoint's pending part file in the folder that staged it (committed there, as
+    Flink's FileSink commits its committables at their paths) and writes on in its own; the
+    two folders together hold every record once. With that folder emptied, the resume is
+    refused naming it, not the new one. (A resume of a killed run into other folders, whose
+    pending files are still staged: tests/actors/test_lineage.py.)"""
+    out, other = tmp_path / "out", tmp_path / "other"
+    first, _ = simulate(build=with_checkpoint_dir(tmp_path, stop_after=800, out=out))
+    (path,) = first.savepoints
+    settings = {"execution.state-recovery.path": path}
+    resumed, _ = simulate(
+        build=with_checkpoint_dir(tmp_path / "again", out=other), settings=settings
+    )
+    assert resumed.status is JobStatus.FINISHED
+    assert observe(read_part_files(out) + read_part_files(other)) == failure_free()
+    for part in out.rglob("*"):
+        if part.is_file():
+            part.unlink()
+    with pytest.raises(RestoreError) as refused:
+        simulate(
+            build=with_checkpoint_dir(tmp_path / "third", out=tmp_path / "x"), settings=settings
+        )
+    message = str(refused.value)
+    assert f"but {out} holds no part file of it" in message, message
+
+
 def test_a_job_that_fails_for_good_shows_readers_only_what_checkpoints_committed(
     tmp_path: Path,
 ) -> None:

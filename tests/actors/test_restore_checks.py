@@ -456,6 +456,33 @@ def test_a_crafted_lineage_of_a_file_sink_exits_2_naming_the_file_and_field(
     assert not list((tmp_path / "out").glob("part-*-end.*"))
 
 
+@pytest.mark.parametrize("folder", [5, "", ["out"]])
+def test_a_crafted_folder_of_a_file_sink_exits_2_naming_the_file_and_field(
+    retained_files: tuple[Path, Path],
+    tmp_path: Path,
+    folder: object,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A file sink's state names the folder that staged its pending part files (a resume into
+    another folder commits them there): one that is no path is refused before the job
+    starts."""
+    retained, out_folder = retained_files
+    chk = tmp_path / "chk" / retained.name
+    shutil.copytree(retained, chk)
+    shutil.copytree(out_folder, tmp_path / "out")
+    state = json.loads(state_file_of(chk, "counts#0").read_text())["operator_states"]
+    assert state["sink-files"]["folder"] == str(out_folder)
+    path = set_operator_state(
+        chk, "counts#0", "sink-files", {**state["sink-files"], "folder": folder}
+    )
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT_INTO_FILES.format(out=str(tmp_path / "out")))
+    assert main(["run", str(script), "-q", "--simulate", "--from-checkpoint", str(chk)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and err.startswith("ckptsim run: "), err
+    assert str(path) in err and "field 'operator_states['sink-files'].folder'" in err, err
+
+
 #: the counting job into part files under {out}, as a script for ``ckptsim run``
 SCRIPT_INTO_FILES = """
 from pathlib import Path

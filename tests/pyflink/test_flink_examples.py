@@ -81,7 +81,9 @@ def test_checkpoint_config_of_the_program_reaches_the_job(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """PyFlink's checkpoint config setters configure the job ckptsim runs (Flink's REST body
-    of the job's checkpoint config, from its archive); -D applies on top of the program."""
+    of the job's checkpoint config, from its archive). A -D is where the program starts
+    from: the program's own setter wins over it, as under ``flink run -D`` (Flink's
+    context environment starts from the cluster's configuration)."""
     stats = tmp_path / "stats.json"
     code, _, err = run(
         capsys,
@@ -98,7 +100,7 @@ def test_checkpoint_config_of_the_program_reaches_the_job(
     assert config["interval"] == 50
     assert config["mode"] == "exactly_once"
     assert config["timeout"] == 60_000
-    assert config["min_pause"] == 5  # -D over the program's 10
+    assert config["min_pause"] == 10  # the program's, not the -D's 5
     assert config["max_concurrent"] == 1
     assert config["tolerable_failed_checkpoints"] == 3
     assert config["unaligned_checkpoints"] is True

@@ -283,7 +283,9 @@ def test_global_job_parameters_reach_every_function(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``set_global_job_parameters`` (``pipeline.global-job-parameters``) is what a function's
-    runtime context answers ``get_job_parameter`` with; ``-D`` replaces it."""
+    runtime context answers ``get_job_parameter`` with. A ``-D`` is what the program starts
+    from: the program's own setting wins over it, as under ``flink run -D`` (checked on Flink
+    2.3.0: ``blue/none``)."""
     script = program(
         tmp_path,
         """
@@ -309,8 +311,18 @@ def test_global_job_parameters_reach_every_function(
     code, out, _ = run(capsys, script, "--simulate")
     assert (code, out) == (0, "blue/none:1\nblue/none:2\n")
     code, out, _ = run(capsys, script, "--simulate", "-D", "pipeline.global-job-parameters=other:x")
-    # the command line's -D applies on top of the program's settings, as for every key
-    assert (code, out.splitlines()[0]) == (0, "none/x:1")
+    assert (code, out) == (0, "blue/none:1\nblue/none:2\n")
+    without = Path(script).with_name("without.py")
+    without.write_text(
+        Path(script)
+        .read_text()
+        .replace('env.get_config().set_global_job_parameters({"tag": "blue"})\n', "")
+        .replace('assert env.get_config().get_global_job_parameters() == {"tag": "blue"}\n', "")
+    )
+    code, out, _ = run(
+        capsys, str(without), "--simulate", "-D", "pipeline.global-job-parameters=other:x"
+    )
+    assert (code, out) == (0, "none/x:1\nnone/x:2\n")  # what the program did not set
 
 
 def test_a_typed_stream_prints_on_the_prefixes_of_the_subtasks_that_made_it(
@@ -379,3 +391,80 @@ def test_a_program_may_print_many_streams_as_in_flink(
         "same> b",
         "same> bb",
     ]
+
+
+_CHANGES_SETTINGS = """
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    env.get_config().set_global_job_parameters({"tag": "blue"})
+    env.get_checkpoint_config().set_min_pause_between_checkpoints(10)
+    env.from_collection([1, 2]).print()
+    env.execute()
+    """
+
+
+def test_with_program_config_disabled_a_programs_changes_fail_its_execute_naming_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``execution.program-config.enabled: false`` (Flink's ``StreamContextEnvironment``
+    check): each setting the program added or changed over what it started from is named in
+    Flink's words (``was changed from 5 to 10 ms``, ``:1 not allowed``); the run exits 2 before
+    the job starts. The deprecated key says the same."""
+    script = program(tmp_path, _CHANGES_SETTINGS)
+    for key in ("execution.program-config.enabled", "execution.allow-client-job-configurations"):
+        code, out, err = run(
+            capsys,
+            script,
+            "--simulate",
+            "-D",
+            f"{key}=false",
+            "-D",
+            "pipeline.global-job-parameters=other:x",
+            "-D",
+            "execution.checkpointing.min-pause=5",
+        )
+        assert (code, out) == (2, "")
+        (line,) = [line for line in err.splitlines() if "Not allowed" in line]
+        assert (
+            "Configuration execution.checkpointing.min-pause was changed from 5 ms to 10 ms."
+            in line
+        )
+        assert "Configuration parallelism.default:1 not allowed." in line
+        assert (
+            "Configuration pipeline.global-job-parameters was changed from {other: x} to "
+            "{tag: blue}." in line
+        )
+        assert "execution.program-config.wildcards" in line
+        assert "Job " not in err  # no job ran
+
+
+def test_program_config_wildcards_let_a_program_change_those_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``execution.program-config.wildcards`` lists the keys a program may change although
+    ``execution.program-config.enabled`` is false; a change to another key still fails, and
+    a setting the program leaves as it started is no change."""
+    script = program(tmp_path, _CHANGES_SETTINGS)
+    disabled = ["--simulate", "-D", "execution.program-config.enabled=false", "-p", "1"]
+    code, out, err = run(
+        capsys,
+        script,
+        *disabled,
+        "-D",
+        "execution.program-config.wildcards=pipeline.global-job-parameters;"
+        "execution.checkpointing.min-pause",
+    )
+    assert (code, out) == (0, "1\n2\n"), err
+    code, out, err = run(
+        capsys,
+        script,
+        *disabled,
+        "-D",
+        "execution.program-config.wildcards=pipeline.global-job-parameters",
+    )
+    assert code == 2
+    (line,) = [line for line in err.splitlines() if "Not allowed" in line]
+    assert "execution.checkpointing.min-pause:10 ms not allowed." in line
+    assert "global-job-parameters" not in line and "parallelism" not in line

@@ -154,6 +154,24 @@ def test_checkpoint_config(finished: Finished, reference: str) -> None:
     assert body["mode"] == "exactly_once" and body["interval"] == 30 and body["timeout"] == 60
 
 
+def test_checkpoint_config_names_the_storage_the_job_checkpoints_to(finished: Finished) -> None:
+    """``checkpoint_storage`` is Flink's class name of the storage the job was given:
+    ``FileSystemCheckpointStorage`` by default (a run always has a checkpoint folder), and
+    ``JobManagerCheckpointStorage`` for ``execution.checkpointing.storage: jobmanager``."""
+    assert ours(finished, "/checkpoints/config")["checkpoint_storage"] == (
+        "FileSystemCheckpointStorage"
+    )
+    registry = JobRegistry()
+    env = StreamExecutionEnvironment()
+    keyed_sum(env)
+    env.configure({"execution.checkpointing.storage": "jobmanager"})
+    result = env.execute("in memory", runtime="simulation", seed=3, observer=registry)
+    assert result.succeeded, result.failure
+    (view,) = registry.finished_views()
+    body: Any = registry.get(f"/jobs/{view.job_id}/checkpoints/config", {})
+    assert body["checkpoint_storage"] == "JobManagerCheckpointStorage"
+
+
 def test_completed_checkpoint_details_and_subtasks(finished: Finished) -> None:
     cid = by_status(finished, "COMPLETED")
     details = ours(finished, f"/checkpoints/details/{cid}")

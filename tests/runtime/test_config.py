@@ -16,6 +16,8 @@ from runtime.config import (
     CheckpointingMode,
     ConfigError,
     Configuration,
+    canonical_key,
+    flink_string,
     parse_duration,
     parse_memory,
 )
@@ -470,3 +472,31 @@ def test_flinks_config_yaml_is_read_as_flat_keys_and_other_yaml_is_refused() -> 
         parse_config_yaml("patterns:\n  - org.a\n")
     with pytest.raises(ConfigError, match="line 1"):
         parse_config_yaml("just words\n")
+
+
+def test_a_list_option_takes_flinks_semicolon_syntax_or_a_list_of_strings() -> None:
+    conf = Configuration({"execution.program-config.wildcards": " a.b ; c.d;;"})
+    assert conf["execution.program-config.wildcards"] == ("a.b", "c.d")
+    conf.set("execution.program-config.wildcards", ["x"])
+    assert conf["execution.program-config.wildcards"] == ("x",)
+    assert Configuration()["execution.program-config.wildcards"] == ()
+    with pytest.raises(ConfigError, match="separated by semicolons"):
+        conf.set("execution.program-config.wildcards", 3)
+
+
+def test_values_are_written_as_flink_writes_them_in_its_messages() -> None:
+    assert flink_string("execution.checkpointing.min-pause", 10) == "10 ms"
+    assert flink_string("execution.checkpointing.timeout", 600_000) == "10 min"
+    assert flink_string("execution.checkpointing.unaligned.enabled", True) == "true"
+    assert flink_string("pipeline.global-job-parameters", {"tag": "blue"}) == "{tag: blue}"
+    assert flink_string("execution.program-config.wildcards", ("a", "b")) == "a;b"
+    assert flink_string("parallelism.default", 4) == "4"
+    assert canonical_key("execution.allow-client-job-configurations") == (
+        "execution.program-config.enabled"
+    )
+    assert canonical_key("no.such.key") == "no.such.key"
+    # and as Flink's /jobmanager/config lists them
+    from runtime.rest import configuration_items  # noqa: PLC0415
+
+    listed = Configuration({"execution.program-config.wildcards": "a;b"})
+    assert configuration_items(listed) == (("execution.program-config.wildcards", "a;b"),)

@@ -2,7 +2,8 @@
 
 A live view of the environment's Flink configuration: every getter reads and every setter
 writes a key of ``execution.checkpointing.*`` (``ckptsim config`` lists them), so PyFlink's
-calls and ``-D`` settings meet in one place (``-D`` on the command line applies on top).
+calls and ``-D`` settings meet in one place (the program starts from the command line's
+``-D``, and its setters win over it, as in Flink).
 """
 
 from __future__ import annotations

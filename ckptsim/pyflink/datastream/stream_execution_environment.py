@@ -7,7 +7,9 @@ runs the job on ckptsim's actors, with ``ckptsim run``'s ``-D`` settings, ``--si
 - the default parallelism is the number of CPU cores (Flink's local environment), unless the
   program sets one (``set_parallelism``, or ``parallelism.default`` in its configuration),
   which wins over ``ckptsim run -p`` / ``-D parallelism.default`` (as it wins over
-  ``flink run -p``); the command line's other settings apply on top of the program's;
+  ``flink run -p``); the command line's other settings are where the program starts from,
+  and what the program sets wins over them (``execution.program-config.enabled: false``
+  forbids it that);
 - ``execute()`` runs what the program built since the previous ``execute()`` (the operators
   added since, with the upstream operators they read from), and raises when the job fails;
 - ``from_collection`` is a source of parallelism 1.
@@ -39,7 +41,8 @@ from ckptsim.pyflink.datastream.data_stream import (
 )
 from ckptsim.pyflink.datastream.execution_mode import RuntimeExecutionMode
 from runtime import datastream as ck
-from runtime.config import CheckpointingMode
+from runtime.config import CheckpointingMode, ConfigError, canonical_key, flink_string
+from runtime.config import Configuration as CkptsimConfiguration
 from runtime.descriptors import SourceDescriptor
 from runtime.graph import GraphError, StreamGraph, StreamNode
 from runtime.operators import CollectionReader, OperatorContext, SourceReader
@@ -83,9 +86,15 @@ _DIRECTORY_KEYS = (
 _STATE_BACKEND_KEYS = ("state.backend.", "state.changelog.", "dstl.")
 
 
+_UNSET = object()
+
+
 class _Environment(CkptsimEnvironment):
     """ckptsim's environment with Flink's precedence for the default parallelism: the
-    program's, else the configuration's (``-p``, ``-D``), else the CPU cores."""
+    program's, else the configuration's (``-p``, ``-D``), else the CPU cores. The command
+    line's settings are where it starts from, not on top of the program's."""
+
+    command_line_on_top = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -113,9 +122,14 @@ class StreamExecutionEnvironment:
 
     def __init__(self, j_stream_execution_environment: Any = None, serializer: Any = None) -> None:
         self._env = _Environment()
+        #: what the program starts from under ``ckptsim run`` (its -D, -p and config.yaml),
+        #: as Flink's context environment starts from the cluster's configuration: the
+        #: program's own settings win over it (None outside ``ckptsim run``)
+        self._cluster: CkptsimConfiguration | None = None
         active = sessions.current()
         if active is not None:  # ckptsim run's -D and -p, as flink run's are in the program's
             self._env.configuration.override(active.settings)
+            self._cluster = CkptsimConfiguration(active.settings)
         self._config: ExecutionConfig | None = None
         self._python_chaining = True
         self._job_name: str | None = None
@@ -495,9 +509,15 @@ class StreamExecutionEnvironment:
     def execute(self, job_name: str | None = None) -> JobExecutionResult:
         """Run the job on ckptsim's actors; raises when it fails (as Flink's)."""
         name = job_name or self._job_name or "Flink Streaming Job"
-        active = sessions.current()
-        if active is not None:  # the command line's settings, before deciding on fusion
-            self._env.configuration.override(active.settings)
+        changes = self._not_allowed_changes()
+        if changes:
+            raise ConfigError(
+                "Not allowed configuration change(s) were detected "
+                "(execution.program-config.enabled is false): "
+                + " ".join(changes)
+                + " Remove them from the program, or list their keys in "
+                "execution.program-config.wildcards."
+            )
         graph = self._graph_to_run()
         self._align(graph)
         if self._setting("execution.runtime-mode") == "BATCH":
@@ -515,6 +535,32 @@ class StreamExecutionEnvironment:
         if not result.succeeded:
             raise JobFailed(result)
         return JobExecutionResult(result)
+
+    def _not_allowed_changes(self) -> list[str]:
+        """Flink's check of a program's configuration changes: with
+        ``execution.program-config.enabled: false`` (read where the program started from), each
+        setting the program added or changed, in Flink's words, unless its key is one of
+        ``execution.program-config.wildcards``."""
+        cluster = self._cluster
+        if cluster is None or cluster["execution.program-config.enabled"]:
+            return []
+        allowed = {canonical_key(key) for key in cluster["execution.program-config.wildcards"]}
+        before = cluster.explicit()
+        after = self._env.configuration.explicit()
+        program_parallelism = self._env.program_parallelism
+        if program_parallelism is not None:
+            after["parallelism.default"] = program_parallelism
+        changes = []
+        for key in sorted(after):
+            if key in allowed or before.get(key, _UNSET) == after[key]:
+                continue
+            value = flink_string(key, after[key])
+            if key in before:
+                was = flink_string(key, before[key])
+                changes.append(f"Configuration {key} was changed from {was} to {value}.")
+            else:
+                changes.append(f"Configuration {key}:{value} not allowed.")
+        return changes
 
     def _batch_parallelism(self, graph: StreamGraph) -> None:
         """Each operator of a BATCH job at the parallelism Flink's adaptive batch scheduler

@@ -64,11 +64,11 @@ def test_a_restored_collect_sink_commits_the_restored_transactions_of_their_writ
 
 def test_an_empty_transaction_is_not_pending_and_an_aborted_one_commits_with_a_later_one() -> None:
     sink = files()
-    assert sink.snapshot_state(1) == {"pending": []}
+    assert sink.snapshot_state(1) == {"pending": [], "folder": "/tmp/x"}
     sink.process_batch(["a"])
     sink.snapshot_state(2)  # checkpoint 2 is aborted later
     sink.process_batch(["b"])
-    assert sink.snapshot_state(3) == {"pending": [2, 3]}
+    assert sink.snapshot_state(3) == {"pending": [2, 3], "folder": "/tmp/x"}
     sink.notify_checkpoint_aborted(2)
     sink.notify_checkpoint_complete(3)
     effects = sink.take_effects()
@@ -84,7 +84,7 @@ def test_an_empty_transaction_is_not_pending_and_an_aborted_one_commits_with_a_l
     assert effects[-1] == Traced(
         event="sink_committed", fields={"sink": "sink-f", "checkpoint_id": 3, "files": 2}
     )
-    assert sink.snapshot_state(4) == {"pending": []}
+    assert sink.snapshot_state(4) == {"pending": [], "folder": "/tmp/x"}
 
 
 def test_a_restore_recovers_the_restored_transactions() -> None:
@@ -149,11 +149,12 @@ def test_a_file_sink_state_records_its_lineage_from_its_first_transaction_on() -
     """Per writer, its part files up to a checkpoint: this writer's entry appears with its
     first transaction and moves with each snapshot."""
     sink = files(writer_id="w1")
-    assert sink.snapshot_state(1) == {"pending": [], "lineage": []}
+    folder = {"folder": "/tmp/x"}  # where its part files are (a resume elsewhere commits there)
+    assert sink.snapshot_state(1) == {"pending": [], "lineage": [], **folder}
     sink.process_batch(["a"])
-    assert sink.snapshot_state(2) == {"pending": [2], "lineage": [["w1", 2]]}
+    assert sink.snapshot_state(2) == {"pending": [2], "lineage": [["w1", 2]], **folder}
     sink.notify_checkpoint_complete(2)
-    assert sink.snapshot_state(3) == {"pending": [], "lineage": [["w1", 3]]}
+    assert sink.snapshot_state(3) == {"pending": [], "lineage": [["w1", 3]], **folder}
 
 
 def test_a_restored_file_sink_extends_the_restored_lineage() -> None:
@@ -161,7 +162,11 @@ def test_a_restored_file_sink_extends_the_restored_lineage() -> None:
     restored = {"pending": [5], "lineage": [["w0", 3], ["w1", 5]]}
     sink.restore_sink([restored], 5)
     assert sink.take_effects() == [SinkRecover(sink="sink-f", states=(restored,), checkpoint_id=5)]
-    assert sink.snapshot_state(6) == {"pending": [], "lineage": [["w0", 3], ["w1", 5]]}
+    assert sink.snapshot_state(6) == {
+        "pending": [],
+        "lineage": [["w0", 3], ["w1", 5]],
+        "folder": "/tmp/x",
+    }
     sink.process_batch(["a"])
     assert sink.snapshot_state(7)["lineage"] == [["w0", 3], ["w1", 5], ["w2", 7]]
 
