@@ -21,7 +21,7 @@ from runtime.checkpoint import TaskId
 from runtime.job import JobResult
 from runtime.status import JobStatus
 from runtime.storage import load_checkpoint
-from tests.actors.test_failover import counting, failure_free, observe, read_part_files
+from tests.actors.test_failover import PART, counting, failure_free, observe, read_part_files
 
 RETAIN: dict[str, object] = {
     "execution.checkpointing.num-retained": 3,
@@ -199,3 +199,34 @@ def test_writers_of_one_job_share_their_first_group_and_each_has_an_id_of_its_ow
     assert len({w[:8] for w in ids}) == 2
     threaded = {writer_id("job-1", TASK, 0, "sink-out", deterministic=False) for _ in range(3)}
     assert len(threaded) == 3 and {w[:8] for w in threaded} == {writer("job-1")[:8]}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="fresh28: a file sink's state does not record its folder, so a resume into another "
+    "folder cannot commit the restored checkpoint's pending part files where they are, and "
+    "is refused (RestoreError 'give the checkpoint together with the folder its sink wrote'); "
+    "Flink's FileSink committables carry their files' paths, and such a resume runs",
+)
+def test_resuming_into_other_folders_branches_exactly_once_as_flinks_file_sink(
+    tmp_path: Path,
+) -> None:
+    """A Flink user resumes a stopped job with a new output path (``flink run -s`` with other
+    arguments), twice from the same checkpoint: each branch's new folder holds what came after
+    the checkpoint, and with the first run's part files up to it (whose pending ones the resume
+    commits where they were written) it is the failure-free output, once per record."""
+    first_out = tmp_path / "out1"
+    first = run(first_out, tmp_path / "chk1", seed=1, kill_after=0.03)
+    kept = retained(first)
+    assert first.status is JobStatus.CANCELED and len(kept) == 3
+    upto = load_checkpoint(kept[0]).checkpoint_id
+    for branch, seed in (("out2", 2), ("out3", 3)):
+        resumed = run(tmp_path / branch, tmp_path / f"chk{seed}", seed=seed, start_from=kept[0])
+        assert resumed.status is JobStatus.FINISHED
+        before = [
+            json.loads(line)
+            for part in sorted(first_out.glob("part-*"))
+            if (m := PART.fullmatch(part.name)) and m["txn"] != "end" and int(m["txn"]) <= upto
+            for line in part.read_text().splitlines()
+        ]
+        assert observe(before + read_part_files(tmp_path / branch)) == failure_free()
