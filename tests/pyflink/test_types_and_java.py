@@ -142,6 +142,25 @@ def test_collected_floats_read_back_as_java_prints_them() -> None:
     assert printed(Types.FLOAT())(as_float(0.1)) == printed(Types.FLOAT())(0.1) == "0.1"
 
 
+def test_collected_big_decimals_read_back_as_plain_numbers() -> None:
+    """PyFlink 2.3's ``execute_and_collect`` gives a ``BIG_DEC`` back as the plain number of
+    Java's ``BigDecimal`` (``from_collection([Decimal("1E+5")], Types.BIG_DEC())`` collects
+    ``Decimal('100000')`` there; ckptsim gave ``Decimal('1E+5')``), also inside a ``TUPLE``;
+    the scale of the others stays (``1.10``), and ``print()`` writes Java's ``toString``."""
+    back = collected(Types.BIG_DEC())
+    values = [Decimal("1E+5"), Decimal("1.10"), Decimal("-0.0001"), Decimal("1E-10")]
+    assert [repr(back(v)) for v in values] == [
+        "Decimal('100000')",
+        "Decimal('1.10')",
+        "Decimal('-0.0001')",
+        "Decimal('1E-10')",
+    ]
+    assert back(None) is None
+    pair = collected(Types.TUPLE([Types.STRING(), Types.BIG_DEC()]))
+    assert repr(pair(("a", Decimal("2.5E+2")))) == "('a', Decimal('250'))"
+    assert printed(Types.BIG_DEC())(Decimal("1E+5")) == "1E+5"
+
+
 PRINTED: list[tuple[Any, Any, str]] = [
     (None, "text", "text"),
     (None, ("a", 1), "('a', 1)"),

@@ -59,7 +59,8 @@ class TypeInformation:
         return "null" if value is None else str(value)
 
     def holds_float(self) -> bool:
-        """Whether values of this type hold a ``FLOAT`` (which ``collected`` changes)."""
+        """Whether values of this type hold a ``FLOAT`` or a ``BIG_DEC`` (which ``collected``
+        changes)."""
         return False
 
     def collected(self, value: Any) -> Any:
@@ -158,10 +159,14 @@ class BasicTypeInfo(TypeInformation):
         return str(value)
 
     def holds_float(self) -> bool:
-        return self._basic_type is BasicType.FLOAT
+        return self._basic_type in (BasicType.FLOAT, BasicType.BIG_DEC)
 
     def collected(self, value: Any) -> Any:
-        if value is None or self._basic_type is not BasicType.FLOAT:
+        if value is None:
+            return value
+        if self._basic_type is BasicType.BIG_DEC:  # Java's BigDecimal.toPlainString: 1E+5 is
+            return Decimal(format(value, "f"))  # 100000, 1.10 stays 1.10, 1E-10 stays
+        if self._basic_type is not BasicType.FLOAT:
             return value
         return float(_java.float_to_string(float(value)))
 
