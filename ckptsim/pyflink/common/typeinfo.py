@@ -782,18 +782,6 @@ class Types:
         return SqlTimeTypeInfo.TIMESTAMP()
 
     @staticmethod
-    def LOCAL_DATE() -> TypeInformation:
-        return LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_DATE)
-
-    @staticmethod
-    def LOCAL_TIME() -> TypeInformation:
-        return LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_TIME)
-
-    @staticmethod
-    def LOCAL_DATE_TIME() -> TypeInformation:
-        return LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_DATE_TIME)
-
-    @staticmethod
     def PICKLED_BYTE_ARRAY() -> TypeInformation:
         return PickledBytesTypeInfo()
 
