@@ -181,6 +181,20 @@ def test_types_has_the_methods_of_pyflinks_types_and_no_others() -> None:
     assert [n for n in dir(Types) if not n.startswith("_")] == pyflinks
 
 
+def test_a_tuple_with_a_none_field_is_refused_as_flinks_serializers_refuse_it() -> None:
+    """Flink 2.3 fails a job whose ``TUPLE`` record has a None field (Java's
+    ``NullFieldException`` in ``from_collection``, ``TypeError: an integer is required`` from
+    PyFlink's coder after a ``map``); ckptsim printed ``(null,x)``. A ``ROW``'s fields may be
+    None."""
+    pair = Types.TUPLE([Types.LONG(), Types.STRING()])
+    with pytest.raises(TypeError, match=r"field 0 of the TUPLE \(None, 'x'\) is None"):
+        pair.convert((None, "x"))
+    assert pair.convert((1, "x")) == (1, "x")
+    assert pair.convert(None) is None  # a None record is not a tuple with a None field
+    row = Types.ROW([Types.LONG(), Types.STRING()])
+    assert tuple(row.convert(Row(None, "x"))) == (None, "x")
+
+
 def test_collected_big_decimals_read_back_as_plain_numbers() -> None:
     """PyFlink 2.3's ``execute_and_collect`` gives a ``BIG_DEC`` back as the plain number of
     Java's ``BigDecimal`` (``from_collection([Decimal("1E+5")], Types.BIG_DEC())`` collects

@@ -464,6 +464,12 @@ class TupleTypeInfo(_Fields):
         if value is None:
             return None
         values = self._values(value)
+        for index, v in enumerate(values):
+            if v is None:  # Java's TupleSerializer (NullFieldException), PyFlink's coders
+                raise TypeError(
+                    f"field {index} of the TUPLE {value!r} is None: a Flink tuple's fields "
+                    "cannot be null (use Types.ROW for nullable fields)"
+                )
         return tuple(t.convert(v) for t, v in zip(self._field_types, values, strict=True))
 
     def to_internal_type(self, obj: Any) -> Any:
