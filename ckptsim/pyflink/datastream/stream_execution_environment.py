@@ -113,6 +113,7 @@ class StreamExecutionEnvironment:
 
     def __init__(self, j_stream_execution_environment: Any = None, serializer: Any = None) -> None:
         self._env = _Environment()
+        self._max_parallelism_set = False  # get_max_parallelism: -1 until set
         active = sessions.current()
         if active is not None:  # ckptsim run's -D and -p, as flink run's are in the program's
             self._env.configuration.override(active.settings)
@@ -206,10 +207,15 @@ class StreamExecutionEnvironment:
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
         self._env.set_max_parallelism(_check_parallelism(max_parallelism, "max parallelism"))
+        self._max_parallelism_set = True
         return self
 
     def get_max_parallelism(self) -> int:
-        return self._env.max_parallelism
+        """The max parallelism the program set; -1 (Flink's "not set") when it set none, where
+        ckptsim's jobs take 128 key groups (what Flink derives for parallelism up to 85)."""
+        if self._max_parallelism_set or self._env.max_parallelism != 128:
+            return self._env.max_parallelism
+        return -1
 
     def get_default_local_parallelism(self) -> int:
         return self._env.local_parallelism
