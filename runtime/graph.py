@@ -52,7 +52,7 @@ class StreamNode:
     cost: tuple[float, float] = (0.0, 0.0)
     #: the operator's name in Flink's chain names, where Flink's job graph names it otherwise
     #: (a PyFlink program's operators as PyFlink fuses them); "": an operator ckptsim adds that
-    #: Flink's graph has not. None: derived from ``name`` (``runtime.rest.flink_operator_name``)
+    #: Flink's graph has not. None: derived from ``name`` (``flink_operator_name``)
     flink_name: str | None = None
 
     @property
@@ -188,6 +188,26 @@ class JobVertex:
     @property
     def uids(self) -> list[str]:
         return [op.uid for op in self.operators]
+
+
+def flink_operator_name(node: StreamNode) -> str:
+    """An operator's name in Flink's chain names: a source's is ``Source: NAME``, a sink's
+    ``Sink: NAME`` (as Flink prefixes them), another's its name; ``node.flink_name`` where it
+    is given ("" for an operator Flink's graph has not)."""
+    if node.flink_name is not None:
+        return node.flink_name
+    if node.is_source and not node.name.startswith("Source: "):
+        return f"Source: {node.name}"
+    if node.is_sink and not node.name.startswith("Sink: ") and not node.name.endswith(": Writer"):
+        return f"Sink: {node.name}"
+    return node.name
+
+
+def flink_operator_names(vertex: JobVertex) -> tuple[str, ...]:
+    """The names of a vertex's operators in Flink's job graph; the vertex's name is them
+    joined with `` -> `` (Flink's chain name)."""
+    names = tuple(n for n in (flink_operator_name(op) for op in vertex.operators) if n)
+    return names or (vertex.name,)
 
 
 @dataclass(eq=False)

@@ -12,7 +12,7 @@ from runtime.config import CheckpointConfig, Configuration
 from runtime.coordinator import CheckpointPlanCalculator, CoordinatorConfig
 from runtime.descriptors import KEYED, SinkDescriptor, SinkKind, SourceDescriptor
 from runtime.failure import TaskFailure
-from runtime.graph import ChannelSpec, JobGraph, JobVertex, StreamNode
+from runtime.graph import ChannelSpec, JobGraph, JobVertex, StreamNode, flink_operator_names
 from runtime.partition import Partitioner
 from runtime.snapshot import LoadedCheckpoint
 from runtime.state import key_group_range
@@ -666,7 +666,7 @@ def plan_execution(
             task = TaskId(vertex.vertex_id, subtask)
             tasks[task] = TaskSpec(
                 task=task,
-                name=f"{vertex.name} ({subtask + 1}/{vertex.parallelism})",
+                name=" -> ".join(flink_operator_names(vertex)),
                 operators=vertex.operators,
                 parallelism=vertex.parallelism,
                 max_parallelism=job.max_parallelism,

@@ -281,8 +281,8 @@ class _RuntimeContext(RuntimeContext):
         return self._ctx.attempt
 
     def get_task_name_with_subtasks(self) -> str:
-        ctx = self._ctx
-        return f"{ctx.task_name} ({ctx.subtask + 1}/{ctx.parallelism})"
+        ctx = self._ctx  # Flink's TaskInfo: "NAME (i/n)#attempt"
+        return f"{ctx.task_name} ({ctx.subtask + 1}/{ctx.parallelism})#{ctx.attempt}"
 
     def get_job_parameter(self, key: str, default_value: str) -> str:
         return self._ctx.job_parameters.get(key, default_value)

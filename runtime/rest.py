@@ -32,7 +32,7 @@ from runtime.config import (
     format_memory,
 )
 from runtime.failure import TaskFailure
-from runtime.graph import JobGraph, JobVertex, StreamNode
+from runtime.graph import JobGraph, JobVertex, flink_operator_name, flink_operator_names
 from runtime.job import JobResult
 from runtime.partition import Partitioner
 
@@ -230,26 +230,6 @@ class JobView:
             if v.key == key:
                 return v
         return None
-
-
-def flink_operator_name(node: StreamNode) -> str:
-    """An operator's name in Flink's chain names: a source's is ``Source: NAME``, a sink's
-    ``Sink: NAME`` (as Flink prefixes them), another's its name; ``node.flink_name`` where it
-    is given ("" for an operator Flink's graph has not)."""
-    if node.flink_name is not None:
-        return node.flink_name
-    if node.is_source and not node.name.startswith("Source: "):
-        return f"Source: {node.name}"
-    if node.is_sink and not node.name.startswith("Sink: ") and not node.name.endswith(": Writer"):
-        return f"Sink: {node.name}"
-    return node.name
-
-
-def flink_operator_names(vertex: JobVertex) -> tuple[str, ...]:
-    """The names of a vertex's operators in Flink's job graph; the vertex's name is them
-    joined with `` -> `` (Flink's chain name)."""
-    names = tuple(n for n in (flink_operator_name(op) for op in vertex.operators) if n)
-    return names or (vertex.name,)
 
 
 def vertex_ids(job: JobGraph) -> dict[str, str]:

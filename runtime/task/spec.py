@@ -64,6 +64,7 @@ class TaskRestore:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskSpec:
     task: TaskId
+    #: the task's name as Flink names a chain (``Map -> Sink: Print to Std. Out``)
     name: str
     operators: list[StreamNode]
     parallelism: int

@@ -66,6 +66,28 @@ def test_execution_config_and_runtime_mode() -> None:
     assert env.get_max_parallelism() == 64
 
 
+def test_getters_answer_as_flinks_before_anything_is_set() -> None:
+    """Flink 2.3 answers ``get_checkpointing_mode()`` with ``AT_LEAST_ONCE`` while
+    checkpointing is off (even after ``set_checkpointing_mode(EXACTLY_ONCE)``) and
+    ``get_max_parallelism()`` with -1 until a max parallelism is set; ckptsim said
+    ``EXACTLY_ONCE`` and 128."""
+    env = StreamExecutionEnvironment.get_execution_environment()
+    config = env.get_checkpoint_config()
+    assert config.get_checkpointing_mode() is CheckpointingMode.AT_LEAST_ONCE
+    config.set_checkpointing_mode(CheckpointingMode.EXACTLY_ONCE)
+    assert env.get_checkpointing_mode() is CheckpointingMode.AT_LEAST_ONCE
+    env.enable_checkpointing(1000)
+    assert config.get_checkpointing_mode() is CheckpointingMode.EXACTLY_ONCE
+    assert env.get_max_parallelism() == env.get_config().get_max_parallelism() == -1
+    assert env._env.max_parallelism == 128  # what the job runs with
+    env.get_config().set_max_parallelism(128)
+    assert env.get_max_parallelism() == 128  # set, if to the default
+    configured = StreamExecutionEnvironment.get_execution_environment(
+        Configuration().set_string("pipeline.max-parallelism", "32")
+    )
+    assert configured.get_max_parallelism() == 32
+
+
 def test_set_buffer_timeout_sets_flinks_buffer_timeout_keys() -> None:
     """PyFlink's ``set_buffer_timeout``: -1 flushes only full buffers (the flusher off), 0
     after every record, a positive value every that many ms; the deprecated key

@@ -325,6 +325,51 @@ def test_global_job_parameters_reach_every_function(
     assert (code, out) == (0, "none/x:1\nnone/x:2\n")  # what the program did not set
 
 
+def test_the_runtime_context_names_the_task_as_flink_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``get_task_name()`` is the task's chain name, as Flink 2.3 answers it (``Map``,
+    ``KEYED PROCESS -> Sink: Print to Std. Out``), and ``get_task_name_with_subtasks()`` adds
+    ``(i/n)#attempt``; the 2nd print sink of a program is Flink's ``Sink: Print to Std. Out``
+    too. ckptsim said ``Map (1/3)``, ``Map (1/3) (1/3)`` and ``Print to Std. Out (2)``."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.common import Types
+        from pyflink.datastream import StreamExecutionEnvironment
+        from pyflink.datastream.functions import KeyedProcessFunction, MapFunction
+
+        class M(MapFunction):
+            def open(self, ctx):
+                self.names = (ctx.get_task_name(), ctx.get_task_name_with_subtasks())
+
+            def map(self, value):
+                return str(self.names)
+
+        class K(KeyedProcessFunction):
+            def open(self, ctx):
+                self.names = (ctx.get_task_name(), ctx.get_task_name_with_subtasks())
+
+            def process_element(self, value, ctx):
+                yield str(self.names)
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        ds = env.from_collection([1], type_info=Types.INT())
+        ds.map(M(), output_type=Types.STRING()).set_parallelism(3).print("a")
+        ds.key_by(lambda x: x).process(K(), output_type=Types.STRING()).print("b")
+        env.execute()
+        """,
+    )
+    code, out, _ = run(capsys, script, "--simulate")
+    assert code == 0
+    assert sorted(out.splitlines()) == [
+        "a> ('Map', 'Map (1/3)#0')",
+        "b> ('KEYED PROCESS -> Sink: Print to Std. Out', "
+        "'KEYED PROCESS -> Sink: Print to Std. Out (1/1)#0')",
+    ]
+
+
 def test_a_typed_stream_prints_on_the_prefixes_of_the_subtasks_that_made_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

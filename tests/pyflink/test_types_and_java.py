@@ -15,7 +15,13 @@ import pytest
 from actors.connectors import PrintConnector
 from ckptsim.pyflink import _java
 from ckptsim.pyflink.common import Row, RowKind, Types
-from ckptsim.pyflink.common.typeinfo import collected, key_hash, key_order, printed
+from ckptsim.pyflink.common.typeinfo import (
+    LocalTimeTypeInfo,
+    collected,
+    key_hash,
+    key_order,
+    printed,
+)
 from runtime import serde
 from runtime.checkpoint import TaskId
 from runtime.serde import StateFormatError
@@ -142,6 +148,72 @@ def test_collected_floats_read_back_as_java_prints_them() -> None:
     assert printed(Types.FLOAT())(as_float(0.1)) == printed(Types.FLOAT())(0.1) == "0.1"
 
 
+def test_types_has_the_methods_of_pyflinks_types_and_no_others() -> None:
+    """PyFlink 2.3's ``Types`` has no ``LOCAL_DATE``/``LOCAL_TIME``/``LOCAL_DATE_TIME`` (its
+    ``LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_DATE)`` is the way): a program that
+    ran here with them failed on Flink with ``AttributeError``."""
+    pyflinks = [
+        "BASIC_ARRAY",
+        "BIG_DEC",
+        "BIG_INT",
+        "BOOLEAN",
+        "BYTE",
+        "CHAR",
+        "DOUBLE",
+        "FLOAT",
+        "INSTANT",
+        "INT",
+        "LIST",
+        "LONG",
+        "MAP",
+        "OBJECT_ARRAY",
+        "PICKLED_BYTE_ARRAY",
+        "PRIMITIVE_ARRAY",
+        "ROW",
+        "ROW_NAMED",
+        "SHORT",
+        "SQL_DATE",
+        "SQL_TIME",
+        "SQL_TIMESTAMP",
+        "STRING",
+        "TUPLE",
+    ]  # dir(pyflink.common.Types) of apache-flink 2.3.0
+    assert [n for n in dir(Types) if not n.startswith("_")] == pyflinks
+
+
+def test_a_tuple_with_a_none_field_is_refused_as_flinks_serializers_refuse_it() -> None:
+    """Flink 2.3 fails a job whose ``TUPLE`` record has a None field (Java's
+    ``NullFieldException`` in ``from_collection``, ``TypeError: an integer is required`` from
+    PyFlink's coder after a ``map``); ckptsim printed ``(null,x)``. A ``ROW``'s fields may be
+    None."""
+    pair = Types.TUPLE([Types.LONG(), Types.STRING()])
+    with pytest.raises(TypeError, match=r"field 0 of the TUPLE \(None, 'x'\) is None"):
+        pair.convert((None, "x"))
+    assert pair.convert((1, "x")) == (1, "x")
+    assert pair.convert(None) is None  # a None record is not a tuple with a None field
+    row = Types.ROW([Types.LONG(), Types.STRING()])
+    assert tuple(row.convert(Row(None, "x"))) == (None, "x")
+
+
+def test_collected_big_decimals_read_back_as_plain_numbers() -> None:
+    """PyFlink 2.3's ``execute_and_collect`` gives a ``BIG_DEC`` back as the plain number of
+    Java's ``BigDecimal`` (``from_collection([Decimal("1E+5")], Types.BIG_DEC())`` collects
+    ``Decimal('100000')`` there; ckptsim gave ``Decimal('1E+5')``), also inside a ``TUPLE``;
+    the scale of the others stays (``1.10``), and ``print()`` writes Java's ``toString``."""
+    back = collected(Types.BIG_DEC())
+    values = [Decimal("1E+5"), Decimal("1.10"), Decimal("-0.0001"), Decimal("1E-10")]
+    assert [repr(back(v)) for v in values] == [
+        "Decimal('100000')",
+        "Decimal('1.10')",
+        "Decimal('-0.0001')",
+        "Decimal('1E-10')",
+    ]
+    assert back(None) is None
+    pair = collected(Types.TUPLE([Types.STRING(), Types.BIG_DEC()]))
+    assert repr(pair(("a", Decimal("2.5E+2")))) == "('a', Decimal('250'))"
+    assert printed(Types.BIG_DEC())(Decimal("1E+5")) == "1E+5"
+
+
 PRINTED: list[tuple[Any, Any, str]] = [
     (None, "text", "text"),
     (None, ("a", 1), "('a', 1)"),
@@ -166,7 +238,7 @@ PRINTED: list[tuple[Any, Any, str]] = [
         datetime.datetime(2024, 2, 29, 13, 5, 7, 250000),
         "2024-02-29 13:05:07.25",
     ),
-    (Types.LOCAL_TIME(), datetime.time(13, 5), "13:05"),
+    (LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_TIME), datetime.time(13, 5), "13:05"),
     (Types.BIG_DEC(), Decimal("1.50"), "1.50"),
 ]
 

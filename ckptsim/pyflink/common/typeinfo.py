@@ -59,7 +59,8 @@ class TypeInformation:
         return "null" if value is None else str(value)
 
     def holds_float(self) -> bool:
-        """Whether values of this type hold a ``FLOAT`` (which ``collected`` changes)."""
+        """Whether values of this type hold a ``FLOAT`` or a ``BIG_DEC`` (which ``collected``
+        changes)."""
         return False
 
     def collected(self, value: Any) -> Any:
@@ -158,10 +159,14 @@ class BasicTypeInfo(TypeInformation):
         return str(value)
 
     def holds_float(self) -> bool:
-        return self._basic_type is BasicType.FLOAT
+        return self._basic_type in (BasicType.FLOAT, BasicType.BIG_DEC)
 
     def collected(self, value: Any) -> Any:
-        if value is None or self._basic_type is not BasicType.FLOAT:
+        if value is None:
+            return value
+        if self._basic_type is BasicType.BIG_DEC:  # Java's BigDecimal.toPlainString: 1E+5 is
+            return Decimal(format(value, "f"))  # 100000, 1.10 stays 1.10, 1E-10 stays
+        if self._basic_type is not BasicType.FLOAT:
             return value
         return float(_java.float_to_string(float(value)))
 
@@ -459,6 +464,12 @@ class TupleTypeInfo(_Fields):
         if value is None:
             return None
         values = self._values(value)
+        for index, v in enumerate(values):
+            if v is None:  # Java's TupleSerializer (NullFieldException), PyFlink's coders
+                raise TypeError(
+                    f"field {index} of the TUPLE {value!r} is None: a Flink tuple's fields "
+                    "cannot be null (use Types.ROW for nullable fields)"
+                )
         return tuple(t.convert(v) for t, v in zip(self._field_types, values, strict=True))
 
     def to_internal_type(self, obj: Any) -> Any:
@@ -775,18 +786,6 @@ class Types:
     @staticmethod
     def SQL_TIMESTAMP() -> TypeInformation:
         return SqlTimeTypeInfo.TIMESTAMP()
-
-    @staticmethod
-    def LOCAL_DATE() -> TypeInformation:
-        return LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_DATE)
-
-    @staticmethod
-    def LOCAL_TIME() -> TypeInformation:
-        return LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_TIME)
-
-    @staticmethod
-    def LOCAL_DATE_TIME() -> TypeInformation:
-        return LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_DATE_TIME)
 
     @staticmethod
     def PICKLED_BYTE_ARRAY() -> TypeInformation:

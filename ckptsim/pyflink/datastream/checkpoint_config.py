@@ -34,6 +34,10 @@ class CheckpointConfig:
         return self._get("interval") is not None
 
     def get_checkpointing_mode(self) -> CheckpointingMode:
+        """As Flink 2.3: ``AT_LEAST_ONCE`` while checkpointing is not enabled, whatever mode
+        was set (``CheckpointingOptions.getCheckpointingMode``); the mode set once it is."""
+        if not self.is_checkpointing_enabled():
+            return CheckpointingMode.AT_LEAST_ONCE
         return CheckpointingMode(self._get("mode"))
 
     def set_checkpointing_mode(self, checkpointing_mode: CheckpointingMode) -> CheckpointConfig:

@@ -371,6 +371,7 @@ class DataStream:
             out = self._aligned(fn)._plain().print(name, identifier=sink_identifier)
         else:  # Java's objects: the print sink writes their toString itself
             out = self._plain().print(name, identifier=sink_identifier, formatter=fn)
+        out.node.flink_name = "Sink: Print to Std. Out"  # Flink's name, also for the 2nd, 3rd...
         return DataStreamSink(out, self._env)
 
     def _aligned(self, fn: Any) -> DataStream:

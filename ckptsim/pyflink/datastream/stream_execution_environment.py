@@ -126,6 +126,7 @@ class StreamExecutionEnvironment:
         #: as Flink's context environment starts from the cluster's configuration: the
         #: program's own settings win over it (None outside ``ckptsim run``)
         self._cluster: CkptsimConfiguration | None = None
+        self._max_parallelism_set = False  # get_max_parallelism: -1 until set
         active = sessions.current()
         if active is not None:  # ckptsim run's -D and -p, as flink run's are in the program's
             self._env.configuration.override(active.settings)
@@ -220,10 +221,15 @@ class StreamExecutionEnvironment:
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
         self._env.set_max_parallelism(_check_parallelism(max_parallelism, "max parallelism"))
+        self._max_parallelism_set = True
         return self
 
     def get_max_parallelism(self) -> int:
-        return self._env.max_parallelism
+        """The max parallelism the program set; -1 (Flink's "not set") when it set none, where
+        ckptsim's jobs take 128 key groups (what Flink derives for parallelism up to 85)."""
+        if self._max_parallelism_set or self._env.max_parallelism != 128:
+            return self._env.max_parallelism
+        return -1
 
     def get_default_local_parallelism(self) -> int:
         return self._env.local_parallelism
