@@ -68,6 +68,7 @@ docs: $(DOCS_STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
+	$(BIN)/python benchmarks/instructions.py  # the p=1 job against its plain loop in CPU instructions (needs valgrind)
 	$(BIN)/python benchmarks/processes.py
 	$(BIN)/python benchmarks/sinks.py
 	$(BIN)/python benchmarks/parquet_sink.py
