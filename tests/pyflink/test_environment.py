@@ -154,3 +154,70 @@ def test_operator_attributes_apply_to_the_operator_a_call_made() -> None:
     assert source.rebalance().name("x").uid("y").get_name() == "Partition"
     assert floats.union(source).disable_chaining().set_parallelism(2).get_name() == "Partition"
     assert user.name == "to float" and user.chainable
+
+
+#: the public names of these PyFlink 2.3.0 classes (``dir()`` of apache-flink 2.3.0)
+PYFLINK_NAMES: dict[str, set[str]] = {
+    "CheckpointConfig": {
+        "disable_unaligned_checkpoints", "enable_unaligned_checkpoints",
+        "get_aligned_checkpoint_timeout", "get_alignment_timeout", "get_checkpoint_interval",
+        "get_checkpoint_timeout", "get_checkpointing_mode",
+        "get_externalized_checkpoint_retention", "get_max_concurrent_checkpoints",
+        "get_min_pause_between_checkpoints", "get_tolerable_checkpoint_failure_number",
+        "is_checkpointing_enabled", "is_externalized_checkpoints_enabled",
+        "is_fail_on_checkpointing_errors", "is_force_unaligned_checkpoints",
+        "is_unaligned_checkpoints_enabled", "set_aligned_checkpoint_timeout",
+        "set_alignment_timeout", "set_checkpoint_interval", "set_checkpoint_timeout",
+        "set_checkpointing_mode", "set_externalized_checkpoint_retention",
+        "set_fail_on_checkpointing_errors", "set_force_unaligned_checkpoints",
+        "set_max_concurrent_checkpoints", "set_min_pause_between_checkpoints",
+        "set_tolerable_checkpoint_failure_number",
+    },
+    "JobExecutionResult": {
+        "get_accumulator_result", "get_all_accumulator_results", "get_job_id", "get_net_runtime",
+    },
+    "JobID": set(),
+    "JobStatus": {
+        "CANCELED", "CANCELLING", "CREATED", "FAILED", "FAILING", "FINISHED", "RECONCILING",
+        "RESTARTING", "RUNNING", "SUSPENDED",
+    },
+    "StreamExecutionEnvironment": {
+        "add_classpaths", "add_jars", "add_python_archive", "add_python_file", "add_source",
+        "close", "configure", "create_input", "disable_operator_chaining",
+        "enable_changelog_state_backend", "enable_checkpointing", "execute", "execute_async",
+        "from_collection", "from_source", "get_buffer_timeout", "get_checkpoint_config",
+        "get_checkpoint_interval", "get_checkpointing_consistency_mode",
+        "get_checkpointing_mode", "get_config", "get_default_local_parallelism",
+        "get_default_savepoint_directory", "get_execution_environment", "get_execution_plan",
+        "get_max_parallelism", "get_parallelism", "is_chaining_enabled",
+        "is_chaining_of_operators_with_different_max_parallelism_enabled",
+        "is_changelog_state_backend_enabled", "is_force_unaligned_checkpoints",
+        "is_unaligned_checkpoints_enabled", "register_cached_file",
+        "register_slot_sharing_group", "set_buffer_timeout", "set_default_local_parallelism",
+        "set_default_savepoint_directory", "set_max_parallelism", "set_parallelism",
+        "set_python_executable", "set_python_requirements", "set_runtime_mode",
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(PYFLINK_NAMES))
+def test_these_classes_have_no_public_name_pyflink_2_3_lacks(name: str) -> None:
+    """A program that calls what PyFlink 2.3 does not have (``to_hex_string``,
+    ``set_checkpointing_consistency_mode`` on a ``CheckpointConfig``, the 1.x
+    ``set_stream_time_characteristic`` and Kryo registrations, ``JobStatus.INITIALIZING``)
+    fails on Flink with ``AttributeError``: it does here too, not run as if it were fine."""
+    from ckptsim.pyflink.common import JobExecutionResult, JobID, JobStatus  # noqa: PLC0415
+    from ckptsim.pyflink.datastream import (  # noqa: PLC0415
+        CheckpointConfig,
+        StreamExecutionEnvironment,
+    )
+
+    classes = {
+        "CheckpointConfig": CheckpointConfig,
+        "JobExecutionResult": JobExecutionResult,
+        "JobID": JobID,
+        "JobStatus": JobStatus,
+        "StreamExecutionEnvironment": StreamExecutionEnvironment,
+    }
+    ours = {n for n in dir(classes[name]) if not n.startswith("_")}
+    assert ours - PYFLINK_NAMES[name] == set()

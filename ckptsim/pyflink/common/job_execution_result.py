@@ -29,12 +29,6 @@ class JobExecutionResult:
     def get_all_accumulator_results(self) -> dict[str, Any]:
         return {}
 
-    def is_job_execution_result(self) -> bool:
-        return True
-
-    def get_job_execution_result(self) -> JobExecutionResult:
-        return self
-
     def __str__(self) -> str:
         return (
             f"Program execution finished\nJob with JobID {self.job_result.job_id} has finished.\n"

@@ -11,9 +11,6 @@ class JobID:
     def __init__(self, job_id: str) -> None:
         self._job_id = job_id
 
-    def to_hex_string(self) -> str:
-        return self._job_id
-
     def __str__(self) -> str:
         return self._job_id
 

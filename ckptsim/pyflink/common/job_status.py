@@ -18,7 +18,6 @@ class JobStatus(enum.Enum):
     RESTARTING = 7
     SUSPENDED = 8
     RECONCILING = 9
-    INITIALIZING = 10
 
     def is_globally_terminal_state(self) -> bool:
         return self in (JobStatus.FAILED, JobStatus.CANCELED, JobStatus.FINISHED)

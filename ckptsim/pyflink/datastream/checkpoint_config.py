@@ -43,9 +43,6 @@ class CheckpointConfig:
     def set_checkpointing_mode(self, checkpointing_mode: CheckpointingMode) -> CheckpointConfig:
         return self._set("mode", CheckpointingMode(checkpointing_mode).value)
 
-    get_checkpointing_consistency_mode = get_checkpointing_mode
-    set_checkpointing_consistency_mode = set_checkpointing_mode
-
     def get_checkpoint_interval(self) -> int:
         """Milliseconds; -1 when checkpointing is disabled (as Flink)."""
         interval = self._get("interval")

@@ -320,12 +320,6 @@ class StreamExecutionEnvironment:
         interval: int = conf["execution.buffer-timeout.interval"]
         return interval
 
-    def set_stream_time_characteristic(self, characteristic: Any) -> StreamExecutionEnvironment:
-        ignored(
-            "set_stream_time_characteristic()", "event time applies where a stream has timestamps"
-        )
-        return self
-
     def register_slot_sharing_group(self, slot_sharing_group: Any) -> StreamExecutionEnvironment:
         ignored("register_slot_sharing_group()", "ckptsim runs every task on its own actor")
         return self
@@ -334,17 +328,6 @@ class StreamExecutionEnvironment:
         ignored(
             "register_cached_file()", "the job runs where the program runs: read the file there"
         )
-
-    def register_type(self, type_class_name: str) -> None:
-        ignored("register_type()", "ckptsim keeps records as Python objects")
-
-    def register_type_with_kryo_serializer(
-        self, type_class_name: str, serializer_class_name: str
-    ) -> None:
-        ignored("register_type_with_kryo_serializer()", "ckptsim keeps records as Python objects")
-
-    def add_default_kryo_serializer(self, type_class_name: str, serializer_class_name: str) -> None:
-        ignored("add_default_kryo_serializer()", "ckptsim keeps records as Python objects")
 
     def add_python_file(self, file_path: str) -> None:
         ignored("add_python_file()", _WORKERS)
