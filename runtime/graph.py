@@ -54,6 +54,10 @@ class StreamNode:
     #: (a PyFlink program's operators as PyFlink fuses them); "": an operator ckptsim adds that
     #: Flink's graph has not. None: derived from ``name`` (``flink_operator_name``)
     flink_name: str | None = None
+    #: event-time timers fire in rounds, as PyFlink's Python operators fire them: the timers
+    #: due when the watermark advances fire, then (in the next round) those they registered
+    #: that are due by then, and so on (a PyFlink program's operators)
+    timers_in_rounds: bool = False
 
     @property
     def kind(self) -> str:

@@ -153,6 +153,9 @@ class Operator:
 
     #: makes timestamps (its output carries them even when its input did not)
     assigns_timestamps = False
+    #: fires due event-time timers in rounds, as PyFlink's Python operators
+    #: (``StreamNode.timers_in_rounds``)
+    timers_in_rounds = False
     #: has timers or a periodic action: the task asks ``next_processing_time``
     has_timers = False
     #: where its side outputs go, when they are read (set by the chain)
@@ -633,9 +636,23 @@ class KeyedOperator(Operator):
         if timers is not None:
             queue = timers.event_time
             backend = self.backend
-            while (timer := timers.poll_due(queue, watermark)) is not None:
-                backend.current_key = timer.key
-                self.on_event_time(timer, out, out_ts)
+            if self.timers_in_rounds:
+                # PyFlink (``AbstractPythonFunctionOperator.advanceWatermark``): Java fires
+                # every timer due, and gets the timers the Python function registered (or
+                # deleted) meanwhile only when its bundle ends: those fire in the next round
+                while True:
+                    due: list[Timer] = []
+                    while (timer := timers.poll_due(queue, watermark)) is not None:
+                        due.append(timer)
+                    if not due:
+                        break
+                    for fired in due:
+                        backend.current_key = fired.key
+                        self.on_event_time(fired, out, out_ts)
+            else:
+                while (timer := timers.poll_due(queue, watermark)) is not None:
+                    backend.current_key = timer.key
+                    self.on_event_time(timer, out, out_ts)
         return (out, out_ts), watermark
 
     def next_processing_time(self) -> int | None:

@@ -76,6 +76,15 @@ def make_operator(
 ) -> Operator:
     """The runtime operator of one declared operator, for one subtask (``writer_id``: a sink's
     writer, which names its part files)."""
+    op = _make_operator(node, checkpointing=checkpointing, task=task, writer_id=writer_id)
+    if node.timers_in_rounds:
+        op.timers_in_rounds = True
+    return op
+
+
+def _make_operator(
+    node: StreamNode, *, checkpointing: bool, task: str, writer_id: str | None
+) -> Operator:
     match node.operator:
         case SourceDescriptor(reader=reader):
             return SourceOperator(node.uid, node.name, reader)

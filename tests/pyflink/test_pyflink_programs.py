@@ -114,16 +114,6 @@ def test_program_prints_what_flink_prints(
     compare(out, expected_output(name))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh28: ckptsim fires due timers in time order, the ones a timer registers among "
-    "them (Java Flink's InternalTimerService); PyFlink fires them in rounds (a round's timers "
-    "come back from the Python worker when its bundle finishes), so the reminders come in "
-    "another order and a ContinuousEventTimeTrigger fires every interval, not 2 per window. "
-    "The fix is in KeyedOperator.process_watermark (runtime/operators.py) with a flag that "
-    "make_operator (runtime/task/chain.py, another worker's) would pass for PyFlink's "
-    "Python operators",
-)
 def test_timers_registered_by_due_timers_fire_in_pyflinks_rounds(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

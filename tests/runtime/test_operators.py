@@ -125,3 +125,36 @@ def test_a_source_cannot_take_several_positions() -> None:
     source = SourceOperator("s", "S", lambda c: CollectionReader([1], 0, 1))
     with pytest.raises(ValueError, match="cannot restore 2 positions"):
         source.restore_state([{"position": {"offset": 0}}, {"position": {"offset": 1}}])
+
+
+class Reminding(KeyedProcessFunction):
+    """A timer at each record's value; each timer before 30 registers another 10 later."""
+
+    def process_element(self, value: Any, ctx: Any) -> Any:
+        ctx.timer_service().register_event_time_timer(value[1])
+        yield from ()
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Any:
+        yield (ctx.get_current_key(), timestamp)
+        if timestamp < 30:
+            ctx.timer_service().register_event_time_timer(timestamp + 10)
+
+
+@pytest.mark.parametrize(
+    ("rounds", "order"),
+    [
+        # Java Flink's InternalTimerService: a timer a due timer registers fires among them
+        (False, [("a", 10), ("a", 20), ("b", 25), ("a", 30), ("b", 35)]),
+        # PyFlink's Python operators: in rounds (the registrations arrive after the bundle)
+        (True, [("a", 10), ("b", 25), ("a", 20), ("b", 35), ("a", 30)]),
+    ],
+)
+def test_due_timers_that_timers_register_fire_in_time_order_or_in_pyflinks_rounds(
+    rounds: bool, order: list[tuple[str, int]]
+) -> None:
+    op = ProcessOperator("p", "P", lambda r: r[0], Reminding())
+    op.timers_in_rounds = rounds
+    op.open(ctx())
+    assert op.process_batch([("a", 10), ("b", 25)]) == []
+    (fired, _), _ = op.process_watermark(100)
+    assert fired == order

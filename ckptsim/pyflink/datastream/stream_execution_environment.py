@@ -509,6 +509,10 @@ class StreamExecutionEnvironment:
             )
         graph = self._graph_to_run()
         self._align(graph)
+        # PyFlink's operators are Python operators: their timers fire in rounds
+        graph.nodes = {
+            i: dataclasses.replace(node, timers_in_rounds=True) for i, node in graph.nodes.items()
+        }
         if self._setting("execution.runtime-mode") == "BATCH":
             self._batch_parallelism(graph)
         for node_id, convert in self._converters.items():
