@@ -1,7 +1,7 @@
 """The deterministic simulation as jobs grow, and small property-test jobs per second.
 
     python benchmarks/simulation_scaling.py [--records 40000] [--parallelism 8,32,128]
-                                            [--examples 40] [--repeat 2]
+                                            [--examples 40] [--repeat 2] [--by-kind N]
 
 (1) µs of CPU time per scheduler step of a keyed job (source -> map -> key_by/reduce ->
     collect, checkpoints every 20 virtual ms) at each parallelism, and the ratio of the largest
@@ -11,6 +11,8 @@
     files (``execution.checkpointing.storage: filesystem``, the default of a run) and in the
     JobManager's memory (``jobmanager``, the default of ``ckptsim.testing``'s simulations),
     both measured in this process (target: >= 50 examples/s in memory).
+
+(3) with ``--by-kind N``: where an example's time goes, its deliveries by actor and message.
 
 Machines here are noisy: every figure is the best of ``--repeat`` runs; the load average is
 printed with it.
@@ -122,6 +124,53 @@ def _map_task() -> str:
     return _MAP_TASK[0]
 
 
+def by_kind(count: int) -> None:
+    """Where a property example's time goes: the deliveries of ``count`` examples (checkpoints
+    in memory) by the actor and the kind of message, with their wall time each (the simulation
+    runs on this thread; a wrapper around ``actors.simulation.deliver`` times them)."""
+    import collections  # noqa: PLC0415
+
+    from actors import simulation  # noqa: PLC0415
+
+    counts: collections.Counter[tuple[str, str]] = collections.Counter()
+    spent: collections.Counter[tuple[str, str]] = collections.Counter()
+    deliver = simulation.deliver
+
+    def timed(actor: Any, envelope: Any) -> None:
+        message = envelope.message
+        kind = type(message).__name__
+        inner = getattr(message, "key", None) if kind == "TimerFired" else None
+        inner = getattr(message, "item", None) if kind == "Deliver" else inner
+        if inner is not None:
+            kind += ":" + type(inner).__name__
+        key = (type(actor).__name__.removeprefix("Simulated"), kind)
+        started = time.perf_counter()
+        try:
+            deliver(actor, envelope)
+        finally:
+            counts[key] += 1
+            spent[key] += time.perf_counter() - started
+
+    simulation.deliver = timed  # type: ignore[assignment]
+    try:
+        started = time.process_time()
+        examples_per_second("jobmanager", count)
+        cpu = (time.process_time() - started) / count
+    finally:
+        simulation.deliver = deliver  # type: ignore[assignment]
+    print(
+        f"(3) deliveries per example by actor and message ({count} examples, in memory; "
+        f"{cpu * 1000:.1f} ms of CPU per example, {sum(spent.values()) / count * 1000:.1f} ms "
+        f"of it in deliveries, {sum(counts.values()) / count:.0f} deliveries):"
+    )
+    for key, seconds in spent.most_common(15):
+        n = counts[key]
+        print(
+            f"  {n / count:7.1f} x {seconds / n * 1e6:6.1f} us = {seconds / count * 1000:6.2f} ms"
+            f"  {key[0]} {key[1]}"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=40_000)
@@ -130,6 +179,13 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--skip-steps", action="store_true")
     parser.add_argument("--skip-examples", action="store_true")
+    parser.add_argument(
+        "--by-kind",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time N property examples' deliveries by actor and message kind",
+    )
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -165,6 +221,8 @@ def main() -> int:
             f"  in memory / in files: {rates['jobmanager'] / rates['filesystem']:.2f}; target "
             f">= 50 examples/s: {'met' if rates['jobmanager'] >= 50 else 'NOT met'}"
         )
+    if args.by_kind:
+        by_kind(args.by_kind)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
