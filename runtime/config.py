@@ -664,7 +664,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
         "list",
         (),
         "Keys a PyFlink program may change although execution.program-config.enabled is "
-        "false: key1;key2.",
+        "false, each with the keys below it: key1;key2.",
     ),
     _opt(
         "pipeline.global-job-parameters",

@@ -91,16 +91,22 @@ def test_getters_answer_as_flinks_before_anything_is_set() -> None:
 def test_set_buffer_timeout_sets_flinks_buffer_timeout_keys() -> None:
     """PyFlink's ``set_buffer_timeout``: -1 flushes only full buffers (the flusher off), 0
     after every record, a positive value every that many ms; the deprecated key
-    ``execution.buffer-timeout`` sets the interval too."""
+    ``execution.buffer-timeout`` sets the interval too. As in Flink 2.3 (checked: its
+    configuration after each call), a value other than -1 sets only the interval, so after a
+    -1 the flusher stays off."""
     env = StreamExecutionEnvironment.get_execution_environment()
     settings = env._env.configuration
     assert env.get_buffer_timeout() == 100  # Flink's default
+    env.set_buffer_timeout(5)
+    assert not settings.is_set("execution.buffer-timeout.enabled")  # only the interval
+    assert settings["execution.buffer-timeout.interval"] == 5 == env.get_buffer_timeout()
     env.set_buffer_timeout(-1)
     assert settings["execution.buffer-timeout.enabled"] is False
     assert env.get_buffer_timeout() == -1
-    env.set_buffer_timeout(5)
-    assert settings["execution.buffer-timeout.enabled"] is True
-    assert settings["execution.buffer-timeout.interval"] == 5 == env.get_buffer_timeout()
+    env.set_buffer_timeout(7)  # Flink 2.3 sets the interval only: the flusher stays off
+    assert settings["execution.buffer-timeout.enabled"] is False
+    assert settings["execution.buffer-timeout.interval"] == 7
+    assert env.get_buffer_timeout() == -1
     with pytest.raises(ValueError, match=r"-1 .* 0 or a positive"):
         env.set_buffer_timeout(-2)
     with pytest.raises(ValueError, match="not True"):

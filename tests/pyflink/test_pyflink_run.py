@@ -513,3 +513,12 @@ def test_program_config_wildcards_let_a_program_change_those_keys(
     (line,) = [line for line in err.splitlines() if "Not allowed" in line]
     assert "execution.checkpointing.min-pause:10 ms not allowed." in line
     assert "global-job-parameters" not in line and "parallelism" not in line
+    # a wildcard allows the keys below it too, as Flink's removeKey takes them with it
+    code, out, err = run(
+        capsys,
+        script,
+        *disabled,
+        "-D",
+        "execution.program-config.wildcards=pipeline;execution.checkpointing",
+    )
+    assert (code, out) == (0, "1\n2\n"), err

@@ -308,8 +308,11 @@ class StreamExecutionEnvironment:
                 f"number of milliseconds, not {timeout_millis!r}"
             )
         conf = self._env.configuration
-        conf.set("execution.buffer-timeout.enabled", timeout_millis != -1)
-        if timeout_millis != -1:
+        # as Flink 2.3: -1 turns the flusher off; another value sets only the interval (so
+        # after a -1 the flusher stays off, and get_buffer_timeout() says -1)
+        if timeout_millis == -1:
+            conf.set("execution.buffer-timeout.enabled", False)
+        else:
             conf.set("execution.buffer-timeout.interval", timeout_millis)
         return self
 
@@ -537,7 +540,9 @@ class StreamExecutionEnvironment:
         cluster = self._cluster
         if cluster is None or cluster["execution.program-config.enabled"]:
             return []
-        allowed = {canonical_key(key) for key in cluster["execution.program-config.wildcards"]}
+        #: a wildcard allows its key and the keys below it (Flink removes them with
+        #: ``Configuration.removeKey``, which takes a key's ``key.*`` with it)
+        allowed = [canonical_key(key) for key in cluster["execution.program-config.wildcards"]]
         before = cluster.explicit()
         after = self._env.configuration.explicit()
         program_parallelism = self._env.program_parallelism
@@ -545,7 +550,9 @@ class StreamExecutionEnvironment:
             after["parallelism.default"] = program_parallelism
         changes = []
         for key in sorted(after):
-            if key in allowed or before.get(key, _UNSET) == after[key]:
+            if before.get(key, _UNSET) == after[key] or any(
+                key == wildcard or key.startswith(wildcard + ".") for wildcard in allowed
+            ):
                 continue
             value = flink_string(key, after[key])
             if key in before:
