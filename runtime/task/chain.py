@@ -217,9 +217,8 @@ class OperatorChain:
         self.records_out = [0] * len(self.operators)
         self.metric_groups: list[MetricGroup] = []
         #: a map chained right after a generator source runs in the source's read (``open``
-        #: finds it), and the batch last read through it (``run`` of it goes on after the map)
-        self._read_through: MapOperator | None = None
-        self._read_batch: Sequence[Any] | None = None
+        #: finds it): a read batch then goes on from the operator after it (``read_through``)
+        self._read_map: MapOperator | None = None
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -237,7 +236,7 @@ class OperatorChain:
         for index, op in enumerate(self.operators):
             with _UserCode(self.labels, index):
                 op.open(replace(ctx, metrics=self.metric_groups[index]))
-        self._read_through = self._map_after_generator()
+        self._read_map = self._map_after_generator()
         if states is None:
             return
         for index, op in enumerate(self.operators):
@@ -272,12 +271,6 @@ class OperatorChain:
         emits, with its timestamps (None: the records have none). A two-input head takes them
         as its input ``input_index``."""
         operators, costs, keyed = self.operators, self._costs, self._keyed
-        if self._read_batch is not None and start == 1:
-            # the batch the source read last, which ran the map after it already
-            # (``read_source``); nothing else runs from operator 1 before it
-            assert records is self._read_batch, "run() of a source's read: the list it returned"
-            start = 2
-            self._read_batch = None
         with _UserCode(self.labels, start) as user_code:
             head = self.two_input
             if start == 0 and head is not None:
@@ -437,15 +430,21 @@ class OperatorChain:
         with _UserCode(self._key_labels, index):
             return op.keys_of(records)
 
+    @property
+    def read_through(self) -> int:
+        """The operator a batch ``read_source`` returned goes on from (``run``'s ``start``): 1,
+        or 2 where the read ran the map chained after a generator source itself."""
+        return 1 if self._read_map is None else 2
+
     def read_source(self, max_records: int, now: int) -> Sequence[Any] | None:
         """The source reads its next batch (empty: none ready yet; None: the end). A generator
         source with a map chained right after it runs the map in the same pass
-        (``_read_mapped``): the batch is then the map's output, and ``run`` of it from
-        operator 1 goes on after the map."""
+        (``_read_mapped``): the batch is then the map's output, run on from
+        ``read_through``."""
         source = self.source
         assert source is not None and source.reader is not None
-        if self._read_through is not None:
-            return self._read_mapped(self._read_through, max_records, now)
+        if self._read_map is not None:
+            return self._read_mapped(self._read_map, max_records, now)
         with _UserCode(self.labels, 0):
             batch = source.reader.read(max_records, now)
         if batch:
@@ -493,7 +492,6 @@ class OperatorChain:
         reader.advance(n)
         self._charge_cost(n)
         self.records_out[1] += n
-        self._read_batch = batch
         return batch
 
     def _charge_cost(self, n: int) -> None:

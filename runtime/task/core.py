@@ -627,7 +627,7 @@ class StreamTaskCore:
             self._wait_for_source(short_batch=False)
             return
         self.records_in += len(batch)
-        self._write(*self.chain.run(batch, None, 1))
+        self._write(*self.chain.run(batch, None, self.chain.read_through))
         if len(batch) < limit and self.status is TaskStatus.RUNNING:
             self._wait_for_source(short_batch=True)
 

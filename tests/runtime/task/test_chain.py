@@ -148,7 +148,8 @@ def test_a_generator_reads_through_the_map_after_it_and_counts_as_if_apart() -> 
     batch = chain.read_source(3, 0)
     assert batch == [0, 2, 4]
     assert calls == [("gen", 0), ("map", 0), ("gen", 1), ("map", 1), ("gen", 2), ("map", 2)]
-    assert chain.run(batch, None, 1) == ([1, 3, 5], None)  # on after the map, not through it again
+    assert chain.read_through == 2  # on after the map, not through it again
+    assert chain.run(batch, None, chain.read_through) == ([1, 3, 5], None)
     assert chain.read_source(3, 0) == [6, 8]
     assert chain.read_source(3, 0) is None
     assert chain.records_out[:2] == [5, 5] and chain.records_in[1:] == [5, 3]
