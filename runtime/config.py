@@ -1204,19 +1204,32 @@ def canonical_key(key: str) -> str:
     return key if opt is None else opt.key
 
 
-def flink_string(key: str, value: Any) -> str:
-    """A setting's value as Flink writes it in messages: ``10 ms``, ``true``, ``{k: v}``,
-    ``a;b``."""
+def setting_text(key: str, value: Any) -> str:
+    """A setting's value in Flink's syntax, as ``/jobmanager/config`` lists it: a duration as
+    ``200 ms``, a size as ``32 kb``, ``true``, a map as ``k1:v1,k2:v2``, a list as ``a;b``."""
     opt = _BY_KEY.get(key) or _DEPRECATED.get(key)
-    if opt is not None and opt.kind == "duration" and isinstance(value, int):
+    kind = None if opt is None else opt.kind
+    if kind == "duration" and isinstance(value, int):
         return format_duration(value)
+    if kind == "memory" and isinstance(value, int) and value >= 0:
+        return format_memory(value)
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return str(value).lower()
+    if isinstance(value, enum.Enum):
+        return str(value.value)
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{k}: {v}" for k, v in value.items()) + "}"
+        return ",".join(f"{k}:{v}" for k, v in value.items())
     if isinstance(value, tuple):
         return ";".join(str(item) for item in value)
     return str(value)
+
+
+def flink_string(key: str, value: Any) -> str:
+    """A setting's value as Flink writes it in messages: as ``setting_text``, but a map as
+    Java prints one (``{k: v}``)."""
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {v}" for k, v in value.items()) + "}"
+    return setting_text(key, value)
 
 
 def is_known(key: str) -> bool:

@@ -15,7 +15,6 @@ Flink's HistoryServer and ``ckptsim serve`` read.
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import json
 import re
@@ -25,11 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.config import (
-    OPTIONS,
     CheckpointConfig,
     Configuration,
-    format_duration,
-    format_memory,
+    setting_text,
 )
 from runtime.failure import TaskFailure
 from runtime.graph import JobGraph, JobVertex, flink_operator_name, flink_operator_names
@@ -320,27 +317,8 @@ def job_view(
 
 def configuration_items(conf: Configuration) -> tuple[tuple[str, str], ...]:
     """The settings a job was given, as Flink's ``/jobmanager/config`` lists them: the key and
-    the value as text (a duration as ``200 ms``, a size as ``32 kb``)."""
-    kinds = {option.key: option.kind for option in OPTIONS}
-    items = []
-    for key, value in conf.explicit().items():
-        kind = kinds.get(key)
-        if kind == "duration" and isinstance(value, int):
-            text = format_duration(value)
-        elif kind == "memory" and isinstance(value, int) and value >= 0:
-            text = format_memory(value)
-        elif isinstance(value, bool):
-            text = str(value).lower()
-        elif isinstance(value, enum.Enum):
-            text = str(value.value)
-        elif isinstance(value, dict):
-            text = ",".join(f"{k}:{v}" for k, v in value.items())
-        elif isinstance(value, tuple):  # a list option, in Flink's syntax
-            text = ";".join(str(item) for item in value)
-        else:
-            text = str(value)
-        items.append((key, text))
-    return tuple(sorted(items))
+    the value as text (``runtime.config.setting_text``)."""
+    return tuple(sorted((key, setting_text(key, value)) for key, value in conf.explicit().items()))
 
 
 _TASK_FAILURE = re.compile(
