@@ -365,9 +365,7 @@ class StagedFiles:
             for entry in state["lineage"]
             if isinstance(entry, list) and entry
         }
-        found = self._files(self.staging, "pending") + self._files(self.directory, self.suffix)
-        if self.retracted.is_dir():
-            found += self._files(self.retracted, None)
+        found = self._staged_or_retracted() + self._files(self.directory, self.suffix)
         if not writers or ANY_WRITER in writers:
             return bool(found)
         return any(writer in writers for _, writer, _ in found)
@@ -376,62 +374,51 @@ class StagedFiles:
         """This subtask's part files in another folder (only to look and commit there)."""
         return StagedFiles(folder, self._task, self.suffix, None, self._prefix, create=False)
 
-    def _recover_elsewhere(self, folder: Path, states: list[Any]) -> tuple[list[int], list[str]]:
-        """A resume into another folder: commit the restored pending part files in the
-        folder that staged them (as Flink's FileSink commits its committables at their paths),
-        touching nothing else there, and start this folder as a restore would (the lineage
-        restored, whatever is staged here taken out)."""
-        there = self._in(folder)
-        gone = there.missing_pending(states)
-        if gone is not None:
-            raise there._gone(gone)
-        keep = sorted({int(k) for state in states for k in (state or {}).get("pending", [])})
-        recorded = [s for s in states if isinstance(s, dict) and "lineage" in s]
-        if recorded:
-            there.lineage = restored_lineage(recorded, 0)
-            found = there._files(there.staging, "pending")
-            if there.retracted.is_dir():
-                found += there._files(there.retracted, None)
-            for path, writer, txn in found:
-                pending = txn is not None and txn.isdigit() and int(txn) in keep
-                if pending and there._stands_for(writer, txn, explicit_only=True):
-                    os.replace(path, there.final_path(txn, writer))
-        else:
-            for k in keep:
-                there._commit(k)
-        self.lineage = restored_lineage(recorded, 0) if recorded else None
-        return keep, self._discard_staged(but=self.in_progress)
+    def _staged_or_retracted(self) -> list[tuple[Path, str, str | None]]:
+        """This subtask's pending files in ``.staging`` and its files in ``.retracted``."""
+        found = self._files(self.staging, "pending")
+        if self.retracted.is_dir():
+            found += self._files(self.retracted, None)
+        return found
 
     def _recover(self, states: list[Any]) -> tuple[list[int], list[str]]:
         """Commit the restored lineage's pending files (and bring back its retracted ones)
         and take whatever else is staged out of ``.staging``; returns the restored pending
         checkpoint ids and the names of what left ``.staging``. Committed files outside the
-        lineage go with ``retract_after``. Pending files another folder staged are committed
-        there (``_recover_elsewhere``)."""
+        lineage go with ``retract_after``. A job resumed into another folder commits the
+        pending files in the folder that staged them (``staged_in``), as Flink's FileSink
+        commits its committables at their paths, touching nothing else there."""
         folder = self.staged_in(states)
-        if folder != self.directory:
-            return self._recover_elsewhere(folder, states)
+        if folder == self.directory:
+            keep = self._commit_restored(states, only_pending=False)
+        else:
+            there = self._in(folder)
+            keep = there._commit_restored(states, only_pending=True)
+            self.lineage = there.lineage
+        return keep, self._discard_staged(but=self.in_progress)
+
+    def _commit_restored(self, states: list[Any], *, only_pending: bool) -> list[int]:
+        """In this folder: commit the restored pending transactions and, by the restored
+        lineage (kept in ``lineage``), bring its files back from ``.retracted`` (with
+        ``only_pending``: only the pending transactions' files); returns their ids."""
         gone = self.missing_pending(states)  # before anything moves (the same rule a
         if gone is not None:  # restore from a given checkpoint checks before the job starts)
             raise self._gone(gone)
-        keep: set[int] = set()
-        for state in states:
-            keep.update(int(k) for k in (state or {}).get("pending", []))
+        keep = sorted({int(k) for state in states for k in (state or {}).get("pending", [])})
         recorded = [s for s in states if isinstance(s, dict) and "lineage" in s]
         if not recorded:  # a restart from scratch, or a checkpoint without lineage
             self.lineage = None  # retract_after knows which
-            for k in sorted(keep):
+            for k in keep:
                 self._commit(k)
-            return sorted(keep), self._discard_staged(but=self.in_progress)
+            return keep
         self.lineage = restored_lineage(recorded, 0)
-        back = self._files(self.staging, "pending")
-        if self.retracted.is_dir():
-            back += self._files(self.retracted, None)
-        for path, writer, txn in back:
+        for path, writer, txn in self._staged_or_retracted():
+            if only_pending and not (txn is not None and txn.isdigit() and int(txn) in keep):
+                continue
             if self._stands_for(writer, txn, explicit_only=True):
                 os.replace(path, self.final_path(txn, writer))
         # the restored pending transactions are the last writer's: committed by the moves above
-        return sorted(keep), self._discard_staged(but=self.in_progress)
+        return keep
 
     def missing_pending(self, states: list[Any]) -> int | None:
         """Read-only, before a restore of ``states``: the first restored pending transaction
