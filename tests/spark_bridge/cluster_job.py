@@ -19,7 +19,7 @@ from actors.faults import FailTask
 from runtime.datastream import DataStream
 from runtime.row import TupleRow
 from spark_bridge import local_spark, run_topology_job
-from tests.spark_bridge import JVM_OPTIONS
+from tests.spark_bridge import JVM_OPTIONS, jobs_in_group
 
 ROWS = 20_000
 
@@ -81,7 +81,7 @@ def main(out: str) -> int:
         runtime="simulation",
         seed=3,
     )
-    jobs = len(spark.sparkContext.statusTracker().getJobIdsForGroup("ckptsim-cluster"))
+    jobs = len(jobs_in_group(spark, "ckptsim-cluster"))
     ours = {r["user"]: (r["n"], r["total"], r["at"]) for r in run.dataframe.collect()}
     theirs = {
         r["user"]: (r["n"], r["total"], r["at"])

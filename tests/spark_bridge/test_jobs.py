@@ -25,6 +25,7 @@ from spark_bridge import (
     spark_feed,
 )
 from spark_bridge.spark_feed import CONTEXT_PROPERTIES, _run_partition_job
+from tests.spark_bridge import jobs_in_group
 
 
 def read_all(reader: SplitReader, size: int = 4) -> list[Any]:
@@ -55,12 +56,11 @@ def test_a_partition_is_read_a_slice_per_job_in_the_callers_job_group(
         if kind == "dataframe"
         else spark.sparkContext.parallelize([(i, i // 20) for i in range(60)], 3)
     )
-    tracker = spark.sparkContext.statusTracker()
     feed = spark_feed(data, rows_per_job=7)
     try:
-        before = set(tracker.getJobIdsForGroup(job_group))
+        before = jobs_in_group(spark, job_group)
         whole = read_all(SplitReader(feed, 0, 1, name="s"))
-        jobs = set(tracker.getJobIdsForGroup(job_group)) - before
+        jobs = jobs_in_group(spark, job_group) - before
         assert [tuple(r) for r in whole] == [tuple(r) for r in data.collect()]
         # 20 rows per partition, 7 per job: rows 0-6, 7-13, 14-19 (fewer than 7: the end)
         assert len(jobs) == 3 * 3
@@ -250,8 +250,7 @@ def test_cancelling_the_callers_job_group_stops_the_topology_with_one_clear_erro
 
     canceller = threading.Thread(target=cancel_once_partition_1_runs, daemon=True)
     canceller.start()
-    tracker = sc.statusTracker()
-    before = set(tracker.getJobIdsForGroup(job_group))
+    before = jobs_in_group(spark, job_group)
     out = tmp_path / "out"
     try:
         with pytest.raises(JobGroupCancelled) as caught:
@@ -276,7 +275,7 @@ def test_cancelling_the_callers_job_group_stops_the_topology_with_one_clear_erro
     assert isinstance(error, TopologyFailed) and error.group == job_group
     assert error.result.status.name == "CANCELED" and error.result.restarts == 0
     # partition 0's job, and partition 1's, cancelled: no Spark job after the cancel
-    assert len(set(tracker.getJobIdsForGroup(job_group)) - before) == 2
+    assert len(jobs_in_group(spark, job_group) - before) == 2
     visible = [p for p in out.rglob("*") if not any(part[0] in "._" for part in p.parts[-1:])]
     visible = [p for p in visible if ".staging" not in p.parts]
     assert all(re.fullmatch(r"part-.*\.parquet", p.name) for p in visible), visible
