@@ -298,3 +298,37 @@ def test_plain_tuples_are_still_there_for_who_asks(spark: Any, tmp_path: Path) -
         output=str(tmp_path / "out"),
     )
     assert set(seen) == {tuple}
+
+
+@pytest.fixture
+def negative_scales(spark: Any) -> Iterator[Any]:
+    """The session allows decimals of negative scale (a legacy setting of Spark's)."""
+    key = "spark.sql.legacy.allowNegativeScaleOfDecimal"
+    spark.conf.set(key, "true")
+    try:
+        yield spark
+    finally:
+        spark.conf.unset(key)
+
+
+def test_the_sessions_settings_hold_on_the_executors_that_read_the_input(
+    negative_scales: Any, tmp_path: Path
+) -> None:
+    """The bridge's Spark jobs run with the session's SQL settings on the executors, as
+    Spark's own jobs of a DataFrame do: a decimal(5,-2) column, which the executors accept
+    only under the session's ``allowNegativeScaleOfDecimal``, is read."""
+    from pyspark.sql import types as T  # noqa: PLC0415
+
+    schema = T.StructType(
+        [T.StructField("d", T.DecimalType(5, -2)), T.StructField("id", T.IntegerType())]
+    )
+    df = negative_scales.createDataFrame([(decimal.Decimal("1.23E+4"), 1), (None, 2)], schema)
+    back = run_topology(
+        negative_scales,
+        df,
+        lambda s: s.map(lambda r: (r.id, None if r.d is None else str(r.d))),
+        schema="id int, d string",
+        output=str(tmp_path / "out"),
+        config={"restart-strategy.type": "none"},
+    )
+    assert sorted(tuple(row) for row in back.collect()) == [(1, "1.23E+4"), (2, None)]
