@@ -522,3 +522,73 @@ def test_program_config_wildcards_let_a_program_change_those_keys(
         "execution.program-config.wildcards=pipeline;execution.checkpointing",
     )
     assert (code, out) == (0, "1\n2\n"), err
+
+
+# --- flat maps that return nothing -------------------------------------------------------------
+
+
+def test_a_co_flat_map_may_return_none_or_nothing_as_pyflinks_adapter_allows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PyFlink runs ``ConnectedStreams.flat_map`` as a process function that emits a call's
+    result only if it is truthy (``if result: yield from result``): a ``flat_map2`` that
+    only updates state and returns None is a PyFlink program's own way of emitting nothing."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.common import Types
+        from pyflink.datastream import StreamExecutionEnvironment
+        from pyflink.datastream.functions import CoFlatMapFunction
+
+
+        class Stock(CoFlatMapFunction):
+            def __init__(self):
+                self.level = 0
+
+            def flat_map1(self, value):
+                if value > 2:
+                    return [f"order {value}"]
+                return []
+
+            def flat_map2(self, value):
+                self.level += value  # returns None
+
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        orders = env.from_collection([1, 2, 3, 4], type_info=Types.INT())
+        restock = env.from_collection([10, 20], type_info=Types.INT())
+        orders.connect(restock).flat_map(Stock(), Types.STRING()).print()
+        env.execute("stock")
+        """,
+    )
+    code, out, err = run(capsys, script, "--simulate", "-q")
+    assert code == 0, err
+    assert out.splitlines() == ["order 3", "order 4"]
+
+
+def test_a_keyed_flat_map_that_returns_none_fails_the_job_as_in_pyflink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PyFlink's ``KeyedStream.flat_map`` does ``yield from`` the call's result: None fails
+    the job, as a ``DataStream.flat_map`` returning None does."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.common import Types
+        from pyflink.datastream import StreamExecutionEnvironment
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        (
+            env.from_collection([1, 2], type_info=Types.INT())
+            .key_by(lambda v: v % 2)
+            .flat_map(lambda v: None, Types.INT())
+            .print()
+        )
+        env.execute("nothing")
+        """,
+    )
+    code, _, err = run(capsys, script, "--simulate", "-q")
+    assert code == 1
+    assert "returned None for the record 1" in err

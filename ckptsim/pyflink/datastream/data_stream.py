@@ -710,7 +710,8 @@ class ConnectedStreams:
     ) -> DataStream:
         if not isinstance(func, CoFlatMapFunction):
             raise TypeError("The input must be a CoFlatMapFunction!")
-        return self._derive(self._connected().flat_map(func, name="Co-Flat Map"), output_type)
+        adapter = _CoFlatMapAdapter(func)
+        return self._derive(self._connected().flat_map(adapter, name="Co-Flat Map"), output_type)
 
     def process(
         self,
@@ -934,7 +935,38 @@ class _KeyedAdapter(KeyedProcessFunction):
         if self.method == "filter":
             return (value,) if self.call(value) else ()
         produced = self.call(value)
-        return () if produced is None else produced
+        if produced is None:  # PyFlink's adapter does ``yield from`` it: a TypeError
+            raise TypeError(
+                f"flat_map returned None for the record {value!r}; return an iterable of the "
+                "records to emit (an empty list emits none)"
+            )
+        return produced
+
+
+class _CoFlatMapAdapter(CoFlatMapFunction):
+    """``ConnectedStreams.flat_map`` as PyFlink runs it: a call's result is emitted only if
+    it is truthy (``if result: yield from result``), so ``flat_map1``/``flat_map2`` may return
+    None (or another empty value) for nothing."""
+
+    def __init__(self, func: CoFlatMapFunction) -> None:
+        self.func = func
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _CoFlatMapAdapter:
+        return _CoFlatMapAdapter(copy.deepcopy(self.func, memo))
+
+    def open(self, runtime_context: Any) -> None:
+        self.func.open(runtime_context)
+
+    def close(self) -> None:
+        self.func.close()
+
+    def flat_map1(self, value: Any) -> Iterable[Any]:
+        produced = self.func.flat_map1(value)
+        return produced if produced else ()
+
+    def flat_map2(self, value: Any) -> Iterable[Any]:
+        produced = self.func.flat_map2(value)
+        return produced if produced else ()
 
 
 class _Accumulate(ReduceFunction):
