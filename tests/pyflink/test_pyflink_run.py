@@ -592,3 +592,38 @@ def test_a_keyed_flat_map_that_returns_none_fails_the_job_as_in_pyflink(
     code, _, err = run(capsys, script, "--simulate", "-q")
     assert code == 1
     assert "returned None for the record 1" in err
+
+
+def test_execute_and_collect_runs_only_what_the_collected_stream_reads_as_flink_2_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Flink 2.3's ``execute_and_collect`` job is the collected stream and the operators it
+    reads from (checked on Flink: its job was ``Source: Collection Source -> Map -> Sink: Data
+    stream collect sink``); the other sinks the program built before are dropped with it, so a
+    later ``execute()`` has nothing to run."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.common import Types
+        from pyflink.datastream import StreamExecutionEnvironment
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        ds = env.from_collection([1, 2, 3], type_info=Types.INT())
+        ds.map(lambda v: v * 10, Types.INT()).print("printed")
+        env.from_collection([7], type_info=Types.INT()).print("other")
+        print("collected:", list(ds.map(lambda v: v + 1, Types.INT()).execute_and_collect()))
+        print("limit:", ds.execute_and_collect(limit=2))
+        try:
+            env.execute("after")
+        except Exception as error:
+            print("after:", error)
+        """,
+    )
+    code, out, err = run(capsys, script, "--simulate", "-q")
+    assert code == 0, err
+    assert out.splitlines() == [
+        "collected: [2, 3, 4]",
+        "limit: [1, 2]",
+        "after: No operators defined in streaming topology. Cannot execute.",
+    ]

@@ -83,6 +83,8 @@ class _Environment(Protocol):
 
     def execute(self, job_name: str | None = None) -> JobExecutionResult: ...
 
+    def _execute(self, job_name: str | None, only: int | None = None) -> JobExecutionResult: ...
+
 
 class Converter:
     """The chained operator that makes values what a type's serializer makes them (a
@@ -407,8 +409,10 @@ class DataStream:
         as Java prints it: 0.1, not 0.10000000149011612). Flink's collect sink runs at
         parallelism 1: what a parallelism-1 operator emits comes back in its order."""
         name = self._env._sink_name("collect")
-        self._plain().collect(name).set_parallelism(1)
-        result = self._env.execute(job_execution_name or "Flink Streaming Job")
+        sink = self._plain().collect(name).set_parallelism(1)
+        # Flink 2.3's job is the collected stream and what it reads from; the program's other
+        # sinks built since the last execute() are dropped (checked on Flink)
+        result = self._env._execute(job_execution_name or "Flink Streaming Job", sink.node.node_id)
         records = list(result.job_result.output.get(name, []))
         if limit is not None:
             records = records[:limit]
