@@ -215,7 +215,7 @@ def _run_with_outputs(
         # records that cannot be pickled (runtime="processes"): the script's, as a usage error
         print(f"ckptsim run: {result.failure.splitlines()[0]}", file=sys.stderr)
         return EXIT_USAGE
-    return EXIT_OK if result.succeeded else EXIT_FAILED
+    return EXIT_OK if result.succeeded or result.cancelled_by_program else EXIT_FAILED
 
 
 class _Announcer:

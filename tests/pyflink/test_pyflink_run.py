@@ -627,3 +627,31 @@ def test_execute_and_collect_runs_only_what_the_collected_stream_reads_as_flink_
         "limit: [1, 2]",
         "after: No operators defined in streaming topology. Cannot execute.",
     ]
+
+
+@pytest.mark.parametrize("checkpointing", [[], ["-D", "execution.checkpointing.interval=10ms"]])
+def test_execute_and_collect_with_a_limit_cancels_the_job_once_it_has_its_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], checkpointing: list[str]
+) -> None:
+    """Flink's client cancels the job of ``execute_and_collect(limit=n)`` once it has n
+    records (checked on Flink 2.3: ``[2, 4, 6, 8, 10]`` from a sequence of 10**12 numbers, at
+    once); the job no longer runs to the end of its input, which here is never: the run ends
+    well inside ``--timeout``, and a job the program cancelled is no failure of the run."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.common import Types, WatermarkStrategy
+        from pyflink.datastream import StreamExecutionEnvironment
+        from pyflink.datastream.connectors.number_seq import NumberSequenceSource
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        numbers = NumberSequenceSource(1, 10**12)
+        ds = env.from_source(numbers, WatermarkStrategy.no_watermarks(), "nums")
+        print(ds.map(lambda v: v * 2, Types.LONG()).execute_and_collect(limit=5))
+        """,
+    )
+    code, out, err = run(capsys, script, "--simulate", "--timeout", "30", *checkpointing)
+    assert code == 0, err
+    assert out.splitlines() == ["[2, 4, 6, 8, 10]"]
+    assert "CANCELED" in err and "cancelled by execute_and_collect(limit=5)" in err

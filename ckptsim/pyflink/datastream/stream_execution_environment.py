@@ -505,7 +505,9 @@ class StreamExecutionEnvironment:
         """Run the job on ckptsim's actors; raises when it fails (as Flink's)."""
         return self._execute(job_name)
 
-    def _execute(self, job_name: str | None, only: int | None = None) -> JobExecutionResult:
+    def _execute(
+        self, job_name: str | None, only: int | None = None, **options: Any
+    ) -> JobExecutionResult:
         """``execute()``; with ``only`` (``execute_and_collect``'s sink), a job of that sink
         and the operators it reads from, as Flink 2.3 runs it: whatever else the program built
         since the last ``execute()`` is dropped, not run."""
@@ -533,11 +535,11 @@ class StreamExecutionEnvironment:
         whole = self._env.graph
         self._env.graph = graph
         try:
-            result = self._env.execute(name)
+            result = self._env.execute(name, **options)
         finally:
             self._env.graph = whole
             self._executed = max(whole.nodes, default=0)
-        if not result.succeeded:
+        if not result.succeeded and not result.cancelled_by_program:
             raise JobFailed(result)
         return JobExecutionResult(result)
 
