@@ -655,3 +655,30 @@ def test_execute_and_collect_with_a_limit_cancels_the_job_once_it_has_its_record
     assert code == 0, err
     assert out.splitlines() == ["[2, 4, 6, 8, 10]"]
     assert "CANCELED" in err and "cancelled by execute_and_collect(limit=5)" in err
+
+
+def test_execute_and_collect_with_a_limit_gets_its_records_once_through_a_restart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With checkpointing the limited collect takes a checkpoint's records when it completes:
+    a task failure in between restores the checkpoint and the replay gives the same records,
+    each once, in order; the restart before the cancel is no failure of the run."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.common import Types
+        from pyflink.datastream import StreamExecutionEnvironment
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        env.enable_checkpointing(10)
+        ds = env.from_collection(list(range(1, 50001)), type_info=Types.LONG())
+        got = ds.map(lambda v: v * 2, Types.LONG()).execute_and_collect(limit=30000)
+        print(got == [2 * i for i in range(1, 30001)])
+        """,
+    )
+    fault = "ckptsim.faults=fail-task:task=source-1#0,at-record=20000"
+    code, out, err = run(capsys, script, "--simulate", "-D", fault)
+    assert code == 0, err
+    assert out.splitlines() == ["True"]
+    assert "Restarts: 1" in err and "restarted at most" not in err

@@ -474,8 +474,8 @@ class _Taker:
         self._master: Any = None
         self._lock = threading.Lock()
 
-    def __call__(self, *, transactional: bool, **_: Any) -> _TakerConnector:
-        return _TakerConnector(self, transactional)
+    def __call__(self, *, transactional: bool, attempt: int = 0, **_: Any) -> _TakerConnector:
+        return _TakerConnector(self, transactional, restarted=attempt > 0)
 
     def observer(self) -> _TakerObserver:
         """The observer of the job: this one's, then the command line's (``ckptsim run``)."""
@@ -534,18 +534,28 @@ class _TakerConnector:
     """One attempt of the ``_Taker``'s sink: without checkpointing each record counts as it
     comes; with it, a checkpoint's records count when it completes."""
 
-    def __init__(self, taker: _Taker, transactional: bool) -> None:
+    def __init__(self, taker: _Taker, transactional: bool, *, restarted: bool) -> None:
         self.taker = taker
         self.transactional = transactional
         self.staged: list[Any] = []
+        #: a restarted attempt that no restore reached starts from scratch: what earlier
+        #: attempts pre-committed is written again
+        self._from_scratch = restarted
+
+    def _start(self) -> None:
+        if self._from_scratch:
+            self._from_scratch = False
+            self.taker.pending.clear()
 
     def write(self, records: Any) -> None:
+        self._start()
         if self.transactional:
             self.staged.extend(records)
         else:
             self.taker.publish(list(records))
 
     def pre_commit(self, checkpoint_id: int) -> None:
+        self._start()
         self.taker.pending[checkpoint_id] = self.staged
         self.staged = []
 
@@ -553,6 +563,7 @@ class _TakerConnector:
         self.taker.commit(checkpoint_id)
 
     def restore(self, states: list[Any]) -> None:
+        self._from_scratch = False
         held = {int(i) for state in states for i in (state or {}).get("pending", [])}
         for checkpoint_id in [i for i in self.taker.pending if i not in held]:
             del self.taker.pending[checkpoint_id]  # the replay writes these again
@@ -560,6 +571,7 @@ class _TakerConnector:
 
     def close(self, *, finished: bool) -> None:
         if finished:  # what is left is committed
+            self._start()
             self.taker.commit(None)
             self.taker.publish(self.staged)
         self.staged = []
