@@ -196,10 +196,12 @@ def _run_with_outputs(
     problems = outputs.finish()  # the archive (--stats), the timeline
     if not args.quiet:  # on stderr when the archive or a PyFlink program's output is on stdout
         print(report.summary_table(result), file=sys.stderr if own_lines_to_stderr else sys.stdout)
+    # a job the program itself cancelled (execute_and_collect's limit) is no failure
+    failed = not (result.succeeded or result.cancelled_by_program)
     cause = result.root_cause
-    if not result.succeeded and cause is not None:  # the user's own frames, once
+    if failed and cause is not None:  # the user's own frames, once
         print(f"ckptsim run: {cause.describe()}\n{cause.traceback}".rstrip(), file=sys.stderr)
-    if result.restarts and not result.succeeded and result.name in session.bounded:
+    if result.restarts and failed and result.name in session.bounded:
         print(
             f"ckptsim run: the job restarted at most {BOUNDED_RESTARTS[_ATTEMPTS]} times, the "
             "command line's default when a checkpointed job configures no restart strategy; "
@@ -215,7 +217,7 @@ def _run_with_outputs(
         # records that cannot be pickled (runtime="processes"): the script's, as a usage error
         print(f"ckptsim run: {result.failure.splitlines()[0]}", file=sys.stderr)
         return EXIT_USAGE
-    return EXIT_OK if result.succeeded else EXIT_FAILED
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 class _Announcer:

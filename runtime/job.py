@@ -788,6 +788,10 @@ class JobResult:
     epoch_ms: int = 0
     #: the job clock was the simulation's virtual one (durations are virtual milliseconds)
     virtual_time: bool = False
+    #: the program itself cancelled the job once it had what it needed (PyFlink's
+    #: ``execute_and_collect(limit=n)``, as Flink's client does): a CANCELED job that is no
+    #: failure of the run
+    cancelled_by_program: bool = False
 
     @property
     def root_cause(self) -> TaskFailure | None:

@@ -104,6 +104,22 @@ def java_rdd(rdd: Any) -> tuple[Any, Any]:
     return rdd._jrdd, rdd._jrdd_deserializer
 
 
+def session_sql_confs(spark: Any) -> dict[str, str]:
+    """The settings of ``spark``'s session that Spark hands to the executors of a SQL
+    execution as local properties of its jobs (``SQLExecution.withSQLConfPropagated``: every
+    key that starts with ``spark``), where the executors' ``SQLConf.get`` reads them. The
+    bridge's own Spark jobs over a DataFrame run outside a SQL execution, so they set them
+    themselves (else a session setting such as
+    ``spark.sql.legacy.allowNegativeScaleOfDecimal`` is the default on the executors)."""
+    get_all = getattr(spark.conf, "getAll", None)  # PySpark 4
+    if get_all is not None:
+        confs = dict(get_all)
+    else:  # PySpark 3.5: the JVM's session conf
+        scala = spark._jsparkSession.sessionState().conf().getAllConfs()
+        confs = dict(spark._jvm.scala.collection.JavaConverters.mapAsJavaMap(scala))
+    return {str(key): str(value) for key, value in confs.items() if str(key).startswith("spark")}
+
+
 def run_partition_job(sc: Any, jrdd: Any, partition: int) -> Any:
     """One Spark job over one partition of ``jrdd``; returns the socket the driver JVM serves
     its result on (``PythonRDD.runJob``, as ``toLocalIterator`` uses)."""

@@ -216,7 +216,7 @@ class ParquetSink:
         for name, values in zip(names, columns, strict=True):
             kind = None
             if named and hint is not None and name in hint.names:
-                kind = hint.field(hint.names.index(name)).type
+                kind = parquet_type(pa, hint.field(hint.names.index(name)).type)
                 try:
                     to_arrow_column(pa, values, kind, self.time_zone)
                 except self._errors:
@@ -244,7 +244,9 @@ class ParquetSink:
         names = field_names(first) if first is not None else None
         if not names or not all(name in hint.names for name in names):
             return None
-        kind = self.pa.struct([hint.field(hint.names.index(name)) for name in names])
+        kind = parquet_type(
+            self.pa, self.pa.struct([hint.field(hint.names.index(name)) for name in names])
+        )
         try:
             to_arrow_column(self.pa, values, kind, self.time_zone)
         except self._errors:
@@ -267,7 +269,43 @@ class ParquetSink:
             return self.schema
 
     def _set_schema(self, schema: Any) -> None:
+        for field in schema:
+            if parquet_type(self.pa, field.type) != field.type:
+                raise SchemaMismatch(
+                    f"column {field.name!r} is {field.type}: Parquet has no decimal of negative "
+                    f"scale (nor can Spark write one): make it {parquet_type(self.pa, field.type)}"
+                )
         self.schema = schema
+
+
+def parquet_type(pa: Any, kind: Any) -> Any:
+    """``kind`` with every decimal of negative scale (Spark's
+    ``spark.sql.legacy.allowNegativeScaleOfDecimal``), which Parquet cannot hold, made the
+    decimal of scale 0 that holds the same values: decimal(5, -2) is decimal(7, 0)."""
+    if pa.types.is_decimal(kind):
+        if kind.scale >= 0:
+            return kind
+        digits = kind.precision - kind.scale
+        return pa.decimal128(digits, 0) if digits <= 38 else pa.decimal256(digits, 0)
+    if pa.types.is_struct(kind):
+        fields = [kind.field(i) for i in range(kind.num_fields)]
+        made = [f.with_type(parquet_type(pa, f.type)) for f in fields]
+        return kind if made == fields else pa.struct(made)
+    if pa.types.is_map(kind):
+        key, item = parquet_type(pa, kind.key_type), parquet_type(pa, kind.item_type)
+        same = key == kind.key_type and item == kind.item_type
+        return (
+            kind
+            if same
+            else pa.map_(kind.key_field.with_type(key), kind.item_field.with_type(item))
+        )
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        item = parquet_type(pa, kind.value_type)
+        if item == kind.value_type:
+            return kind
+        field = kind.value_field.with_type(item)
+        return pa.list_(field) if pa.types.is_list(kind) else pa.large_list(field)
+    return kind
 
 
 def _columns(records: Sequence[Any], names: Sequence[str]) -> list[Sequence[Any]]:

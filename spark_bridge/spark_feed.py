@@ -49,6 +49,7 @@ from spark_bridge._pyspark_seam import (
     local_socket,
     max_result_size,
     run_partition_job,
+    session_sql_confs,
 )
 from spark_bridge.feed import FeedChanged, PartitionFeed, SplitReader
 from spark_bridge.session import (
@@ -167,20 +168,24 @@ def _run_partition_job(
     description: str,
     context: dict[str, str] | None = None,
     watch: CancelWatch | None = None,
+    sql_confs: dict[str, str] | None = None,
 ) -> Any:
     """One Spark job over one partition of ``jrdd`` (a JavaRDD of byte arrays), in the job
     group, pool and tags of ``context`` (the thread that made the feed: a source subtask
-    runs in a thread of its own), described as the caller's description and ``description``;
-    returns the socket the driver JVM serves its result on. The thread's own properties are
-    put back afterwards."""
+    runs in a thread of its own), described as the caller's description and ``description``,
+    with a DataFrame's session settings ``sql_confs`` for its executors (as Spark runs a SQL
+    execution's jobs); returns the socket the driver JVM serves its result on. The thread's
+    own properties are put back afterwards."""
     context = dict(context or {})
     mine = context.get("spark.job.description")
     context["spark.job.description"] = f"{mine}: {description}" if mine else description
     if watch is not None:
         watch.check()
-    before = {key: sc.getLocalProperty(key) for key in CONTEXT_PROPERTIES}
-    for key in CONTEXT_PROPERTIES:
-        sc.setLocalProperty(key, context.get(key))
+    properties: dict[str, str | None] = dict(sql_confs or {})
+    properties.update({key: context.get(key) for key in CONTEXT_PROPERTIES})
+    before = {key: sc.getLocalProperty(key) for key in properties}
+    for key, value in properties.items():
+        sc.setLocalProperty(key, value)
     try:
         return run_partition_job(sc, jrdd, partition)
     except Exception as error:
@@ -220,6 +225,7 @@ class ArrowDataFrameFeed:
         large = df.sparkSession.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")
         self.schema = arrow_schema_of(df.schema, large_types=str(large).lower() == "true")
         self.time_zone = session_time_zone(df.sparkSession)
+        self.sql_confs = session_sql_confs(df.sparkSession)
         self.convert: Callable[[Any], Sequence[Any]] | None = (
             None
             if batch_format == "arrow"
@@ -299,6 +305,7 @@ class ArrowDataFrameFeed:
             f"ckptsim source {self.name!r}: partition {partition}, rows {low} to {high}",
             self.context,
             self.watch,
+            sql_confs=self.sql_confs,
         )
         sockfile, sock = local_socket(sock_info)
         try:

@@ -522,3 +522,163 @@ def test_program_config_wildcards_let_a_program_change_those_keys(
         "execution.program-config.wildcards=pipeline;execution.checkpointing",
     )
     assert (code, out) == (0, "1\n2\n"), err
+
+
+# --- flat maps that return nothing -------------------------------------------------------------
+
+
+def test_a_co_flat_map_may_return_none_or_nothing_as_pyflinks_adapter_allows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PyFlink runs ``ConnectedStreams.flat_map`` as a process function that emits a call's
+    result only if it is truthy (``if result: yield from result``): a ``flat_map2`` that
+    only updates state and returns None is a PyFlink program's own way of emitting nothing."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.common import Types
+        from pyflink.datastream import StreamExecutionEnvironment
+        from pyflink.datastream.functions import CoFlatMapFunction
+
+
+        class Stock(CoFlatMapFunction):
+            def __init__(self):
+                self.level = 0
+
+            def flat_map1(self, value):
+                if value > 2:
+                    return [f"order {value}"]
+                return []
+
+            def flat_map2(self, value):
+                self.level += value  # returns None
+
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        orders = env.from_collection([1, 2, 3, 4], type_info=Types.INT())
+        restock = env.from_collection([10, 20], type_info=Types.INT())
+        orders.connect(restock).flat_map(Stock(), Types.STRING()).print()
+        env.execute("stock")
+        """,
+    )
+    code, out, err = run(capsys, script, "--simulate", "-q")
+    assert code == 0, err
+    assert out.splitlines() == ["order 3", "order 4"]
+
+
+def test_a_keyed_flat_map_that_returns_none_fails_the_job_as_in_pyflink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PyFlink's ``KeyedStream.flat_map`` does ``yield from`` the call's result: None fails
+    the job, as a ``DataStream.flat_map`` returning None does."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.common import Types
+        from pyflink.datastream import StreamExecutionEnvironment
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        (
+            env.from_collection([1, 2], type_info=Types.INT())
+            .key_by(lambda v: v % 2)
+            .flat_map(lambda v: None, Types.INT())
+            .print()
+        )
+        env.execute("nothing")
+        """,
+    )
+    code, _, err = run(capsys, script, "--simulate", "-q")
+    assert code == 1
+    assert "returned None for the record 1" in err
+
+
+def test_execute_and_collect_runs_only_what_the_collected_stream_reads_as_flink_2_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Flink 2.3's ``execute_and_collect`` job is the collected stream and the operators it
+    reads from (checked on Flink: its job was ``Source: Collection Source -> Map -> Sink: Data
+    stream collect sink``); the other sinks the program built before are dropped with it, so a
+    later ``execute()`` has nothing to run."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.common import Types
+        from pyflink.datastream import StreamExecutionEnvironment
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        ds = env.from_collection([1, 2, 3], type_info=Types.INT())
+        ds.map(lambda v: v * 10, Types.INT()).print("printed")
+        env.from_collection([7], type_info=Types.INT()).print("other")
+        print("collected:", list(ds.map(lambda v: v + 1, Types.INT()).execute_and_collect()))
+        print("limit:", ds.execute_and_collect(limit=2))
+        try:
+            env.execute("after")
+        except Exception as error:
+            print("after:", error)
+        """,
+    )
+    code, out, err = run(capsys, script, "--simulate", "-q")
+    assert code == 0, err
+    assert out.splitlines() == [
+        "collected: [2, 3, 4]",
+        "limit: [1, 2]",
+        "after: No operators defined in streaming topology. Cannot execute.",
+    ]
+
+
+@pytest.mark.parametrize("checkpointing", [[], ["-D", "execution.checkpointing.interval=10ms"]])
+def test_execute_and_collect_with_a_limit_cancels_the_job_once_it_has_its_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], checkpointing: list[str]
+) -> None:
+    """Flink's client cancels the job of ``execute_and_collect(limit=n)`` once it has n
+    records (checked on Flink 2.3: ``[2, 4, 6, 8, 10]`` from a sequence of 10**12 numbers, at
+    once); the job no longer runs to the end of its input, which here is never: the run ends
+    well inside ``--timeout``, and a job the program cancelled is no failure of the run."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.common import Types, WatermarkStrategy
+        from pyflink.datastream import StreamExecutionEnvironment
+        from pyflink.datastream.connectors.number_seq import NumberSequenceSource
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        numbers = NumberSequenceSource(1, 10**12)
+        ds = env.from_source(numbers, WatermarkStrategy.no_watermarks(), "nums")
+        print(ds.map(lambda v: v * 2, Types.LONG()).execute_and_collect(limit=5))
+        """,
+    )
+    code, out, err = run(capsys, script, "--simulate", "--timeout", "30", *checkpointing)
+    assert code == 0, err
+    assert out.splitlines() == ["[2, 4, 6, 8, 10]"]
+    assert "CANCELED" in err and "cancelled by execute_and_collect(limit=5)" in err
+
+
+def test_execute_and_collect_with_a_limit_gets_its_records_once_through_a_restart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With checkpointing the limited collect takes a checkpoint's records when it completes:
+    a task failure in between restores the checkpoint and the replay gives the same records,
+    each once, in order; the restart before the cancel is no failure of the run."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.common import Types
+        from pyflink.datastream import StreamExecutionEnvironment
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        env.enable_checkpointing(10)
+        ds = env.from_collection(list(range(1, 50001)), type_info=Types.LONG())
+        got = ds.map(lambda v: v * 2, Types.LONG()).execute_and_collect(limit=30000)
+        print(got == [2 * i for i in range(1, 30001)])
+        """,
+    )
+    fault = "ckptsim.faults=fail-task:task=source-1#0,at-record=20000"
+    code, out, err = run(capsys, script, "--simulate", "-D", fault)
+    assert code == 0, err
+    assert out.splitlines() == ["True"]
+    assert "Restarts: 1" in err and "restarted at most" not in err

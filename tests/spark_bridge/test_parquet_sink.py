@@ -284,3 +284,13 @@ def test_a_branching_resume_leaves_exactly_the_last_lineages_parquet_files(tmp_p
     fourth = _counting_into_parquet(out, tmp_path / "chk4", seed=4, start_from=kept[1])
     assert fourth.status is JobStatus.FINISHED
     assert observe(committed(out)) == failure_free()
+
+
+def test_a_schema_with_a_decimal_of_negative_scale_is_refused_when_the_sink_is_made(
+    tmp_path: Path,
+) -> None:
+    """Parquet cannot hold decimal(5,-2): the sink refuses the schema before any job runs,
+    naming the column and the type that holds its values."""
+    schema = pa.schema([pa.field("id", pa.int32()), pa.field("d", pa.decimal128(5, -2))])
+    with pytest.raises(SchemaMismatch, match=r"column 'd' .*negative scale.*decimal128\(7, 0\)"):
+        ParquetSink(tmp_path / "out", schema)

@@ -298,3 +298,67 @@ def test_plain_tuples_are_still_there_for_who_asks(spark: Any, tmp_path: Path) -
         output=str(tmp_path / "out"),
     )
     assert set(seen) == {tuple}
+
+
+@pytest.fixture
+def negative_scales(spark: Any) -> Iterator[Any]:
+    """The session allows decimals of negative scale (a legacy setting of Spark's)."""
+    key = "spark.sql.legacy.allowNegativeScaleOfDecimal"
+    spark.conf.set(key, "true")
+    try:
+        yield spark
+    finally:
+        spark.conf.unset(key)
+
+
+def test_the_sessions_settings_hold_on_the_executors_that_read_the_input(
+    negative_scales: Any, tmp_path: Path
+) -> None:
+    """The bridge's Spark jobs run with the session's SQL settings on the executors, as
+    Spark's own jobs of a DataFrame do: a decimal(5,-2) column, which the executors accept
+    only under the session's ``allowNegativeScaleOfDecimal``, is read."""
+    from pyspark.sql import types as T  # noqa: PLC0415
+
+    schema = T.StructType(
+        [T.StructField("d", T.DecimalType(5, -2)), T.StructField("id", T.IntegerType())]
+    )
+    df = negative_scales.createDataFrame([(decimal.Decimal("1.23E+4"), 1), (None, 2)], schema)
+    back = run_topology(
+        negative_scales,
+        df,
+        lambda s: s.map(lambda r: (r.id, None if r.d is None else str(r.d))),
+        schema="id int, d string",
+        output=str(tmp_path / "out"),
+        config={"restart-strategy.type": "none"},
+    )
+    assert sorted(tuple(row) for row in back.collect()) == [(1, "1.23E+4"), (2, None)]
+
+
+def test_a_decimal_of_negative_scale_comes_back_as_the_decimal_of_scale_0_that_holds_it(
+    negative_scales: Any, tmp_path: Path
+) -> None:
+    """Parquet has no negative scale (Spark cannot write decimal(5,-2) either): a column of
+    one passed through, also inside a struct or an array, comes back as decimal(7,0), its
+    values exact."""
+    from pyspark.sql import types as T  # noqa: PLC0415
+
+    schema = T.StructType(
+        [
+            T.StructField("d", T.DecimalType(5, -2)),
+            T.StructField("id", T.IntegerType()),
+            T.StructField("s", T.StructType([T.StructField("e", T.DecimalType(3, -5))])),
+            T.StructField("a", T.ArrayType(T.DecimalType(4, -1))),
+        ]
+    )
+    big = decimal.Decimal
+    rows = [(big("1.23E+4"), 1, (big("1.23E+7"),), [big("1E+1"), None]), (None, 2, None, None)]
+    df = negative_scales.createDataFrame(rows, schema)
+    back = run_topology(negative_scales, df, lambda s: s, output=str(tmp_path / "out"))
+    assert back.schema.simpleString() == (
+        "struct<d:decimal(7,0),id:int,s:struct<e:decimal(8,0)>,a:array<decimal(5,0)>>"
+    )
+    got = sorted(back.collect(), key=lambda r: r.id)
+    assert [(r.d, r.id, r.s and r.s.e, r.a) for r in got] == [
+        (big(12300), 1, big(12300000), [big(10), None]),
+        (None, 2, None, None),
+    ]

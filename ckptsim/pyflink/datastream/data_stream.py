@@ -18,6 +18,7 @@ PyFlink applies it:
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -52,8 +53,10 @@ from ckptsim.pyflink.datastream.functions import (
 from ckptsim.pyflink.datastream.output_tag import OutputTag
 from runtime import datastream as ck
 from runtime.graph import StreamNode
+from runtime.job import JobResult
 from runtime.row import Row
 from runtime.state import MapStateDescriptor
+from runtime.status import JobStatus
 from runtime.watermarks import WatermarkStrategy
 
 if TYPE_CHECKING:
@@ -82,6 +85,10 @@ class _Environment(Protocol):
     def get_config(self) -> ExecutionConfig: ...
 
     def execute(self, job_name: str | None = None) -> JobExecutionResult: ...
+
+    def _execute(
+        self, job_name: str | None, only: int | None = None, **options: Any
+    ) -> JobExecutionResult: ...
 
 
 class Converter:
@@ -407,11 +414,18 @@ class DataStream:
         as Java prints it: 0.1, not 0.10000000149011612). Flink's collect sink runs at
         parallelism 1: what a parallelism-1 operator emits comes back in its order."""
         name = self._env._sink_name("collect")
-        self._plain().collect(name).set_parallelism(1)
-        result = self._env.execute(job_execution_name or "Flink Streaming Job")
-        records = list(result.job_result.output.get(name, []))
-        if limit is not None:
-            records = records[:limit]
+        job_name = job_execution_name or "Flink Streaming Job"
+        # Flink 2.3's job is the collected stream and what it reads from; the program's other
+        # sinks built since the last execute() are dropped (checked on Flink)
+        if limit is None:
+            sink = self._plain().collect(name).set_parallelism(1)
+            result = self._env._execute(job_name, sink.node.node_id)
+            records = list(result.job_result.output.get(name, []))
+        else:  # Flink's client cancels the job once it has its records
+            taker = _Taker(limit)
+            sink = self._plain().sink_to(taker, name=name).set_parallelism(1)
+            self._env._execute(job_name, sink.node.node_id, observer=taker.observer())
+            records = taker.taken[:limit]
         as_collected = collected(self._type)
         if as_collected is not None:
             records = [as_collected(r) for r in records]
@@ -442,6 +456,125 @@ class DataStream:
             )
         self._env._cache(self._stream.nodes[0])
         return CachedDataStream(self._env, self._stream, self._type, self._nodes)
+
+
+class _Taker:
+    """``execute_and_collect(limit=n)``'s sink (at parallelism 1) and the job's observer: the
+    records it has, committed as the collect sink commits them (at a checkpoint's completion,
+    or as they come without checkpointing; what a restore does not hold is dropped), and once
+    it has ``limit`` of them it cancels the job, as Flink's client does: a job that would not
+    end (an unbounded source) ends there."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.taken: list[Any] = []
+        #: checkpoint id -> the records of its transaction (pre-committed, not yet committed)
+        self.pending: dict[int, list[Any]] = {}
+        self.cancelled = False
+        self._master: Any = None
+        self._lock = threading.Lock()
+
+    def __call__(self, *, transactional: bool, attempt: int = 0, **_: Any) -> _TakerConnector:
+        return _TakerConnector(self, transactional, restarted=attempt > 0)
+
+    def observer(self) -> _TakerObserver:
+        """The observer of the job: this one's, then the command line's (``ckptsim run``)."""
+        from actors import session  # noqa: PLC0415 - the command line's, if one runs
+
+        active = session.current()
+        return _TakerObserver(self, active.options.get("observer") if active else None)
+
+    def publish(self, records: Sequence[Any]) -> None:
+        with self._lock:
+            self.taken.extend(records)
+            cancel = len(self.taken) >= self.limit and not self.cancelled
+            if cancel:
+                self.cancelled = True
+            master = self._master
+        if cancel and master is not None:
+            from actors.protocol import CancelJob  # noqa: PLC0415
+
+            master.tell(CancelJob())
+
+    def commit(self, up_to: int | None) -> None:
+        for checkpoint_id in sorted(self.pending):
+            if up_to is None or checkpoint_id <= up_to:
+                self.publish(self.pending.pop(checkpoint_id))
+
+    def started(self, master: Any) -> None:
+        with self._lock:
+            self._master = master
+
+    def ended(self, result: JobResult) -> None:
+        if self.cancelled and result.status is JobStatus.CANCELED:
+            result.cancelled_by_program = True
+            result.failure = (
+                f"cancelled by execute_and_collect(limit={self.limit}) once it had its "
+                "records, as Flink's client cancels it"
+            )
+
+
+class _TakerObserver:
+    def __init__(self, taker: _Taker, inner: Any) -> None:
+        self.taker = taker
+        self.inner = inner
+
+    def job_started(self, **kw: Any) -> None:
+        self.taker.started(kw["master"])
+        if self.inner is not None:
+            self.inner.job_started(**kw)
+
+    def job_ended(self, job_id: str, result: JobResult) -> None:
+        self.taker.ended(result)
+        if self.inner is not None:
+            self.inner.job_ended(job_id, result)
+
+
+class _TakerConnector:
+    """One attempt of the ``_Taker``'s sink: without checkpointing each record counts as it
+    comes; with it, a checkpoint's records count when it completes."""
+
+    def __init__(self, taker: _Taker, transactional: bool, *, restarted: bool) -> None:
+        self.taker = taker
+        self.transactional = transactional
+        self.staged: list[Any] = []
+        #: a restarted attempt that no restore reached starts from scratch: what earlier
+        #: attempts pre-committed is written again
+        self._from_scratch = restarted
+
+    def _start(self) -> None:
+        if self._from_scratch:
+            self._from_scratch = False
+            self.taker.pending.clear()
+
+    def write(self, records: Any) -> None:
+        self._start()
+        if self.transactional:
+            self.staged.extend(records)
+        else:
+            self.taker.publish(list(records))
+
+    def pre_commit(self, checkpoint_id: int) -> None:
+        self._start()
+        self.taker.pending[checkpoint_id] = self.staged
+        self.staged = []
+
+    def commit(self, checkpoint_id: int) -> None:
+        self.taker.commit(checkpoint_id)
+
+    def restore(self, states: list[Any]) -> None:
+        self._from_scratch = False
+        held = {int(i) for state in states for i in (state or {}).get("pending", [])}
+        for checkpoint_id in [i for i in self.taker.pending if i not in held]:
+            del self.taker.pending[checkpoint_id]  # the replay writes these again
+        self.taker.commit(max(held, default=None))
+
+    def close(self, *, finished: bool) -> None:
+        if finished:  # what is left is committed
+            self._start()
+            self.taker.commit(None)
+            self.taker.publish(self.staged)
+        self.staged = []
 
 
 class CloseableIterator(Iterator[Any]):
@@ -710,7 +843,8 @@ class ConnectedStreams:
     ) -> DataStream:
         if not isinstance(func, CoFlatMapFunction):
             raise TypeError("The input must be a CoFlatMapFunction!")
-        return self._derive(self._connected().flat_map(func, name="Co-Flat Map"), output_type)
+        adapter = _CoFlatMapAdapter(func)
+        return self._derive(self._connected().flat_map(adapter, name="Co-Flat Map"), output_type)
 
     def process(
         self,
@@ -934,7 +1068,38 @@ class _KeyedAdapter(KeyedProcessFunction):
         if self.method == "filter":
             return (value,) if self.call(value) else ()
         produced = self.call(value)
-        return () if produced is None else produced
+        if produced is None:  # PyFlink's adapter does ``yield from`` it: a TypeError
+            raise TypeError(
+                f"flat_map returned None for the record {value!r}; return an iterable of the "
+                "records to emit (an empty list emits none)"
+            )
+        return produced
+
+
+class _CoFlatMapAdapter(CoFlatMapFunction):
+    """``ConnectedStreams.flat_map`` as PyFlink runs it: a call's result is emitted only if
+    it is truthy (``if result: yield from result``), so ``flat_map1``/``flat_map2`` may return
+    None (or another empty value) for nothing."""
+
+    def __init__(self, func: CoFlatMapFunction) -> None:
+        self.func = func
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _CoFlatMapAdapter:
+        return _CoFlatMapAdapter(copy.deepcopy(self.func, memo))
+
+    def open(self, runtime_context: Any) -> None:
+        self.func.open(runtime_context)
+
+    def close(self) -> None:
+        self.func.close()
+
+    def flat_map1(self, value: Any) -> Iterable[Any]:
+        produced = self.func.flat_map1(value)
+        return produced if produced else ()
+
+    def flat_map2(self, value: Any) -> Iterable[Any]:
+        produced = self.func.flat_map2(value)
+        return produced if produced else ()
 
 
 class _Accumulate(ReduceFunction):

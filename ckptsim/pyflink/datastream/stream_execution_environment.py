@@ -426,10 +426,13 @@ class StreamExecutionEnvironment:
         """The sinks that keep cached streams (no part of PyFlink's stream graph)."""
         return {c.sink.node_id for c in self._caches.values() if c.sink is not None}
 
-    def _graph_to_run(self) -> StreamGraph:
-        """The operators added since the last ``execute()`` and those they read from."""
+    def _graph_to_run(self, only: int | None = None) -> StreamGraph:
+        """The operators added since the last ``execute()`` and those they read from; with
+        ``only`` (a sink's node), that sink and what it reads from."""
         graph = self._env.graph
         fresh = [i for i in graph.nodes if i > self._executed]
+        if only is not None:
+            fresh = [only]
         if not fresh:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
         needed = set(fresh)
@@ -500,6 +503,14 @@ class StreamExecutionEnvironment:
 
     def execute(self, job_name: str | None = None) -> JobExecutionResult:
         """Run the job on ckptsim's actors; raises when it fails (as Flink's)."""
+        return self._execute(job_name)
+
+    def _execute(
+        self, job_name: str | None, only: int | None = None, **options: Any
+    ) -> JobExecutionResult:
+        """``execute()``; with ``only`` (``execute_and_collect``'s sink), a job of that sink
+        and the operators it reads from, as Flink 2.3 runs it: whatever else the program built
+        since the last ``execute()`` is dropped, not run."""
         name = job_name or self._job_name or "Flink Streaming Job"
         changes = self._not_allowed_changes()
         if changes:
@@ -510,7 +521,7 @@ class StreamExecutionEnvironment:
                 + " Remove them from the program, or list their keys in "
                 "execution.program-config.wildcards."
             )
-        graph = self._graph_to_run()
+        graph = self._graph_to_run(only)
         self._align(graph)
         # PyFlink's operators are Python operators: their timers fire in rounds
         graph.nodes = {
@@ -524,11 +535,11 @@ class StreamExecutionEnvironment:
         whole = self._env.graph
         self._env.graph = graph
         try:
-            result = self._env.execute(name)
+            result = self._env.execute(name, **options)
         finally:
             self._env.graph = whole
             self._executed = max(whole.nodes, default=0)
-        if not result.succeeded:
+        if not result.succeeded and not result.cancelled_by_program:
             raise JobFailed(result)
         return JobExecutionResult(result)
 
