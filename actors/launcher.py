@@ -94,8 +94,14 @@ def execute_environment(env: StreamEnvironment, name: str, /, **options: Any) ->
         env.configuration.override(active.settings)
     if active.bounded_restarts and bound_restarts_by_default(env.configuration):
         active.bounded.append(name)
+    merged = {**active.options, **options}
+    mine, theirs = options.get("observer"), active.options.get("observer")
+    if mine is not None and theirs is not None and mine is not theirs:
+        # the job's own observer (run_topology's, execute_and_collect's) and the command
+        # line's (its announcements, --web): both hear the job, the job's first
+        merged["observer"] = Observers((mine, theirs))
     with active.pause_script_timer():
-        job, run = env.job_to_execute(name, {**active.options, **options})
+        job, run = env.job_to_execute(name, merged)
         result = execute(job, env.configuration, **run)
     active.results.append(result)
     return result
@@ -250,6 +256,21 @@ class JobObserver(Protocol):
     ) -> None: ...
 
     def job_ended(self, job_id: str, result: JobResult) -> None: ...
+
+
+class Observers:
+    """Several job observers as one: each hears the job start and end, in order."""
+
+    def __init__(self, observers: Sequence[JobObserver]) -> None:
+        self.observers = tuple(observers)
+
+    def job_started(self, **started: Any) -> None:
+        for observer in self.observers:
+            observer.job_started(**started)
+
+    def job_ended(self, job_id: str, result: JobResult) -> None:
+        for observer in self.observers:
+            observer.job_ended(job_id, result)
 
 
 def _check_staged_output(plan: ExecutionPlan, loaded: LoadedCheckpoint) -> None:

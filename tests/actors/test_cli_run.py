@@ -408,3 +408,35 @@ def test_unnamed_print_and_file_sinks_are_named_apart_as_flink_allows_many(
     words.print(name="mine")
     with pytest.raises(GraphError, match="a sink named 'mine' exists already"):
         words.print(name="mine")  # a name you give stays yours alone
+
+
+def test_a_job_with_its_own_observer_is_still_announced_by_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A script that runs its job with an observer of its own (as ``run_topology`` and
+    PyFlink's ``execute_and_collect(limit=...)`` do) keeps it, and the command line's observer
+    hears the job too: ``Job has been submitted with JobID ...`` first (and ``--web``
+    registers it), the script's observer before it at the start and at the end."""
+    body = """
+        from ckptsim import StreamExecutionEnvironment
+
+        class Mine:
+            def job_started(self, *, job_id, **_):
+                print("mine: started", job_id)
+
+            def job_ended(self, job_id, result):
+                print("mine: ended", result.status.value)
+
+        env = StreamExecutionEnvironment(parallelism=1)
+        env.from_collection(range(10)).map(lambda n: n * 2).collect("doubled")
+        result = env.execute("own observer", observer=Mine())
+        print("doubled:", sorted(result.output["doubled"]))
+    """
+    assert main(["run", script(tmp_path, body), "--simulate", "--seed", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    started = [line for line in out if line.startswith("mine: started ")]
+    assert len(started) == 1, out
+    job_id = started[0].removeprefix("mine: started ")
+    assert out.index(started[0]) < out.index(f"Job has been submitted with JobID {job_id}")
+    assert "mine: ended FINISHED" in out
+    assert "doubled: [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]" in out

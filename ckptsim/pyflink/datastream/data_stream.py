@@ -424,7 +424,7 @@ class DataStream:
         else:  # Flink's client cancels the job once it has its records
             taker = _Taker(limit)
             sink = self._plain().sink_to(taker, name=name).set_parallelism(1)
-            self._env._execute(job_name, sink.node.node_id, observer=taker.observer())
+            self._env._execute(job_name, sink.node.node_id, observer=taker)
             records = taker.taken[:limit]
         as_collected = collected(self._type)
         if as_collected is not None:
@@ -477,13 +477,6 @@ class _Taker:
     def __call__(self, *, transactional: bool, attempt: int = 0, **_: Any) -> _TakerConnector:
         return _TakerConnector(self, transactional, restarted=attempt > 0)
 
-    def observer(self) -> _TakerObserver:
-        """The observer of the job: this one's, then the command line's (``ckptsim run``)."""
-        from actors import session  # noqa: PLC0415 - the command line's, if one runs
-
-        active = session.current()
-        return _TakerObserver(self, active.options.get("observer") if active else None)
-
     def publish(self, records: Sequence[Any]) -> None:
         with self._lock:
             self.taken.extend(records)
@@ -501,33 +494,23 @@ class _Taker:
             if up_to is None or checkpoint_id <= up_to:
                 self.publish(self.pending.pop(checkpoint_id))
 
-    def started(self, master: Any) -> None:
+    def job_started(self, *, master: Any, **_: Any) -> None:
+        """As the job's observer (with the command line's, under ``ckptsim run``)."""
         with self._lock:
             self._master = master
+            early = self.cancelled  # the limit was reached before the job was announced
+        if early:
+            from actors.protocol import CancelJob  # noqa: PLC0415
 
-    def ended(self, result: JobResult) -> None:
+            master.tell(CancelJob())
+
+    def job_ended(self, job_id: str, result: JobResult) -> None:
         if self.cancelled and result.status is JobStatus.CANCELED:
             result.cancelled_by_program = True
             result.failure = (
                 f"cancelled by execute_and_collect(limit={self.limit}) once it had its "
                 "records, as Flink's client cancels it"
             )
-
-
-class _TakerObserver:
-    def __init__(self, taker: _Taker, inner: Any) -> None:
-        self.taker = taker
-        self.inner = inner
-
-    def job_started(self, **kw: Any) -> None:
-        self.taker.started(kw["master"])
-        if self.inner is not None:
-            self.inner.job_started(**kw)
-
-    def job_ended(self, job_id: str, result: JobResult) -> None:
-        self.taker.ended(result)
-        if self.inner is not None:
-            self.inner.job_ended(job_id, result)
 
 
 class _TakerConnector:
