@@ -657,6 +657,29 @@ def test_execute_and_collect_with_a_limit_cancels_the_job_once_it_has_its_record
     assert "CANCELED" in err and "cancelled by execute_and_collect(limit=5)" in err
 
 
+def test_execute_and_collect_with_a_limit_on_taskmanager_processes_takes_the_first_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On TaskManager processes the collect sink runs in another process than the program:
+    the limited collect runs the (bounded) job to its end and takes its first ``limit``
+    records, as without a limit (it returned an empty list)."""
+    script = program(
+        tmp_path,
+        """
+        from pyflink.common import Types
+        from pyflink.datastream import StreamExecutionEnvironment
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(1)
+        ds = env.from_collection(list(range(1, 1001)), type_info=Types.LONG())
+        print(ds.map(lambda v: v * 2, Types.LONG()).execute_and_collect(limit=5))
+        """,
+    )
+    code, out, err = run(capsys, script, "-q", "-D", "ckptsim.runtime=processes")
+    assert code == 0, err
+    assert out.splitlines() == ["[2, 4, 6, 8, 10]"]
+
+
 def test_execute_and_collect_with_a_limit_gets_its_records_once_through_a_restart(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

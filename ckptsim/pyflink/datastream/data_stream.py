@@ -78,6 +78,8 @@ class _Environment(Protocol):
 
     def _cache(self, node: StreamNode) -> None: ...
 
+    def _runs_in_this_process(self) -> bool: ...
+
     def _invalidate(self, node: StreamNode) -> None: ...
 
     def _sink_name(self, base: str) -> str: ...
@@ -417,10 +419,12 @@ class DataStream:
         job_name = job_execution_name or "Flink Streaming Job"
         # Flink 2.3's job is the collected stream and what it reads from; the program's other
         # sinks built since the last execute() are dropped (checked on Flink)
-        if limit is None:
+        if limit is None or not self._env._runs_in_this_process():
+            # (on TaskManager processes the job runs to its end, and the first ``limit`` of
+            # its records are taken)
             sink = self._plain().collect(name).set_parallelism(1)
             result = self._env._execute(job_name, sink.node.node_id)
-            records = list(result.job_result.output.get(name, []))
+            records = list(result.job_result.output.get(name, []))[:limit]
         else:  # Flink's client cancels the job once it has its records
             taker = _Taker(limit)
             sink = self._plain().sink_to(taker, name=name).set_parallelism(1)

@@ -501,6 +501,15 @@ class StreamExecutionEnvironment:
         same = (converter_node.parallelism or p) == (consumer.parallelism or p)
         return same and user.chainable and consumer.chainable and not _new_chain(consumer)
 
+    def _runs_in_this_process(self) -> bool:
+        """The job's sinks run in this process (not with ``ckptsim.runtime: processes``,
+        whose subtasks run in TaskManager processes)."""
+        active = sessions.current()
+        runtime = active.options.get("runtime") if active is not None else None
+        if runtime is None:
+            runtime = self._env.configuration["ckptsim.runtime"]
+        return str(runtime).lower() != "processes"
+
     def execute(self, job_name: str | None = None) -> JobExecutionResult:
         """Run the job on ckptsim's actors; raises when it fails (as Flink's)."""
         return self._execute(job_name)
