@@ -105,19 +105,20 @@ def java_rdd(rdd: Any) -> tuple[Any, Any]:
 
 
 def session_sql_confs(spark: Any) -> dict[str, str]:
-    """The settings of ``spark``'s session that Spark hands to the executors of a SQL
-    execution as local properties of its jobs (``SQLExecution.withSQLConfPropagated``: every
-    key that starts with ``spark``), where the executors' ``SQLConf.get`` reads them. The
-    bridge's own Spark jobs over a DataFrame run outside a SQL execution, so they set them
-    themselves (else a session setting such as
-    ``spark.sql.legacy.allowNegativeScaleOfDecimal`` is the default on the executors)."""
+    """The SQL settings of ``spark``'s session (``spark.sql.*``), which the executors'
+    ``SQLConf.get`` reads from a job's local properties: Spark hands every ``spark*`` setting
+    of the session to the jobs of a SQL execution so (``SQLExecution.withSQLConfPropagated``).
+    The bridge's own Spark jobs over a DataFrame run outside a SQL execution, so they set them
+    themselves (else a session setting such as ``spark.sql.legacy.allowNegativeScaleOfDecimal``
+    is the default on the executors). Only the SQL ones: each is a call into the JVM per job,
+    and the context's settings (master, application, driver) are the executors' already."""
     get_all = getattr(spark.conf, "getAll", None)  # PySpark 4
     if get_all is not None:
         confs = dict(get_all)
     else:  # PySpark 3.5: the JVM's session conf
         scala = spark._jsparkSession.sessionState().conf().getAllConfs()
         confs = dict(spark._jvm.scala.collection.JavaConverters.mapAsJavaMap(scala))
-    return {str(key): str(value) for key, value in confs.items() if str(key).startswith("spark")}
+    return {str(k): str(v) for k, v in confs.items() if str(k).startswith("spark.sql.")}
 
 
 def run_partition_job(sc: Any, jrdd: Any, partition: int) -> Any:
