@@ -647,13 +647,18 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
         location = location.parent
     metadata_path = location / METADATA
     if not location.exists():
+        if location.is_symlink():
+            raise CorruptCheckpointError(
+                f"{location} is a symbolic link to nothing (its target is missing, or the "
+                "links lead in a loop)"
+            )
         raise CorruptCheckpointError(f"{location} does not exist")
     if not location.is_dir():
         raise CorruptCheckpointError(f"{location} is not a directory")
     if not metadata_path.is_file() and not metadata_path.is_symlink():
         raise CorruptCheckpointError(
             f"{location} is not a checkpoint: it has no {METADATA} file "
-            "(a checkpoint directory looks like <dir>/<job id>/chk-<n>/)"
+            f"(a checkpoint directory looks like <dir>/<job id>/chk-<n>/){_inside(location)}"
         )
     root = location.resolve()
 
@@ -670,6 +675,29 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
         )
 
     return _parse_checkpoint(location, _read_inside(root, location, METADATA, None), read_state)
+
+
+def _inside(location: Path) -> str:
+    """What a folder that is no checkpoint holds that is one: ``; it holds chk-3, chk-4`` (a
+    job's checkpoint directory given for one of its checkpoints), or nothing."""
+    try:
+        found = [
+            entry
+            for entry in location.iterdir()
+            if entry.name.startswith(("chk-", "savepoint-")) and (entry / METADATA).is_file()
+        ]
+    except OSError:
+        return ""
+    if not found:
+        return ""
+    found.sort(key=lambda e: (not e.name.startswith("chk-"), _number(e.name), e.name))
+    names = ", ".join(e.name for e in found[:5]) + (", ..." if len(found) > 5 else "")
+    return f"; it holds {names}: give one of those"
+
+
+def _number(name: str) -> int:
+    tail = name.rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
 
 
 def _parse_checkpoint(
@@ -1089,7 +1117,13 @@ def _read_inside(
             f"{entry} is not a path inside the checkpoint directory: a restore reads only "
             f"files inside {location}"
         )
-    target = (root / name).resolve()
+    try:
+        target = (root / name).resolve()
+    except (RuntimeError, OSError) as error:  # a symbolic link loop (RuntimeError before 3.13)
+        raise CorruptCheckpointError(
+            f"{entry} is a symbolic link that leads in a loop ({error}): a restore reads only "
+            f"regular files inside {location}"
+        ) from None
     if not target.is_relative_to(root) or target == root:
         raise CorruptCheckpointError(
             f"{entry} leads out of the checkpoint directory (to {target}): a restore reads "
