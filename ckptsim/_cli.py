@@ -75,14 +75,28 @@ def config_file_settings(environ: Mapping[str, str] | None = None) -> dict[str, 
     if not conf_dir:
         return {}
     path = Path(conf_dir) / "config.yaml"
+    if Path(conf_dir).is_file():
+        raise ValueError(
+            f"FLINK_CONF_DIR={conf_dir} is a file: set it to the directory that holds config.yaml"
+        )
     if not path.is_file():
         legacy = (
             " (Flink 2 no longer reads flink-conf.yaml)"
             if (Path(conf_dir) / "flink-conf.yaml").is_file()
             else ""
         )
-        raise ValueError(f"FLINK_CONF_DIR={conf_dir} has no config.yaml{legacy}")
-    settings = parse_config_yaml(path.read_text(encoding="utf-8"), str(path))
+        raise ValueError(f"FLINK_CONF_DIR={conf_dir} has no config.yaml file{legacy}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        line = error.object[: error.start].count(b"\n") + 1
+        raise ValueError(
+            f"{path}, line {line}: byte 0x{error.object[error.start]:02x} is not UTF-8: save "
+            "the file as UTF-8, as Flink reads it"
+        ) from None
+    except OSError as error:
+        raise ValueError(f"cannot read {path}: {error.strerror or error}") from None
+    settings = parse_config_yaml(text, str(path))
     unused = sorted(key for key in settings if not is_known(key))
     if unused:
         print(

@@ -66,3 +66,25 @@ def test_sys_exit_with_a_message_shows_the_message(
         err
         == f"ckptsim run: {path}:2: the script exited with the message: usage: job.py --input FILE\n"
     )
+
+
+def test_a_flink_conf_dir_that_cannot_be_read_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "config.yaml").write_bytes(b"execution.checkpointing.interval: 10 ms\n# caf\xe9\n")
+    monkeypatch.setenv("FLINK_CONF_DIR", str(conf))
+    assert run(capsys, str(job)) == (
+        2,
+        f"ckptsim run: {conf}/config.yaml, line 2: byte 0xe9 is not UTF-8: save the file as "
+        "UTF-8, as Flink reads it\n",
+    )
+    monkeypatch.setenv("FLINK_CONF_DIR", str(conf / "config.yaml"))
+    assert run(capsys, str(job)) == (
+        2,
+        f"ckptsim run: FLINK_CONF_DIR={conf}/config.yaml is a file: set it to the directory "
+        "that holds config.yaml\n",
+    )
