@@ -503,6 +503,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _hint(command: argparse.ArgumentParser, args: argparse.Namespace, unknown: list[str]) -> str:
+    """For words a command does not take: the option meant (``--simulat``: ``--simulate``),
+    or, for ``run``, where a program's own arguments go."""
+    import difflib
+
+    options = [o for action in command._actions for o in action.option_strings]
+    for word in unknown:
+        if word.startswith("--"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.75)
+            if close:
+                return f" (did you mean {close[0]}?)"
+    if getattr(args, "command", None) == "run":
+        return (
+            f" (a program's own arguments go after --: ckptsim run {args.script} [options] -- "
+            f"{' '.join(unknown)})"
+        )
+    return ""
+
+
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     """The parser of each command."""
     for action in parser._actions:
@@ -516,11 +535,13 @@ def _logging_options(parser: argparse.ArgumentParser, *, default: bool) -> None:
     (given there, they win)."""
     parser.add_argument(
         "--log-format",
+        type=str.lower,
         choices=("auto", "console", "json"),
         default="auto" if default else argparse.SUPPRESS,
     )
     parser.add_argument(
         "--log-level",
+        type=str.lower,  # INFO as Python's logging and Flink's log4j write it
         choices=("debug", "info", "warning", "error"),
         default="warning" if default else argparse.SUPPRESS,
     )
@@ -546,7 +567,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args, unknown = parser.parse_known_args(words)
         if unknown:  # the command's own usage, not the top-level one
             command = _subparsers(parser).get(getattr(args, "command", None) or "", parser)
-            command.error(f"unrecognized arguments: {' '.join(unknown)}")
+            command.error(
+                f"unrecognized arguments: {' '.join(unknown)}{_hint(command, args, unknown)}"
+            )
         args.script_args = script_args
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code not in (0, None) else EXIT_OK

@@ -40,12 +40,19 @@ def _stats_directory(path: str) -> bool:
     return path.endswith(("/", os.sep)) or Path(path).is_dir()
 
 
-def _writable(path: str) -> bool:
+def _unwritable(path: str) -> str | None:
+    """Why the file ``path`` cannot be written (None: it can): what the user has to fix."""
     target = Path(path)
+    if target.is_dir():
+        return "it is a directory: give a file name"
     if target.exists():
-        return target.is_file() and os.access(target, os.W_OK)
+        return None if os.access(target, os.W_OK) else "no permission to write it"
     parent = target.parent if str(target.parent) else Path(".")
-    return parent.is_dir() and os.access(parent, os.W_OK)
+    if not parent.exists():
+        return f"its folder {parent} does not exist: create it first"
+    if not parent.is_dir():
+        return f"{parent} is not a folder"
+    return None if os.access(parent, os.W_OK) else f"no permission to write in {parent}"
 
 
 @contextlib.contextmanager
@@ -135,19 +142,23 @@ class RunOutputs:
             try:
                 Path(args.stats).mkdir(parents=True, exist_ok=True)
             except OSError as error:
-                why = _why(error)
-                raise UsageError(f"cannot write the stats directory {args.stats}: {why}") from None
+                reason = _why(error)
+                raise UsageError(
+                    f"cannot write the stats directory {args.stats}: {reason}"
+                ) from None
             if not os.access(args.stats, os.W_OK):
-                raise UsageError(f"cannot write the stats directory {args.stats}")
-        elif args.stats and args.stats != "-" and not _writable(args.stats):
-            raise UsageError(f"cannot write the stats file {args.stats}")
+                raise UsageError(
+                    f"cannot write the stats directory {args.stats}: no permission to write in it"
+                )
+        elif args.stats and args.stats != "-" and (why := _unwritable(args.stats)):
+            raise UsageError(f"cannot write the stats file {args.stats}: {why}")
         if args.timeline:
             from ckptsim._timeline_plot import FORMATS  # noqa: PLC0415
 
             if Path(args.timeline).suffix.lower() not in FORMATS:
                 raise UsageError(f"--timeline {args.timeline}: use a .png, .svg or .html file name")
-            if not _writable(args.timeline):
-                raise UsageError(f"cannot write the timeline file {args.timeline}")
+            if problem := _unwritable(args.timeline):
+                raise UsageError(f"cannot write the timeline file {args.timeline}: {problem}")
         if args.flink_dashboard and not args.web:
             raise UsageError("--flink-dashboard goes with --web")
         reporter = Configuration(settings)["metrics.reporter.prom.factory.class"]
@@ -381,11 +392,20 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     except (ArchiveFormatError, OSError) as error:
         print(f"ckptsim timeline: {error}", file=sys.stderr)
         return EXIT_USAGE
-    if args.job:
-        jobs = [j for j in jobs if j.job_id.startswith(args.job)]
     if not jobs:
-        print("ckptsim timeline: no job archive to draw", file=sys.stderr)
+        print(f"ckptsim timeline: {' '.join(args.archives)} hold no job", file=sys.stderr)
         return EXIT_USAGE
+    if args.job:
+        every = sorted(j.job_id for j in jobs)
+        jobs = [j for j in jobs if j.job_id.lower().startswith(args.job.strip().lower())]
+        if not jobs:
+            shown = ", ".join(every[:5]) + (", ..." if len(every) > 5 else "")
+            print(
+                f"ckptsim timeline: --job {args.job}: no job's id starts with it; the archives "
+                f"hold {shown}",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
     timelines = [build_timeline(j.job_id, j.body) for j in jobs]
     try:
         path = write_timeline_atomically(timelines, args.output)

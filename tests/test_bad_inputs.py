@@ -88,3 +88,69 @@ def test_a_flink_conf_dir_that_cannot_be_read_says_why(
         f"ckptsim run: FLINK_CONF_DIR={conf}/config.yaml is a file: set it to the directory "
         "that holds config.yaml\n",
     )
+
+
+@pytest.mark.parametrize("flag", ["--stats", "--timeline"])
+def test_an_output_file_that_cannot_be_written_says_why_before_the_job(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    what = flag.removeprefix("--")
+    missing = tmp_path / "no" / "out.png"
+    assert run(capsys, str(job), flag, str(missing)) == (
+        2,
+        f"ckptsim run: cannot write the {what} file {missing}: its folder {missing.parent} does "
+        "not exist: create it first\n",
+    )
+    folder = tmp_path / "out.png"
+    folder.mkdir()
+    if flag == "--timeline":  # (--stats takes a directory: Flink's archive layout)
+        assert run(capsys, str(job), flag, str(folder)) == (
+            2,
+            f"ckptsim run: cannot write the timeline file {folder}: it is a directory: give a "
+            "file name\n",
+        )
+    under_a_file = job / "out.png"
+    assert run(capsys, str(job), flag, str(under_a_file)) == (
+        2,
+        f"ckptsim run: cannot write the {what} file {under_a_file}: {job} is not a folder\n",
+    )
+
+
+def test_a_timeline_of_a_job_the_archives_do_not_hold_names_those_they_hold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job, archive = tmp_path / "job.py", tmp_path / "a.json"
+    job.write_text(JOB)
+    assert run(capsys, str(job), "--stats", str(archive)) == (0, "")
+    argv = ["timeline", str(archive), "-o", str(tmp_path / "t.png")]
+    assert main([*argv, "--job", "ffff"]) == 2
+    assert capsys.readouterr().err == (
+        "ckptsim timeline: --job ffff: no job's id starts with it; the archives hold "
+        "00000000000000000000000000000001\n"
+    )
+    assert main([*argv, "--job", "0000"]) == 0
+
+
+def test_words_run_does_not_take_say_where_they_belong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = str(tmp_path / "job.py")
+    assert main(["run", job, "--input", "in.txt"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "ckptsim run: error: unrecognized arguments: --input in.txt (a program's own arguments "
+        f"go after --: ckptsim run {job} [options] -- --input in.txt)"
+    )
+    assert main(["run", job, "--from-savepiont", "sp"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "--from-savepiont sp (did you mean --from-savepoint?)\n"
+    )
+
+
+def test_a_log_level_in_capitals_is_taken(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    assert run(capsys, str(job), "--log-level", "ERROR", "--log-format", "JSON") == (0, "")
