@@ -154,3 +154,42 @@ def test_a_log_level_in_capitals_is_taken(
     job = tmp_path / "job.py"
     job.write_text(JOB)
     assert run(capsys, str(job), "--log-level", "ERROR", "--log-format", "JSON") == (0, "")
+
+
+SINK = 'def build(env):\n    env.from_collection([1, 2, 3]).sink_to_file({folder!r}, name="out")\n'
+
+
+def test_a_file_sink_folder_that_cannot_be_used_is_said_before_the_job_and_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file where the folder should be was called 'not an empty folder ... an earlier run's
+    output'; a folder that cannot be created (a dangling link, /proc) failed the job's
+    deployment: exit 1 and two JSON log lines."""
+    job = tmp_path / "job.py"
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    job.write_text(SINK.format(folder=str(a_file)))
+    assert run(capsys, str(job)) == (
+        2,
+        f"ckptsim run: {job}: FileExistsError: sink 'out': {a_file} is a file, not a folder: "
+        "give sink_to_file a new or empty folder\n",
+    )
+    assert a_file.read_text() == "mine\n"
+    link = tmp_path / "out"
+    link.symlink_to(tmp_path / "gone")
+    job.write_text(SINK.format(folder=str(link)))
+    assert run(capsys, str(job)) == (
+        2,
+        f"ckptsim run: {job}: FileNotFoundError: sink 'out': {link} is a symbolic link to "
+        f"{tmp_path / 'gone'}, which does not exist: create that folder, or give sink_to_file "
+        "another\n",
+    )
+    under_a_file = a_file / "out"
+    job.write_text(SINK.format(folder=str(under_a_file)))
+    code, err = run(capsys, str(job))
+    assert code == 2
+    assert err.startswith(
+        f"ckptsim run: {job}: NotADirectoryError: sink 'out': cannot create the folder "
+        f"{under_a_file}: Not a directory"
+    )
+    assert err.endswith("; give sink_to_file a folder that can be created\n")
