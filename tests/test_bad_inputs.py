@@ -3,11 +3,17 @@ exit 2, nothing already written lost; and the valid spellings next to them work.
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from ckptsim._cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 JOB = 'def build(env):\n    env.from_collection([1, 2, 3]).map(str).collect("out")\n'
 
@@ -193,3 +199,25 @@ def test_a_file_sink_folder_that_cannot_be_used_is_said_before_the_job_and_kept(
         f"{under_a_file}: Not a directory"
     )
     assert err.endswith("; give sink_to_file a folder that can be created\n")
+
+
+def test_the_spark_example_without_java_says_so_and_nothing_else(tmp_path: Path) -> None:
+    """Its second line said 'the topology's output does not match Spark's batch result'."""
+    example = ROOT / "examples" / "spark_clicks.py"
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-jdk")}
+    done = subprocess.run(
+        [sys.executable, "-m", "ckptsim", "run", str(example), "--simulate", "-q"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert lines[0] == (
+        "spark_clicks: the Spark bridge starts Spark, which needs Java 17: "
+        f"JAVA_HOME={tmp_path / 'no-jdk'} has no bin/java."
+    )
+    assert re.fullmatch(rf"ckptsim run: {example}:\d+: the script exited with status 2", lines[-1])
+    assert "does not match" not in done.stderr
