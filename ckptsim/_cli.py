@@ -116,7 +116,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         settings = {**config_file_settings(), **_settings(args.define)}
         if args.parallelism is not None:
             settings["parallelism.default"] = str(args.parallelism)
-        start_from = args.from_savepoint or args.from_checkpoint
+        flag = "--from-savepoint" if args.from_savepoint is not None else "--from-checkpoint"
+        start_from = (
+            args.from_savepoint if args.from_savepoint is not None else args.from_checkpoint
+        )
+        if start_from is not None and not start_from.strip():  # -s "$SAVEPOINT", unset
+            raise ValueError(
+                f"{flag} is empty: give the chk-N or savepoint-... directory a previous run "
+                "printed (was the shell variable set?)"
+            )
         if start_from:
             start_from = local_path(start_from)  # a file: URI, as ckptsim savepoint prints it
             settings["execution.state-recovery.path"] = start_from
@@ -129,7 +137,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if start_from:
         from runtime.storage import CorruptCheckpointError, load_checkpoint
 
-        flag = "--from-savepoint" if args.from_savepoint else "--from-checkpoint"
         try:
             load_checkpoint(start_from)
         except CorruptCheckpointError as error:

@@ -221,3 +221,18 @@ def test_the_spark_example_without_java_says_so_and_nothing_else(tmp_path: Path)
     )
     assert re.fullmatch(rf"ckptsim run: {example}:\d+: the script exited with status 2", lines[-1])
     assert "does not match" not in done.stderr
+
+
+@pytest.mark.parametrize("flag", ["-s", "--from-savepoint", "--from-checkpoint"])
+def test_an_empty_start_path_is_refused_not_a_fresh_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    """``-s "$SAVEPOINT"`` with the variable unset ran the job from scratch, exit 0."""
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    named = "--from-checkpoint" if flag == "--from-checkpoint" else "--from-savepoint"
+    assert run(capsys, str(job), flag, "") == (
+        2,
+        f"ckptsim run: {named} is empty: give the chk-N or savepoint-... directory a previous "
+        "run printed (was the shell variable set?)\n",
+    )
