@@ -772,6 +772,17 @@ def _directory(path: str | None) -> str | None:
     return path
 
 
+def _no_directory_hint(error: ClientError, directory: str | None, usage: str) -> ClientError:
+    """A savepoint refused for want of a directory (Flink's words) gets the fix: give one."""
+    if directory is not None or "savepoint-dir] is not set" not in str(error):
+        return error
+    return ClientError(
+        f"{error} Give the directory ({usage}), or start the job with -D "
+        "execution.checkpointing.savepoint-dir=DIR",
+        exit_code=error.exit_code,
+    )
+
+
 def cmd_savepoint(args: argparse.Namespace) -> int:
     """Flink's ``flink savepoint JOB [DIR]`` (``-type canonical|native``)."""
     try:
@@ -793,7 +804,8 @@ def cmd_savepoint(args: argparse.Namespace) -> int:
         trigger = _trigger_id(answer, args.jobmanager, path)
         operation = _await_savepoint(args.jobmanager, job_id, trigger)
     except ClientError as error:
-        return _fail("savepoint", error, what)
+        usage = f"ckptsim savepoint {job_id} DIR"
+        return _fail("savepoint", _no_directory_hint(error, directory, usage), what)
     return _savepoint_result("savepoint", operation, what)
 
 
@@ -820,7 +832,8 @@ def cmd_stop(args: argparse.Namespace) -> int:
         trigger = _trigger_id(answer, args.jobmanager, path)
         operation = _await_savepoint(args.jobmanager, job_id, trigger)
     except ClientError as error:
-        return _fail("stop", error, what)
+        usage = f"ckptsim stop -p DIR {job_id}"
+        return _fail("stop", _no_directory_hint(error, directory, usage), what)
     return _savepoint_result("stop", operation, what)
 
 
