@@ -1291,7 +1291,10 @@ class Configuration(Mapping[str, Any]):
             raise ConfigError(f"Configuration keys are strings, got {key!r}.")
         opt = _BY_KEY.get(key) or _DEPRECATED.get(key)
         if opt is None:
-            close = difflib.get_close_matches(key, [*_BY_KEY, *_DEPRECATED], n=1)
+            known = [*_BY_KEY, *_DEPRECATED]
+            by_case = {k.lower(): k for k in known}  # keys are case-sensitive, as Flink's
+            close = [by_case[key.strip().lower()]] if key.strip().lower() in by_case else []
+            close = close or difflib.get_close_matches(key, known, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             raise ConfigError(
                 f"Unknown configuration key '{key}'.{hint} "

@@ -538,3 +538,20 @@ def test_values_are_written_as_flink_writes_them_in_its_messages() -> None:
 
     listed = Configuration({"execution.program-config.wildcards": "a;b"})
     assert configuration_items(listed) == (("execution.program-config.wildcards", "a;b"),)
+
+
+@pytest.mark.parametrize(
+    ("key", "meant"),
+    [
+        ("EXECUTION.CHECKPOINTING.INTERVAL", "execution.checkpointing.interval"),
+        ("Parallelism.Default", "parallelism.default"),
+        (
+            "metrics.reporter.prom.filterlabelvaluecharacters",
+            "metrics.reporter.prom.filterLabelValueCharacters",
+        ),
+    ],
+)
+def test_a_key_in_the_wrong_case_is_refused_naming_the_key_meant(key: str, meant: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        Configuration({key: "1"})
+    assert f"Unknown configuration key '{key}'. Did you mean '{meant}'?" in str(caught.value)
