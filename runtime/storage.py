@@ -574,10 +574,17 @@ def carry_out(storage: CheckpointStorage, effect: StorageEffect) -> StorageCompl
             try:
                 location = storage.initialize_location(cid, props, target)
             except OSError as error:
+                # a savepoint names the directory it was to go to (a target given with the
+                # request, or execution.checkpointing.savepoint-dir), not the checkpoints'
+                savepoints = getattr(storage, "savepoint_dir", None)
+                where = (target or savepoints) if props.is_savepoint else None
                 return LocationInitializationFailed(
                     checkpoint_id=cid,
                     error=storage_error(
-                        storage.name, f"creating the location of {what} {cid}", error
+                        str(where) if where else storage.name,
+                        f"creating the location of {what} {cid}",
+                        error,
+                        kind="savepoint directory" if where else "checkpoint storage",
                     ),
                 )
             return LocationInitialized(checkpoint_id=cid, location=location)
@@ -619,7 +626,9 @@ def handle_with_storage(
     return out
 
 
-def storage_error(storage: str, action: str, error: OSError) -> str:
+def storage_error(
+    storage: str, action: str, error: OSError, *, kind: str = "checkpoint storage"
+) -> str:
     """``checkpoint storage /ckpt/job: creating the location of checkpoint 3 failed: No space
     left on device (errno 28, ENOSPC): /ckpt/job/chk-3``: the storage, what it did, the errno's
     text and name, and the file (an error without an errno: its own text)."""
@@ -631,7 +640,7 @@ def storage_error(storage: str, action: str, error: OSError) -> str:
         why = f"{text} (errno {error.errno}{', ' + code if code else ''})"
         if error.filename is not None:
             why += f": {os.fsdecode(error.filename)}"
-    return f"checkpoint storage {storage}: {action} failed: {why}"
+    return f"{kind} {storage}: {action} failed: {why}"
 
 
 def load_checkpoint(path: str) -> LoadedCheckpoint:
