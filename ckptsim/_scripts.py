@@ -184,7 +184,10 @@ def run_script(
         except (RestoreError, CorruptCheckpointError) as error:
             raise ScriptError(f"cannot start {path} from the given state: {error}") from None
         except CheckpointStorageError as error:  # the storage's, not the script's (it names it)
-            raise ScriptError(str(error)) from None
+            raise ScriptError(
+                f"{error}; give execution.checkpointing.dir a directory that can be created "
+                "and written"
+            ) from None
         except BrokenPipeError:  # the script's own print() met a closed stdout: the reader left
             raise
         except Exception as error:
