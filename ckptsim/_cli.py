@@ -617,9 +617,11 @@ def console() -> None:
     """The ``ckptsim`` program: ``main``, then exit even if the script left threads running
     (Python would wait for every non-daemon thread at exit, and a script's forgotten thread
     would keep the finished run from ever returning)."""
+    _standard_streams_open()
     code = main()
-    with unless_reader_left():  # what is still buffered, before Python's flush at exit
-        sys.stdout.flush()
+    if sys.stdout is not None:  # None: started with standard output closed (`>&-`)
+        with unless_reader_left():  # what is still buffered, before Python's flush at exit
+            sys.stdout.flush()
     left = [
         t
         for t in threading.enumerate()
@@ -632,10 +634,26 @@ def console() -> None:
     run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
     if run_exit_functions is not None:
         run_exit_functions()  # what a normal exit runs (after waiting for those threads)
-    with contextlib.suppress(OSError, ValueError):
-        sys.stdout.flush()
-        sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
     os._exit(code)
+
+
+def _standard_streams_open() -> None:
+    """A program started with standard input, output or error closed (``>&-``) gets
+    ``os.devnull`` there, as a daemon does: else the first file it opens (a checkpoint's state,
+    the trace) would take descriptor 1 or 2 and receive what a thread, a child process or the
+    JVM of Spark writes to it. Python's ``sys.stdout`` stays None: ``print`` writes nothing."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
 
 
 if __name__ == "__main__":

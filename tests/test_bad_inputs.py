@@ -236,3 +236,20 @@ def test_an_empty_start_path_is_refused_not_a_fresh_start(
         f"ckptsim run: {named} is empty: give the chk-N or savepoint-... directory a previous "
         "run printed (was the shell variable set?)\n",
     )
+
+
+@pytest.mark.parametrize("options", [[], ["--stats", "-"], ["--trace", "trace.jsonl"]])
+def test_a_run_with_standard_output_closed_ends_as_python_would(
+    tmp_path: Path, options: list[str]
+) -> None:
+    """``ckptsim run job.py >&-`` (a cron line) ended in an AttributeError traceback, exit 1."""
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    closed = ["sh", "-c", 'exec "$0" "$@" >&-']  # the shell closes standard output, then runs
+    argv = [*closed, sys.executable, "-m", "ckptsim", "run", str(job), "--simulate", *options]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    if options[:1] == ["--trace"]:
+        lines = (tmp_path / "trace.jsonl").read_text().splitlines()
+        assert lines and all(line.startswith("{") for line in lines)
