@@ -163,9 +163,16 @@ def run_script(
             if not session.results:
                 build = namespace.get("build")
                 if not callable(build):
+                    guard = _main_guard_line(_code_tree(source))
                     raise ScriptError(
                         f"{path} built no job: define build(env), or create a "
                         "StreamExecutionEnvironment and call env.execute()"
+                        + (
+                            f' (its `if __name__ == "__main__":` block, line {guard}, does not '
+                            'run under ckptsim run, where a script\'s __name__ is "__ckptsim__")'
+                            if guard and not pyflink
+                            else ""
+                        )
                     )
                 env = StreamExecutionEnvironment()
                 build(env)
@@ -194,6 +201,27 @@ def run_script(
             where = _where(path, script, error)
             raise ScriptError(f"{where}: {type(error).__name__}: {error}") from None
     return session.results[-1]
+
+
+def _code_tree(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _main_guard_line(tree: ast.Module | None) -> int | None:
+    """The line of the script's top-level ``if __name__ == "__main__":``, if it has one."""
+    for node in tree.body if tree is not None else ():
+        test = node.test if isinstance(node, ast.If) else None
+        if (
+            isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__"
+            and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+        ):
+            return node.lineno
+    return None
 
 
 def _source(script: Path) -> str:

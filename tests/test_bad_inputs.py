@@ -253,3 +253,23 @@ def test_a_run_with_standard_output_closed_ends_as_python_would(
     if options[:1] == ["--trace"]:
         lines = (tmp_path / "trace.jsonl").read_text().splitlines()
         assert lines and all(line.startswith("{") for line in lines)
+
+
+def test_a_job_behind_a_main_guard_is_named_as_the_reason_no_job_was_built(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "job.py"
+    path.write_text(
+        "from ckptsim import StreamExecutionEnvironment\n"
+        "\n"
+        "if __name__ == '__main__':\n"
+        "    env = StreamExecutionEnvironment()\n"
+        "    env.from_collection([1]).collect('out')\n"
+        "    env.execute('guarded')\n"
+    )
+    assert run(capsys, str(path)) == (
+        2,
+        f"ckptsim run: {path} built no job: define build(env), or create a "
+        'StreamExecutionEnvironment and call env.execute() (its `if __name__ == "__main__":` '
+        'block, line 3, does not run under ckptsim run, where a script\'s __name__ is "__ckptsim__")\n',
+    )
