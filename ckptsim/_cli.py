@@ -22,6 +22,7 @@ import atexit
 import contextlib
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -132,7 +133,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             settings["execution.state-recovery.ignore-unclaimed-state"] = "true"
         Configuration(settings)  # unknown keys and bad values fail before the script runs
     except (ValueError, ConfigError) as error:
-        print(f"ckptsim run: {error}", file=sys.stderr)
+        print(f"ckptsim run: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     if start_from:
         from runtime.storage import CorruptCheckpointError, load_checkpoint
@@ -141,8 +142,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             load_checkpoint(start_from)
         except CorruptCheckpointError as error:
             print(
-                f"ckptsim run: {flag} {start_from}: not a usable checkpoint or savepoint: "
-                f"{error}. Give the chk-N or savepoint-... directory (or its _metadata file) "
+                one_line(
+                    f"ckptsim run: {flag} {start_from}: not a usable checkpoint or savepoint: "
+                )
+                + f"{one_line(str(error))}. Give the chk-N or savepoint-... directory (or its _metadata file) "
                 "that a previous run printed as 'Retained checkpoint: ...' or 'Savepoint: ...'.",
                 file=sys.stderr,
             )
@@ -152,7 +155,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:  # --stats, --timeline, --web: checked, and the server started, before the job
         outputs = RunOutputs.prepare(args, settings)
     except UsageError as error:
-        print(f"ckptsim run: {error}", file=sys.stderr)
+        print(f"ckptsim run: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     try:
         return _run_with_outputs(args, settings, outputs, timeout)
@@ -193,7 +196,7 @@ def _run_with_outputs(
         with _sigterm_interrupts(), display or contextlib.nullcontext():
             result = run_script(args.script, session, timeout=timeout, argv=args.script_args)
     except ScriptError as error:
-        print(f"ckptsim run: {error}", file=sys.stderr)
+        print(f"ckptsim run: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except ScriptTimeout as where:
         print(
@@ -381,6 +384,15 @@ def _interrupted(stop: KeyboardInterrupt, *, quiet: bool, summary_to_stderr: boo
     done = f": job {result.name!r} was cancelled" if result is not None else ""
     print(f"ckptsim run: {what}{done}", file=sys.stderr)
     return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: control characters (a newline in a -D key or a path, a terminal
+    escape) written as Python escapes them (``\\n``, ``\\x1b``)."""
+    return _CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
 
 
 def _timeout(text: str | None) -> float | None:

@@ -273,3 +273,26 @@ def test_a_job_behind_a_main_guard_is_named_as_the_reason_no_job_was_built(
         'StreamExecutionEnvironment and call env.execute() (its `if __name__ == "__main__":` '
         'block, line 3, does not run under ckptsim run, where a script\'s __name__ is "__ckptsim__")\n',
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (
+            ["-D", "execution.checkpointing.interval\nx=10 ms"],
+            "'execution.checkpointing.interval\\nx'",
+        ),
+        (["-D", "execution.checkpointing.mode=\x1b[31mRED"], "'\\x1b[31mRED'"),
+        (["-s", "a\nb"], "--from-savepoint a\\nb: not a usable checkpoint"),
+    ],
+    ids=["newline in a key", "terminal escape in a value", "newline in a path"],
+)
+def test_control_characters_in_what_the_user_gave_stay_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], shown: str
+) -> None:
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    code, err = run(capsys, str(job), *argv)
+    assert code == 2
+    assert err.count("\n") == 1 and "\x1b" not in err, err
+    assert shown in err
