@@ -260,6 +260,8 @@ def local_path(path: str) -> str:
     local path; ``ValueError`` for another file system's URI (ckptsim reads and writes local
     files only)."""
     text = path.strip()
+    if text[:5].lower() == "file:":  # a URI's scheme is case-insensitive (RFC 3986)
+        text = "file:" + text[5:]
     if text.startswith("file://"):
         rest = text[len("file://") :]
         if rest and not rest.startswith("/"):  # file://host/path: only this machine's

@@ -555,3 +555,17 @@ def test_a_key_in_the_wrong_case_is_refused_naming_the_key_meant(key: str, meant
     with pytest.raises(ConfigError) as caught:
         Configuration({key: "1"})
     assert f"Unknown configuration key '{key}'. Did you mean '{meant}'?" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "path"),
+    [
+        ("file:///tmp/cp", "/tmp/cp"),
+        ("file:/tmp/cp", "/tmp/cp"),
+        ("file://localhost/tmp/cp", "/tmp/cp"),
+        ("FILE:///tmp/cp", "/tmp/cp"),  # a scheme in any case (RFC 3986)
+        ("File:/tmp/cp/", "/tmp/cp/"),
+    ],
+)
+def test_a_file_uri_is_a_local_path(given: str, path: str) -> None:
+    assert Configuration({CP + "dir": given})[CP + "dir"] == path
