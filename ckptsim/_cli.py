@@ -302,7 +302,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not events:
         print(f"ckptsim check: {args.trace_file} holds no events", file=sys.stderr)
         return EXIT_USAGE
-    report = check_trace(events)
+    try:
+        report = check_trace(events)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as error:
+        # a field of a shape ckptsim never writes, that parse_trace's checks let through
+        print(
+            f"ckptsim check: {args.trace_file}: not a trace ckptsim wrote ({type(error).__name__}:"
+            f" {one_line(str(error))}); give the file ckptsim run --trace wrote, unchanged",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     if report.violation is not None and report.violation.incomplete:
         print(f"ckptsim check: {args.trace_file}: {report.violation.render()}", file=sys.stderr)
         return EXIT_USAGE
