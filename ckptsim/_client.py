@@ -406,7 +406,16 @@ def cmd_timeline(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-    timelines = [build_timeline(j.job_id, j.body) for j in jobs]
+    try:
+        timelines = [build_timeline(j.job_id, j.body) for j in jobs]
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as error:
+        print(
+            f"ckptsim timeline: {' '.join(args.archives)}: a body of another shape than Flink's "
+            f"({type(error).__name__}: {error}); give archives ckptsim run --stats or Flink's "
+            "jobmanager.archive.fs.dir wrote, unchanged",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
         path = write_timeline_atomically(timelines, args.output)
     except OSError as error:

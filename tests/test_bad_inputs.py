@@ -3,11 +3,13 @@ exit 2, nothing already written lost; and the valid spellings next to them work.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -296,3 +298,43 @@ def test_control_characters_in_what_the_user_gave_stay_on_one_line(
     assert code == 2
     assert err.count("\n") == 1 and "\x1b" not in err, err
     assert shown in err
+
+
+def _archive_with(tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any) -> Path:
+    job, archive = tmp_path / "job.py", tmp_path / "a.json"
+    job.write_text(JOB)
+    assert run(capsys, str(job), "--stats", str(archive)) == (0, "")
+    document = json.loads(archive.read_text())
+    for entry in document["archive"]:
+        body = edit(entry["path"], json.loads(entry["json"]))
+        entry["json"] = json.dumps(body)
+    archive.write_text(json.dumps(document))
+    return archive
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda path, body: {"jobs": [5]} if path == "/jobs/overview" else body,
+            "/jobs/overview names its job in another shape than Flink's",
+        ),
+        (
+            lambda path, body: 1.5 if path.endswith("/exceptions") else body,
+            "a body of another shape than Flink's (AttributeError: 'float' object has no "
+            "attribute 'get'); give archives ckptsim run --stats or Flink's "
+            "jobmanager.archive.fs.dir wrote, unchanged",
+        ),
+    ],
+    ids=["overview", "exceptions"],
+)
+def test_a_timeline_of_an_archive_of_another_shape_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, message: str
+) -> None:
+    """Each was a TypeError / AttributeError traceback, exit 1."""
+    archive = _archive_with(tmp_path, capsys, edit)
+    assert main(["timeline", str(archive), "-o", str(tmp_path / "t.svg")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ckptsim timeline: {archive}") and err.count("\n") == 1, err
+    assert message in err
+    assert not (tmp_path / "t.svg").exists()
