@@ -208,6 +208,8 @@ def _check_output_folders(job: JobGraph) -> None:
             if not isinstance(sink, SinkDescriptor) or sink.sink is not SinkKind.FILE:
                 continue
             assert sink.path is not None
+            if not str(sink.path).strip():  # Path("") is the current directory
+                raise ValueError(f"sink {node.name!r}: its folder is empty: give sink_to_file one")
             path = Path(sink.path)
             if path.exists() and not path.is_dir():
                 raise FileExistsError(

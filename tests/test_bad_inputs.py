@@ -192,6 +192,11 @@ def test_a_file_sink_folder_that_cannot_be_used_is_said_before_the_job_and_kept(
         f"{tmp_path / 'gone'}, which does not exist: create that folder, or give sink_to_file "
         "another\n",
     )
+    job.write_text(SINK.format(folder=""))  # was '. exists and is not an empty folder'
+    assert run(capsys, str(job)) == (
+        2,
+        f"ckptsim run: {job}: ValueError: sink 'out': its folder is empty: give sink_to_file one\n",
+    )
     under_a_file = a_file / "out"
     job.write_text(SINK.format(folder=str(under_a_file)))
     code, err = run(capsys, str(job))
