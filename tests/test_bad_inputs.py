@@ -343,3 +343,16 @@ def test_a_timeline_of_an_archive_of_another_shape_is_one_line(
     assert err.startswith(f"ckptsim timeline: {archive}") and err.count("\n") == 1, err
     assert message in err
     assert not (tmp_path / "t.svg").exists()
+
+
+def test_a_parallelism_above_the_max_parallelism_says_how_to_fix_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    assert run(capsys, str(job), "-p", "200") == (
+        2,
+        f"ckptsim run: {job}: operator 'Collection Source' has parallelism 200 above the max "
+        "parallelism 128: lower the parallelism, or raise the max parallelism "
+        "with env.set_max_parallelism(n)\n",
+    )
