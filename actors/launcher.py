@@ -216,21 +216,6 @@ def _check_output_folders(job: JobGraph) -> None:
                     f"sink {node.name!r}: {path} is a file, not a folder: give sink_to_file a "
                     "new or empty folder"
                 )
-            if path.is_symlink() and not path.exists():
-                raise FileNotFoundError(
-                    f"sink {node.name!r}: {path} is a symbolic link to {os.readlink(path)}, "
-                    "which does not exist: create that folder, or give sink_to_file another"
-                )
-            if not path.exists():  # made now, so that a folder that cannot be is said before
-                try:  # the job starts, not as a failed deployment
-                    path.mkdir(parents=True, exist_ok=True)
-                except OSError as error:
-                    why = error.strerror or str(error)
-                    at = f" ({os.fsdecode(error.filename)})" if error.filename else ""
-                    raise type(error)(
-                        f"sink {node.name!r}: cannot create the folder {path}: {why}{at}; give "
-                        "sink_to_file a folder that can be created"
-                    ) from None
             if path.exists() and (not path.is_dir() or any(path.iterdir())):
                 raise FileExistsError(
                     f"sink {node.name!r}: {path} exists and is not an empty folder; its files "

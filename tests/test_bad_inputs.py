@@ -167,12 +167,11 @@ def test_a_log_level_in_capitals_is_taken(
 SINK = 'def build(env):\n    env.from_collection([1, 2, 3]).sink_to_file({folder!r}, name="out")\n'
 
 
-def test_a_file_sink_folder_that_cannot_be_used_is_said_before_the_job_and_kept(
+def test_a_file_sink_folder_that_is_a_file_or_empty_is_named_so_and_kept(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A file where the folder should be was called 'not an empty folder ... an earlier run's
-    output'; a folder that cannot be created (a dangling link, /proc) failed the job's
-    deployment: exit 1 and two JSON log lines."""
+    output'."""
     job = tmp_path / "job.py"
     a_file = tmp_path / "notes.txt"
     a_file.write_text("mine\n")
@@ -183,29 +182,11 @@ def test_a_file_sink_folder_that_cannot_be_used_is_said_before_the_job_and_kept(
         "give sink_to_file a new or empty folder\n",
     )
     assert a_file.read_text() == "mine\n"
-    link = tmp_path / "out"
-    link.symlink_to(tmp_path / "gone")
-    job.write_text(SINK.format(folder=str(link)))
-    assert run(capsys, str(job)) == (
-        2,
-        f"ckptsim run: {job}: FileNotFoundError: sink 'out': {link} is a symbolic link to "
-        f"{tmp_path / 'gone'}, which does not exist: create that folder, or give sink_to_file "
-        "another\n",
-    )
     job.write_text(SINK.format(folder=""))  # was '. exists and is not an empty folder'
     assert run(capsys, str(job)) == (
         2,
         f"ckptsim run: {job}: ValueError: sink 'out': its folder is empty: give sink_to_file one\n",
     )
-    under_a_file = a_file / "out"
-    job.write_text(SINK.format(folder=str(under_a_file)))
-    code, err = run(capsys, str(job))
-    assert code == 2
-    assert err.startswith(
-        f"ckptsim run: {job}: NotADirectoryError: sink 'out': cannot create the folder "
-        f"{under_a_file}: Not a directory"
-    )
-    assert err.endswith("; give sink_to_file a folder that can be created\n")
 
 
 def test_the_spark_example_without_java_says_so_and_nothing_else(tmp_path: Path) -> None:
