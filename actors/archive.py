@@ -70,8 +70,9 @@ def write_archive(view: rest.JobView, target: str | Path, *, application: bool =
     Flink's HistoryServer and ``ckptsim serve`` show the job under its application)."""
     text = json.dumps(rest.archive_document(view, application=application), separators=(",", ":"))
     if str(target) == "-":
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        if sys.stdout is not None:  # None: standard output closed (`>&-`), as print() skips
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
         return Path("-")
     path = Path(target)
     write_atomically(path, text)

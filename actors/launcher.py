@@ -214,7 +214,14 @@ def _check_output_folders(job: JobGraph) -> None:
             if not isinstance(sink, SinkDescriptor) or sink.sink is not SinkKind.FILE:
                 continue
             assert sink.path is not None
+            if not str(sink.path).strip():  # Path("") is the current directory
+                raise ValueError(f"sink {node.name!r}: its folder is empty: give sink_to_file one")
             path = Path(sink.path)
+            if path.exists() and not path.is_dir():
+                raise FileExistsError(
+                    f"sink {node.name!r}: {path} is a file, not a folder: give sink_to_file a "
+                    "new or empty folder"
+                )
             if path.exists() and (not path.is_dir() or any(path.iterdir())):
                 raise FileExistsError(
                     f"sink {node.name!r}: {path} exists and is not an empty folder; its files "

@@ -22,6 +22,7 @@ import atexit
 import contextlib
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -75,14 +76,28 @@ def config_file_settings(environ: Mapping[str, str] | None = None) -> dict[str, 
     if not conf_dir:
         return {}
     path = Path(conf_dir) / "config.yaml"
+    if Path(conf_dir).is_file():
+        raise ValueError(
+            f"FLINK_CONF_DIR={conf_dir} is a file: set it to the directory that holds config.yaml"
+        )
     if not path.is_file():
         legacy = (
             " (Flink 2 no longer reads flink-conf.yaml)"
             if (Path(conf_dir) / "flink-conf.yaml").is_file()
             else ""
         )
-        raise ValueError(f"FLINK_CONF_DIR={conf_dir} has no config.yaml{legacy}")
-    settings = parse_config_yaml(path.read_text(encoding="utf-8"), str(path))
+        raise ValueError(f"FLINK_CONF_DIR={conf_dir} has no config.yaml file{legacy}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        line = error.object[: error.start].count(b"\n") + 1
+        raise ValueError(
+            f"{path}, line {line}: byte 0x{error.object[error.start]:02x} is not UTF-8: save "
+            "the file as UTF-8, as Flink reads it"
+        ) from None
+    except OSError as error:
+        raise ValueError(f"cannot read {path}: {error.strerror or error}") from None
+    settings = parse_config_yaml(text, str(path))
     unused = sorted(key for key in settings if not is_known(key))
     if unused:
         print(
@@ -102,7 +117,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         settings = {**config_file_settings(), **_settings(args.define)}
         if args.parallelism is not None:
             settings["parallelism.default"] = str(args.parallelism)
-        start_from = args.from_savepoint or args.from_checkpoint
+        flag = "--from-savepoint" if args.from_savepoint is not None else "--from-checkpoint"
+        start_from = (
+            args.from_savepoint if args.from_savepoint is not None else args.from_checkpoint
+        )
+        if start_from is not None and not start_from.strip():  # -s "$SAVEPOINT", unset
+            raise ValueError(
+                f"{flag} is empty: give the chk-N or savepoint-... directory a previous run "
+                "printed (was the shell variable set?)"
+            )
         if start_from:
             start_from = local_path(start_from)  # a file: URI, as ckptsim savepoint prints it
             settings["execution.state-recovery.path"] = start_from
@@ -110,18 +133,19 @@ def cmd_run(args: argparse.Namespace) -> int:
             settings["execution.state-recovery.ignore-unclaimed-state"] = "true"
         Configuration(settings)  # unknown keys and bad values fail before the script runs
     except (ValueError, ConfigError) as error:
-        print(f"ckptsim run: {error}", file=sys.stderr)
+        print(f"ckptsim run: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     if start_from:
         from runtime.storage import CorruptCheckpointError, load_checkpoint
 
-        flag = "--from-savepoint" if args.from_savepoint else "--from-checkpoint"
         try:
             load_checkpoint(start_from)
         except CorruptCheckpointError as error:
             print(
-                f"ckptsim run: {flag} {start_from}: not a usable checkpoint or savepoint: "
-                f"{error}. Give the chk-N or savepoint-... directory (or its _metadata file) "
+                one_line(
+                    f"ckptsim run: {flag} {start_from}: not a usable checkpoint or savepoint: "
+                )
+                + f"{one_line(str(error))}. Give the chk-N or savepoint-... directory (or its _metadata file) "
                 "that a previous run printed as 'Retained checkpoint: ...' or 'Savepoint: ...'.",
                 file=sys.stderr,
             )
@@ -131,7 +155,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:  # --stats, --timeline, --web: checked, and the server started, before the job
         outputs = RunOutputs.prepare(args, settings)
     except UsageError as error:
-        print(f"ckptsim run: {error}", file=sys.stderr)
+        print(f"ckptsim run: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     try:
         return _run_with_outputs(args, settings, outputs, timeout)
@@ -172,7 +196,7 @@ def _run_with_outputs(
         with _sigterm_interrupts(), display or contextlib.nullcontext():
             result = run_script(args.script, session, timeout=timeout, argv=args.script_args)
     except ScriptError as error:
-        print(f"ckptsim run: {error}", file=sys.stderr)
+        print(f"ckptsim run: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except ScriptTimeout as where:
         print(
@@ -280,7 +304,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not events:
         print(f"ckptsim check: {args.trace_file} holds no events", file=sys.stderr)
         return EXIT_USAGE
-    report = check_trace(events)
+    try:
+        report = check_trace(events)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as error:
+        # a field of a shape ckptsim never writes, that parse_trace's checks let through
+        print(
+            f"ckptsim check: {args.trace_file}: not a trace ckptsim wrote ({type(error).__name__}:"
+            f" {one_line(str(error))}); give the file ckptsim run --trace wrote, unchanged",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     if report.violation is not None and report.violation.incomplete:
         print(f"ckptsim check: {args.trace_file}: {report.violation.render()}", file=sys.stderr)
         return EXIT_USAGE
@@ -362,6 +395,15 @@ def _interrupted(stop: KeyboardInterrupt, *, quiet: bool, summary_to_stderr: boo
     done = f": job {result.name!r} was cancelled" if result is not None else ""
     print(f"ckptsim run: {what}{done}", file=sys.stderr)
     return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: control characters (a newline in a -D key or a path, a terminal
+    escape) written as Python escapes them (``\\n``, ``\\x1b``)."""
+    return _CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
 
 
 def _timeout(text: str | None) -> float | None:
@@ -491,6 +533,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _hint(command: argparse.ArgumentParser, args: argparse.Namespace, unknown: list[str]) -> str:
+    """For words a command does not take: the option meant (``--simulat``: ``--simulate``),
+    or, for ``run``, where a program's own arguments go."""
+    import difflib
+
+    options = [o for action in command._actions for o in action.option_strings]
+    for word in unknown:
+        if word.startswith("--"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.75)
+            if close:
+                return f" (did you mean {close[0]}?)"
+    if getattr(args, "command", None) == "run":
+        return (
+            f" (a program's own arguments go after --: ckptsim run {args.script} [options] -- "
+            f"{' '.join(unknown)})"
+        )
+    return ""
+
+
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     """The parser of each command."""
     for action in parser._actions:
@@ -504,11 +565,13 @@ def _logging_options(parser: argparse.ArgumentParser, *, default: bool) -> None:
     (given there, they win)."""
     parser.add_argument(
         "--log-format",
+        type=str.lower,
         choices=("auto", "console", "json"),
         default="auto" if default else argparse.SUPPRESS,
     )
     parser.add_argument(
         "--log-level",
+        type=str.lower,  # INFO as Python's logging and Flink's log4j write it
         choices=("debug", "info", "warning", "error"),
         default="warning" if default else argparse.SUPPRESS,
     )
@@ -534,7 +597,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args, unknown = parser.parse_known_args(words)
         if unknown:  # the command's own usage, not the top-level one
             command = _subparsers(parser).get(getattr(args, "command", None) or "", parser)
-            command.error(f"unrecognized arguments: {' '.join(unknown)}")
+            command.error(
+                f"unrecognized arguments: {' '.join(unknown)}{_hint(command, args, unknown)}"
+            )
         args.script_args = script_args
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code not in (0, None) else EXIT_OK
@@ -575,9 +640,11 @@ def console() -> None:
     """The ``ckptsim`` program: ``main``, then exit even if the script left threads running
     (Python would wait for every non-daemon thread at exit, and a script's forgotten thread
     would keep the finished run from ever returning)."""
+    _standard_streams_open()
     code = main()
-    with unless_reader_left():  # what is still buffered, before Python's flush at exit
-        sys.stdout.flush()
+    if sys.stdout is not None:  # None: started with standard output closed (`>&-`)
+        with unless_reader_left():  # what is still buffered, before Python's flush at exit
+            sys.stdout.flush()
     left = [
         t
         for t in threading.enumerate()
@@ -590,10 +657,26 @@ def console() -> None:
     run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
     if run_exit_functions is not None:
         run_exit_functions()  # what a normal exit runs (after waiting for those threads)
-    with contextlib.suppress(OSError, ValueError):
-        sys.stdout.flush()
-        sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
     os._exit(code)
+
+
+def _standard_streams_open() -> None:
+    """A program started with standard input, output or error closed (``>&-``) gets
+    ``os.devnull`` there, as a daemon does: else the first file it opens (a checkpoint's state,
+    the trace) would take descriptor 1 or 2 and receive what a thread, a child process or the
+    JVM of Spark writes to it. Python's ``sys.stdout`` stays None: ``print`` writes nothing."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
 
 
 if __name__ == "__main__":

@@ -40,12 +40,19 @@ def _stats_directory(path: str) -> bool:
     return path.endswith(("/", os.sep)) or Path(path).is_dir()
 
 
-def _writable(path: str) -> bool:
+def _unwritable(path: str) -> str | None:
+    """Why the file ``path`` cannot be written (None: it can): what the user has to fix."""
     target = Path(path)
+    if target.is_dir():
+        return "it is a directory: give a file name"
     if target.exists():
-        return target.is_file() and os.access(target, os.W_OK)
+        return None if os.access(target, os.W_OK) else "no permission to write it"
     parent = target.parent if str(target.parent) else Path(".")
-    return parent.is_dir() and os.access(parent, os.W_OK)
+    if not parent.exists():
+        return f"its folder {parent} does not exist: create it first"
+    if not parent.is_dir():
+        return f"{parent} is not a folder"
+    return None if os.access(parent, os.W_OK) else f"no permission to write in {parent}"
 
 
 @contextlib.contextmanager
@@ -135,19 +142,23 @@ class RunOutputs:
             try:
                 Path(args.stats).mkdir(parents=True, exist_ok=True)
             except OSError as error:
-                why = _why(error)
-                raise UsageError(f"cannot write the stats directory {args.stats}: {why}") from None
+                reason = _why(error)
+                raise UsageError(
+                    f"cannot write the stats directory {args.stats}: {reason}"
+                ) from None
             if not os.access(args.stats, os.W_OK):
-                raise UsageError(f"cannot write the stats directory {args.stats}")
-        elif args.stats and args.stats != "-" and not _writable(args.stats):
-            raise UsageError(f"cannot write the stats file {args.stats}")
+                raise UsageError(
+                    f"cannot write the stats directory {args.stats}: no permission to write in it"
+                )
+        elif args.stats and args.stats != "-" and (why := _unwritable(args.stats)):
+            raise UsageError(f"cannot write the stats file {args.stats}: {why}")
         if args.timeline:
             from ckptsim._timeline_plot import FORMATS  # noqa: PLC0415
 
             if Path(args.timeline).suffix.lower() not in FORMATS:
                 raise UsageError(f"--timeline {args.timeline}: use a .png, .svg or .html file name")
-            if not _writable(args.timeline):
-                raise UsageError(f"cannot write the timeline file {args.timeline}")
+            if problem := _unwritable(args.timeline):
+                raise UsageError(f"cannot write the timeline file {args.timeline}: {problem}")
         if args.flink_dashboard and not args.web:
             raise UsageError("--flink-dashboard goes with --web")
         reporter = Configuration(settings)["metrics.reporter.prom.factory.class"]
@@ -381,12 +392,30 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     except (ArchiveFormatError, OSError) as error:
         print(f"ckptsim timeline: {error}", file=sys.stderr)
         return EXIT_USAGE
-    if args.job:
-        jobs = [j for j in jobs if j.job_id.startswith(args.job)]
     if not jobs:
-        print("ckptsim timeline: no job archive to draw", file=sys.stderr)
+        print(f"ckptsim timeline: {' '.join(args.archives)} hold no job", file=sys.stderr)
         return EXIT_USAGE
-    timelines = [build_timeline(j.job_id, j.body) for j in jobs]
+    if args.job:
+        every = sorted(j.job_id for j in jobs)
+        jobs = [j for j in jobs if j.job_id.lower().startswith(args.job.strip().lower())]
+        if not jobs:
+            shown = ", ".join(every[:5]) + (", ..." if len(every) > 5 else "")
+            print(
+                f"ckptsim timeline: --job {args.job}: no job's id starts with it; the archives "
+                f"hold {shown}",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+    try:
+        timelines = [build_timeline(j.job_id, j.body) for j in jobs]
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as error:
+        print(
+            f"ckptsim timeline: {' '.join(args.archives)}: a body of another shape than Flink's "
+            f"({type(error).__name__}: {error}); give archives ckptsim run --stats or Flink's "
+            "jobmanager.archive.fs.dir wrote, unchanged",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
         path = write_timeline_atomically(timelines, args.output)
     except OSError as error:
@@ -752,6 +781,17 @@ def _directory(path: str | None) -> str | None:
     return path
 
 
+def _no_directory_hint(error: ClientError, directory: str | None, usage: str) -> ClientError:
+    """A savepoint refused for want of a directory (Flink's words) gets the fix: give one."""
+    if directory is not None or "savepoint-dir] is not set" not in str(error):
+        return error
+    return ClientError(
+        f"{error} Give the directory ({usage}), or start the job with -D "
+        "execution.checkpointing.savepoint-dir=DIR",
+        exit_code=error.exit_code,
+    )
+
+
 def cmd_savepoint(args: argparse.Namespace) -> int:
     """Flink's ``flink savepoint JOB [DIR]`` (``-type canonical|native``)."""
     try:
@@ -773,7 +813,8 @@ def cmd_savepoint(args: argparse.Namespace) -> int:
         trigger = _trigger_id(answer, args.jobmanager, path)
         operation = _await_savepoint(args.jobmanager, job_id, trigger)
     except ClientError as error:
-        return _fail("savepoint", error, what)
+        usage = f"ckptsim savepoint {job_id} DIR"
+        return _fail("savepoint", _no_directory_hint(error, directory, usage), what)
     return _savepoint_result("savepoint", operation, what)
 
 
@@ -800,7 +841,8 @@ def cmd_stop(args: argparse.Namespace) -> int:
         trigger = _trigger_id(answer, args.jobmanager, path)
         operation = _await_savepoint(args.jobmanager, job_id, trigger)
     except ClientError as error:
-        return _fail("stop", error, what)
+        usage = f"ckptsim stop -p DIR {job_id}"
+        return _fail("stop", _no_directory_hint(error, directory, usage), what)
     return _savepoint_result("stop", operation, what)
 
 

@@ -207,12 +207,17 @@ class _JobsCollector(Collector):
 def ports(spec: str) -> list[int]:
     """``metrics.reporter.prom.port``: a port, or a range ``9250-9260`` (Flink tries each)."""
     text = str(spec).strip()
+    wanted = f"metrics.reporter.prom.port {spec}: give a port (9249) or a range (9250-9260)"
     if "-" in text:
         low, _, high = text.partition("-")
+        if not (low.strip().isdigit() and high.strip().isdigit()):
+            raise ValueError(wanted)
         first, last = int(low), int(high)
         if not 0 <= first <= last <= 65535:
             raise ValueError(f"metrics.reporter.prom.port {spec}: not a port range")
         return list(range(first, last + 1))
+    if not text.isdigit():
+        raise ValueError(wanted)
     port = int(text)
     if not 0 <= port <= 65535:
         raise ValueError(f"metrics.reporter.prom.port {spec}: a port is a number from 0 to 65535")

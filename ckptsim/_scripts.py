@@ -19,6 +19,7 @@ import contextlib
 import signal
 import sys
 import threading
+import tokenize
 import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -86,7 +87,7 @@ def is_pyflink_program(path: str) -> bool:
     """Whether the script imports ``pyflink`` (at any depth of its code); False when it cannot
     be read or parsed (``run_script`` reports that)."""
     try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        tree = ast.parse(_source(Path(path)))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         return False
     for node in ast.walk(tree):
@@ -127,10 +128,22 @@ def run_script(
 
     script = Path(path)
     try:
-        source = script.read_text(encoding="utf-8")
+        source = _source(script)
     except FileNotFoundError:
         raise ScriptError(f"no such script: {path}") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except IsADirectoryError:
+        raise ScriptError(f"{path} is a directory: give the job's Python file") from None
+    except UnicodeDecodeError as error:
+        byte = error.object[error.start : error.start + 1].hex()
+        line = error.object[: error.start].count(b"\n") + 1
+        raise ScriptError(
+            f"{path}:{line}: byte 0x{byte} is not {error.encoding}: save the script as UTF-8, "
+            "or declare its encoding on its first or second line, e.g. "
+            "'# -*- coding: latin-1 -*-' (PEP 263)"
+        ) from None
+    except SyntaxError as error:  # an encoding declaration Python does not know
+        raise ScriptError(f"{path}: {error.msg}") from None
+    except OSError as error:
         raise ScriptError(f"cannot read {path}: {error}") from None
     try:
         code = compile(source, str(script), "exec")
@@ -150,9 +163,16 @@ def run_script(
             if not session.results:
                 build = namespace.get("build")
                 if not callable(build):
+                    guard = _main_guard_line(_code_tree(source))
                     raise ScriptError(
                         f"{path} built no job: define build(env), or create a "
                         "StreamExecutionEnvironment and call env.execute()"
+                        + (
+                            f' (its `if __name__ == "__main__":` block, line {guard}, does not '
+                            'run under ckptsim run, where a script\'s __name__ is "__ckptsim__")'
+                            if guard and not pyflink
+                            else ""
+                        )
                     )
                 env = StreamExecutionEnvironment()
                 build(env)
@@ -171,13 +191,50 @@ def run_script(
         except (RestoreError, CorruptCheckpointError) as error:
             raise ScriptError(f"cannot start {path} from the given state: {error}") from None
         except CheckpointStorageError as error:  # the storage's, not the script's (it names it)
-            raise ScriptError(str(error)) from None
+            raise ScriptError(
+                f"{error}; give execution.checkpointing.dir a directory that can be created "
+                "and written"
+            ) from None
         except BrokenPipeError:  # the script's own print() met a closed stdout: the reader left
             raise
         except Exception as error:
             where = _where(path, script, error)
             raise ScriptError(f"{where}: {type(error).__name__}: {error}") from None
     return session.results[-1]
+
+
+def _code_tree(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _main_guard_line(tree: ast.Module | None) -> int | None:
+    """The line of the script's top-level ``if __name__ == "__main__":``, if it has one."""
+    for node in tree.body if tree is not None else ():
+        test = node.test if isinstance(node, ast.If) else None
+        if (
+            isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__"
+            and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+        ):
+            return node.lineno
+    return None
+
+
+def _source(script: Path) -> str:
+    """The script's text, decoded as Python decodes a source file: UTF-8, or the encoding its
+    first two lines declare (PEP 263), without a UTF-8 byte order mark."""
+    data = script.read_bytes()
+    try:
+        encoding, _ = tokenize.detect_encoding(iter(data.splitlines(keepends=True)).__next__)
+    except SyntaxError as error:
+        if not str(error.msg).startswith("invalid or missing encoding declaration"):
+            raise  # an encoding Python does not know
+        encoding = "utf-8"  # a line before any declaration is not UTF-8: say which byte
+    return data.decode(encoding)
 
 
 def _exec(code: Any, namespace: dict[str, Any], path: str, script: Path) -> None:
@@ -187,9 +244,12 @@ def _exec(code: Any, namespace: dict[str, Any], path: str, script: Path) -> None
         exec(code, namespace)
     except SystemExit as stop:
         if stop.code not in (0, None):
-            raise ScriptError(
-                f"{_where(path, script, stop)}: the script exited with status {stop.code}"
-            ) from None
+            how = (  # sys.exit("message"): Python prints the message, status 1
+                f"with status {stop.code}"
+                if isinstance(stop.code, int)
+                else f"with the message: {stop.code}"
+            )
+            raise ScriptError(f"{_where(path, script, stop)}: the script exited {how}") from None
 
 
 def _where(path: str, script: Path, error: BaseException) -> str:

@@ -293,6 +293,15 @@ class ArchivedJob:
         jobs = overview.get("jobs") if isinstance(overview, dict) else None
         if not jobs:
             raise rest.ArchiveFormatError(f"{source} has no /jobs/overview entry naming its job")
+        if (
+            not isinstance(jobs, list)
+            or not isinstance(jobs[0], dict)
+            or not isinstance(jobs[0].get("jid"), str)
+        ):
+            raise rest.ArchiveFormatError(
+                f"{source}: /jobs/overview names its job in another shape than Flink's "
+                '({"jobs": [{"jid": ..., ...}]})'
+            )
         self.overview: rest.JsonDict = jobs[0]
         self.job_id: str = self.overview["jid"]
         self.bodies = dict(bodies)

@@ -11,9 +11,11 @@ Durations are written as Flink writes them: ``100 ms``, ``10 s``, ``10 min``, ``
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import difflib
 import enum
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -188,14 +190,17 @@ def parse_int(value: object) -> int:
 def parse_float(value: object) -> float:
     if isinstance(value, bool):
         raise ValueError("expected a number, not a boolean")
+    number: float | None = None
     if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            pass
-    raise ValueError("expected a number")
+        number = float(value)
+    elif isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            number = float(value.strip())
+    if number is None:
+        raise ValueError("expected a number")
+    if not math.isfinite(number):  # Java's Double parses neither 'nan' nor 'inf'
+        raise ValueError("expected a finite number")
+    return number
 
 
 _RESTART_TYPES = {
@@ -255,6 +260,8 @@ def local_path(path: str) -> str:
     local path; ``ValueError`` for another file system's URI (ckptsim reads and writes local
     files only)."""
     text = path.strip()
+    if text[:5].lower() == "file:":  # a URI's scheme is case-insensitive (RFC 3986)
+        text = "file:" + text[5:]
     if text.startswith("file://"):
         rest = text[len("file://") :]
         if rest and not rest.startswith("/"):  # file://host/path: only this machine's
@@ -1141,6 +1148,7 @@ def parse_config_yaml(text: str, source: str = "config.yaml") -> dict[str, str]:
     (``[a, b]``, joined with ``;`` as Flink's list options take them). Other YAML (block
     lists, anchors, multi-line values) is refused with the line it is on."""
     settings: dict[str, str] = {}
+    lines: dict[str, int] = {}  # the line each key was set on
     #: (indentation, key prefix) of the maps open at the current line
     stack: list[tuple[int, str]] = [(-1, "")]
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -1149,7 +1157,12 @@ def parse_config_yaml(text: str, source: str = "config.yaml") -> dict[str, str]:
             continue
         indent = len(line) - len(line.lstrip(" "))
         body = line.strip()
-        if "\t" in raw[:indent] or body.startswith(("- ", "&", "*", "|", ">")) or body == "-":
+        if "\t" in line[: len(line) - len(line.lstrip(" \t"))]:
+            raise ConfigError(
+                f"{source}, line {number}: {raw.strip()!r} is indented with a tab: YAML "
+                "indents with spaces only (Flink refuses the file too); replace the tab by spaces"
+            )
+        if body.startswith(("- ", "&", "*", "|", ">")) or body == "-":
             raise ConfigError(
                 f"{source}, line {number}: {raw.strip()!r}: ckptsim reads key: value lines "
                 "and nested maps of Flink's config.yaml only"
@@ -1164,6 +1177,16 @@ def parse_config_yaml(text: str, source: str = "config.yaml") -> dict[str, str]:
         if not value:
             stack.append((indent, full + "."))  # a nested map follows
             continue
+        if full in lines:  # YAML forbids a key twice in a map; either way one is a mistake
+            raise ConfigError(
+                f"{source}, line {number}: {full} is set again (first on line {lines[full]}); "
+                "keep one"
+            )
+        if value.startswith("[") != value.endswith("]"):
+            raise ConfigError(
+                f"{source}, line {number}: {raw.strip()!r}: a list is written on one line as [a, b]"
+            )
+        lines[full] = number
         settings[full] = _yaml_scalar(value)
     return settings
 
@@ -1270,7 +1293,10 @@ class Configuration(Mapping[str, Any]):
             raise ConfigError(f"Configuration keys are strings, got {key!r}.")
         opt = _BY_KEY.get(key) or _DEPRECATED.get(key)
         if opt is None:
-            close = difflib.get_close_matches(key, [*_BY_KEY, *_DEPRECATED], n=1)
+            known = [*_BY_KEY, *_DEPRECATED]
+            by_case = {k.lower(): k for k in known}  # keys are case-sensitive, as Flink's
+            close = [by_case[key.strip().lower()]] if key.strip().lower() in by_case else []
+            close = close or difflib.get_close_matches(key, known, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             raise ConfigError(
                 f"Unknown configuration key '{key}'.{hint} "

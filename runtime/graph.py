@@ -362,7 +362,9 @@ def build_job_graph(
             raise GraphError(f"operator '{node.name}' has parallelism {p}; it must be at least 1")
         if p > max_parallelism:
             raise GraphError(
-                f"operator '{node.name}' has parallelism {p} above the max parallelism {max_parallelism}"
+                f"operator '{node.name}' has parallelism {p} above the max parallelism "
+                f"{max_parallelism}: lower the parallelism, or raise the max parallelism "
+                "with env.set_max_parallelism(n)"
             )
         parallelism[node.node_id] = p
         inputs = graph.inputs(node.node_id)

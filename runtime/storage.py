@@ -574,10 +574,17 @@ def carry_out(storage: CheckpointStorage, effect: StorageEffect) -> StorageCompl
             try:
                 location = storage.initialize_location(cid, props, target)
             except OSError as error:
+                # a savepoint names the directory it was to go to (a target given with the
+                # request, or execution.checkpointing.savepoint-dir), not the checkpoints'
+                savepoints = getattr(storage, "savepoint_dir", None)
+                where = (target or savepoints) if props.is_savepoint else None
                 return LocationInitializationFailed(
                     checkpoint_id=cid,
                     error=storage_error(
-                        storage.name, f"creating the location of {what} {cid}", error
+                        str(where) if where else storage.name,
+                        f"creating the location of {what} {cid}",
+                        error,
+                        kind="savepoint directory" if where else "checkpoint storage",
                     ),
                 )
             return LocationInitialized(checkpoint_id=cid, location=location)
@@ -619,7 +626,9 @@ def handle_with_storage(
     return out
 
 
-def storage_error(storage: str, action: str, error: OSError) -> str:
+def storage_error(
+    storage: str, action: str, error: OSError, *, kind: str = "checkpoint storage"
+) -> str:
     """``checkpoint storage /ckpt/job: creating the location of checkpoint 3 failed: No space
     left on device (errno 28, ENOSPC): /ckpt/job/chk-3``: the storage, what it did, the errno's
     text and name, and the file (an error without an errno: its own text)."""
@@ -631,7 +640,7 @@ def storage_error(storage: str, action: str, error: OSError) -> str:
         why = f"{text} (errno {error.errno}{', ' + code if code else ''})"
         if error.filename is not None:
             why += f": {os.fsdecode(error.filename)}"
-    return f"checkpoint storage {storage}: {action} failed: {why}"
+    return f"{kind} {storage}: {action} failed: {why}"
 
 
 def load_checkpoint(path: str) -> LoadedCheckpoint:
@@ -647,13 +656,18 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
         location = location.parent
     metadata_path = location / METADATA
     if not location.exists():
+        if location.is_symlink():
+            raise CorruptCheckpointError(
+                f"{location} is a symbolic link to nothing (its target is missing, or the "
+                "links lead in a loop)"
+            )
         raise CorruptCheckpointError(f"{location} does not exist")
     if not location.is_dir():
         raise CorruptCheckpointError(f"{location} is not a directory")
     if not metadata_path.is_file() and not metadata_path.is_symlink():
         raise CorruptCheckpointError(
             f"{location} is not a checkpoint: it has no {METADATA} file "
-            "(a checkpoint directory looks like <dir>/<job id>/chk-<n>/)"
+            f"(a checkpoint directory looks like <dir>/<job id>/chk-<n>/){_inside(location)}"
         )
     root = location.resolve()
 
@@ -670,6 +684,29 @@ def load_checkpoint(path: str) -> LoadedCheckpoint:
         )
 
     return _parse_checkpoint(location, _read_inside(root, location, METADATA, None), read_state)
+
+
+def _inside(location: Path) -> str:
+    """What a folder that is no checkpoint holds that is one: ``; it holds chk-3, chk-4`` (a
+    job's checkpoint directory given for one of its checkpoints), or nothing."""
+    try:
+        found = [
+            entry
+            for entry in location.iterdir()
+            if entry.name.startswith(("chk-", "savepoint-")) and (entry / METADATA).is_file()
+        ]
+    except OSError:
+        return ""
+    if not found:
+        return ""
+    found.sort(key=lambda e: (not e.name.startswith("chk-"), _number(e.name), e.name))
+    names = ", ".join(e.name for e in found[:5]) + (", ..." if len(found) > 5 else "")
+    return f"; it holds {names}: give one of those"
+
+
+def _number(name: str) -> int:
+    tail = name.rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
 
 
 def _parse_checkpoint(
@@ -1089,7 +1126,13 @@ def _read_inside(
             f"{entry} is not a path inside the checkpoint directory: a restore reads only "
             f"files inside {location}"
         )
-    target = (root / name).resolve()
+    try:
+        target = (root / name).resolve()
+    except (RuntimeError, OSError) as error:  # a symbolic link loop (RuntimeError before 3.13)
+        raise CorruptCheckpointError(
+            f"{entry} is a symbolic link that leads in a loop ({error}): a restore reads only "
+            f"regular files inside {location}"
+        ) from None
     if not target.is_relative_to(root) or target == root:
         raise CorruptCheckpointError(
             f"{entry} leads out of the checkpoint directory (to {target}): a restore reads "

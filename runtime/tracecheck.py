@@ -55,7 +55,7 @@ never passed. Events the checker does not know, and fields it does not read, are
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,9 +82,77 @@ def parse_trace(lines: Iterable[str]) -> list[dict[str, Any]]:
             raise TraceFormatError(f"line {number}: not JSON ({error})") from None
         if not isinstance(event, dict) or "event" not in event:
             raise TraceFormatError(f"line {number}: not a trace event (no 'event' field)")
+        problem = _shape_problem(event)
+        if problem is not None:
+            raise TraceFormatError(
+                f"line {number}: {problem}: not a trace ckptsim wrote (give the file ckptsim "
+                "run --trace wrote, unchanged)"
+            )
         event.setdefault("seq", number)
         events.append(event)
     return events
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _counts(value: object) -> bool:
+    """``{"0": 12, ...}``: channel numbers to counts, as ``consumed`` and ``emitted`` are."""
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and k.lstrip("-").isdigit() and _whole(v) for k, v in value.items()
+    )
+
+
+def _named_counts(value: object) -> bool:
+    return isinstance(value, dict) and all(_whole(v) for v in value.values())
+
+
+#: the fields the checks read, and the shape ckptsim writes them in
+_SHAPES: dict[str, tuple[Callable[[object], bool], str]] = {
+    "event": (lambda v: isinstance(v, str), "a string"),
+    "task": (lambda v: isinstance(v, str), "a string"),
+    "type": (lambda v: isinstance(v, str), "a string"),
+    "reason": (lambda v: v is None or isinstance(v, str), "a string"),
+    "status": (lambda v: isinstance(v, str), "a string"),
+    "checkpoint_id": (_whole, "a whole number"),
+    "channel": (_whole, "a whole number"),
+    "attempt": (_whole, "a whole number"),
+    "after_checkpoint": (lambda v: v is None or _whole(v), "a whole number"),
+    "consumed": (lambda v: _whole(v) or _counts(v), "a count or counts by channel"),
+    "emitted": (lambda v: v is None or _counts(v), "counts by channel"),
+    "input": (lambda v: v is None or _counts(v), "counts by channel"),
+    "output": (lambda v: v is None or _counts(v), "counts by channel"),
+    "timers": (lambda v: v is None or _named_counts(v), "counts by operator"),
+    "state_entries": (lambda v: v is None or _named_counts(v), "counts by operator"),
+    "checkpointing": (lambda v: isinstance(v, dict), "an object"),
+    "topology": (
+        lambda v: (
+            isinstance(v, dict)
+            and isinstance(v.get("sources", []), list)
+            and all(isinstance(s, str) for s in v.get("sources", []))
+            and isinstance(v.get("channels", []), list)
+            and all(
+                isinstance(c, list)
+                and len(c) == 4
+                and isinstance(c[0], str)
+                and _whole(c[1])
+                and isinstance(c[2], str)
+                and _whole(c[3])
+                for c in v.get("channels", [])
+            )
+        ),
+        "an object of sources (task names) and channels ([producer, output, consumer, input])",
+    ),
+}
+
+
+def _shape_problem(event: dict[str, Any]) -> str | None:
+    """What in ``event`` has another shape than ckptsim writes (None: nothing)."""
+    for key, (fits, shape) in _SHAPES.items():
+        if key in event and not fits(event[key]):
+            return f"field {key!r} must be {shape}, got {json.dumps(event[key])[:60]}"
+    return None
 
 
 @dataclass(frozen=True)

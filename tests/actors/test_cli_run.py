@@ -167,6 +167,9 @@ def test_an_unusable_checkpoint_directory_is_named_with_its_errno_not_blamed_on_
     assert err.startswith(f"ckptsim run: checkpoint storage {blocker}/cp")
     assert "directory failed: Not a directory (errno 20, ENOTDIR)" in err
     assert job not in err and err.count("\n") == 1
+    assert err.endswith(
+        "; give execution.checkpointing.dir a directory that can be created and written\n"
+    )
 
 
 def test_a_failed_job_exits_1_with_the_failing_operator_and_the_users_traceback(

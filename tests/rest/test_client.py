@@ -396,3 +396,36 @@ def test_the_deadline_socket_stays_open_while_an_answer_is_read() -> None:
         assert ours.fileno() != -1
         reader.close()
         assert ours.fileno() == -1, "closed once both were"
+
+
+@pytest.mark.parametrize("command", ["savepoint", "stop"])
+def test_a_savepoint_refused_for_want_of_a_directory_says_how_to_give_one(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    key = "target-directory" if command == "savepoint" else "targetDirectory"
+    refusal = _json(
+        {
+            "errors": [
+                "org.apache.flink.runtime.rest.handler.RestHandlerException: Config key "
+                f"[execution.checkpointing.savepoint-dir] is not set. Property [{key}] must be "
+                "provided."
+            ]
+        },
+        400,
+    )
+    server = FakeServer(lambda method, path: refusal)
+    without_directory = {"savepoint": ["savepoint", JOB], "stop": ["stop", JOB]}[command]
+    try:
+        code = main([*without_directory, "-m", f"127.0.0.1:{server.port}"])
+    finally:
+        server.close()
+    err = capsys.readouterr().err
+    assert code == 1
+    usage = (
+        f"ckptsim savepoint {JOB} DIR" if command == "savepoint" else f"ckptsim stop -p DIR {JOB}"
+    )
+    assert_one_line(
+        err,
+        f"must be provided. Give the directory ({usage}), or start the job with -D "
+        "execution.checkpointing.savepoint-dir=DIR\n",
+    )

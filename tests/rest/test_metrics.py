@@ -310,6 +310,12 @@ def test_names_and_port_ranges() -> None:
     for wrong in ("70000", "9252-9250"):
         with pytest.raises(ValueError, match="port"):
             ports(wrong)
+    for not_a_port in ("abc", "9250-x", "-1", "9249.0"):  # was int()'s 'invalid literal'
+        with pytest.raises(ValueError) as caught:
+            ports(not_a_port)
+        assert str(caught.value) == (
+            f"metrics.reporter.prom.port {not_a_port}: give a port (9249) or a range (9250-9260)"
+        )
 
 
 def test_run_starts_the_reporter_when_configured(capsys: pytest.CaptureFixture[str]) -> None:

@@ -474,6 +474,44 @@ def test_flinks_config_yaml_is_read_as_flat_keys_and_other_yaml_is_refused() -> 
         parse_config_yaml("just words\n")
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (  # a tab before a key read it as a top-level key that changed nothing
+            "execution:\n  checkpointing:\n    interval: 10 ms\n\tmode: AT_LEAST_ONCE\n",
+            "line 4: 'mode: AT_LEAST_ONCE' is indented with a tab: YAML indents with spaces only",
+        ),
+        (
+            "execution.checkpointing.interval: 10 ms\nexecution.checkpointing.interval: 20 ms\n",
+            "line 2: execution.checkpointing.interval is set again (first on line 1); keep one",
+        ),
+        (
+            "execution:\n  checkpointing:\n    interval: 10 ms\nexecution.checkpointing.interval: 1 s\n",
+            "line 4: execution.checkpointing.interval is set again (first on line 3)",
+        ),
+        (
+            "execution.program-config.wildcards: [a, b\n",
+            "line 1: 'execution.program-config.wildcards: [a, b': a list is written on one line",
+        ),
+    ],
+    ids=["tab", "twice", "twice nested and flat", "unclosed list"],
+)
+def test_a_config_yaml_mistake_names_its_line(text: str, message: str) -> None:
+    from runtime.config import ConfigError, parse_config_yaml  # noqa: PLC0415
+
+    with pytest.raises(ConfigError) as caught:
+        parse_config_yaml(text, "conf/config.yaml")
+    assert str(caught.value).startswith(f"conf/config.yaml, {message}"), caught.value
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-Infinity", float("nan")])
+def test_a_number_setting_is_finite(value: object) -> None:
+    key = "restart-strategy.exponential-delay.backoff-multiplier"  # nan passed 'at least 1'
+    with pytest.raises(ConfigError, match="expected a finite number"):
+        Configuration({key: value})
+    assert Configuration({key: "2.5"})[key] == 2.5
+
+
 def test_a_list_option_takes_flinks_semicolon_syntax_or_a_list_of_strings() -> None:
     conf = Configuration({"execution.program-config.wildcards": " a.b ; c.d;;"})
     assert conf["execution.program-config.wildcards"] == ("a.b", "c.d")
@@ -500,3 +538,34 @@ def test_values_are_written_as_flink_writes_them_in_its_messages() -> None:
 
     listed = Configuration({"execution.program-config.wildcards": "a;b"})
     assert configuration_items(listed) == (("execution.program-config.wildcards", "a;b"),)
+
+
+@pytest.mark.parametrize(
+    ("key", "meant"),
+    [
+        ("EXECUTION.CHECKPOINTING.INTERVAL", "execution.checkpointing.interval"),
+        ("Parallelism.Default", "parallelism.default"),
+        (
+            "metrics.reporter.prom.filterlabelvaluecharacters",
+            "metrics.reporter.prom.filterLabelValueCharacters",
+        ),
+    ],
+)
+def test_a_key_in_the_wrong_case_is_refused_naming_the_key_meant(key: str, meant: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        Configuration({key: "1"})
+    assert f"Unknown configuration key '{key}'. Did you mean '{meant}'?" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "path"),
+    [
+        ("file:///tmp/cp", "/tmp/cp"),
+        ("file:/tmp/cp", "/tmp/cp"),
+        ("file://localhost/tmp/cp", "/tmp/cp"),
+        ("FILE:///tmp/cp", "/tmp/cp"),  # a scheme in any case (RFC 3986)
+        ("File:/tmp/cp/", "/tmp/cp/"),
+    ],
+)
+def test_a_file_uri_is_a_local_path(given: str, path: str) -> None:
+    assert Configuration({CP + "dir": given})[CP + "dir"] == path

@@ -312,9 +312,15 @@ def test_a_failed_location_names_the_storage_and_the_errno(tmp_path: Path) -> No
     )
     assert failed == LocationInitializationFailed(
         checkpoint_id=4,
-        error=f"checkpoint storage {tmp_path / 'job'}: creating the location of savepoint 4 "
+        error=f"savepoint directory {target}: creating the location of savepoint 4 "
         f"failed: Not a directory (errno 20, ENOTDIR): {target / 'savepoint-job-4'}",
     )
+    configured = FileSystemCheckpointStorage(
+        str(tmp_path), "job2", savepoint_dir=str(tmp_path / "file" / "sp")
+    )  # no target: the savepoint-dir it was to go to, not the checkpoint directory
+    failed = carry_out(configured, InitializeLocation(checkpoint_id=6, props=props))
+    assert isinstance(failed, LocationInitializationFailed)
+    assert failed.error.startswith(f"savepoint directory {tmp_path / 'file' / 'sp'}: creating")
     (tmp_path / "job" / "chk-5").mkdir()
     checkpoint = CheckpointProperties.for_checkpoint(CoordinatorConfig().retention)
     taken = carry_out(storage, InitializeLocation(checkpoint_id=5, props=checkpoint))

@@ -155,6 +155,22 @@ def test_a_missing_path_is_refused(tmp_path: Path) -> None:
         load_checkpoint(str(tmp_path / "nowhere"))
 
 
+def test_a_link_to_nothing_is_named_a_link_not_a_missing_path(tmp_path: Path) -> None:
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    with pytest.raises(CorruptCheckpointError, match=r"a is a symbolic link to nothing .* loop"):
+        load_checkpoint(str(tmp_path / "a"))
+
+
+def test_a_jobs_checkpoint_directory_names_the_checkpoints_it_holds(tmp_path: Path) -> None:
+    storage = FileSystemCheckpointStorage(str(tmp_path), "job1")
+    write_checkpoint(storage, 3)
+    write_checkpoint(storage, 12)
+    with pytest.raises(CorruptCheckpointError) as caught:
+        load_checkpoint(str(tmp_path / "job1"))
+    assert str(caught.value).endswith("; it holds chk-3, chk-12: give one of those"), caught.value
+
+
 def test_writing_into_a_discarded_checkpoint_fails_clearly(tmp_path: Path) -> None:
     storage = FileSystemCheckpointStorage(str(tmp_path), "job1")
     location = storage.initialize_location(1, PROPS, None)
@@ -272,6 +288,19 @@ def metadata_symlink_out(chk: Path, tmp: Path) -> tuple[Path, str]:
     return chk / METADATA, r"_metadata leads out of the checkpoint directory"
 
 
+def metadata_symlink_loop(chk: Path, tmp: Path) -> tuple[Path, str]:
+    (chk / METADATA).unlink()
+    (chk / METADATA).symlink_to(METADATA)  # a link to itself: resolving it never ends
+    return chk / METADATA, r"_metadata is a symbolic link that leads in a loop"
+
+
+def state_file_symlink_loop(chk: Path, tmp: Path) -> tuple[Path, str]:
+    (chk / "a.state.json").symlink_to("b.state.json")
+    (chk / "b.state.json").symlink_to("a.state.json")
+    point_first_file_at(chk, "a.state.json")
+    return chk / METADATA, r"\('a.state.json'\) is a symbolic link that leads in a loop"
+
+
 def not_a_regular_file(chk: Path, tmp: Path) -> tuple[Path, str]:
     os.mkfifo(chk / "fifo.state.json")  # reading it would block forever
     point_first_file_at(chk, "fifo.state.json")
@@ -377,6 +406,8 @@ CRAFTED: dict[str, Callable[[Path, Path], tuple[Path, str]]] = {
     "an outside state file": escape_to_an_outside_state_file,
     "a symlink out": escape_by_symlink,
     "_metadata a symlink out": metadata_symlink_out,
+    "_metadata a symlink loop": metadata_symlink_loop,
+    "a state file a symlink loop": state_file_symlink_loop,
     "a fifo": not_a_regular_file,
     "state not JSON": state_not_json,
     "no tasks": tasks_missing,

@@ -287,6 +287,60 @@ def test_unreadable_traces_are_usage_errors(
         parse_trace(["[1, 2]"])
 
 
+def _edit_first(field: str, value: Any) -> Callable[[Events], None]:
+    def edit(events: Events) -> None:
+        next(e for e in events if field in e)[field] = value
+
+    return edit
+
+
+def _topology(value: Any) -> Callable[[Events], None]:
+    def edit(events: Events) -> None:
+        next(e for e in events if "topology" in e)["topology"]["channels"] = value
+
+    return edit
+
+
+EDITED_FIELDS: dict[str, tuple[Callable[[Events], None], str]] = {
+    "checkpoint_id a word": (
+        _edit_first("checkpoint_id", "abc"),
+        "field 'checkpoint_id' must be a whole number, got \"abc\"",
+    ),
+    "checkpoint_id null": (
+        _edit_first("checkpoint_id", None),
+        "field 'checkpoint_id' must be a whole number, got null",
+    ),
+    "checkpoint_id a list": (
+        _edit_first("checkpoint_id", [1]),
+        "field 'checkpoint_id' must be a whole number, got [1]",
+    ),
+    "task a number": (_edit_first("task", 5), "field 'task' must be a string, got 5"),
+    "a channel cut short": (_topology([["a"]]), "field 'topology' must be an object of sources"),
+    "input counts of words": (
+        _edit_first("input", {"0": "x"}),
+        "field 'input' must be counts by channel",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(EDITED_FIELDS))
+def test_a_trace_field_of_another_shape_is_a_usage_error_naming_its_line(
+    traces: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    """Each was a traceback (ValueError, TypeError from int()), exit 1."""
+    edit, message = EDITED_FIELDS[case]
+    events = traces("unaligned")
+    edit(events)
+    path = tmp_path / "edited.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ckptsim check: {path}: line ") and message in err, err
+    assert err.endswith(
+        ": not a trace ckptsim wrote (give the file ckptsim run --trace wrote, unchanged)\n"
+    )
+
+
 @pytest.mark.parametrize("unaligned", [False, True], ids=["aligned", "unaligned"])
 def test_traces_of_runs_with_restarts_pass(tmp_path: Path, unaligned: bool) -> None:
     """A job that fails twice and restores (recovered in-flight data included) still keeps
@@ -752,3 +806,25 @@ def test_a_run_resumed_from_an_earlier_jobs_savepoint_retracts_what_that_job_com
     )
     assert report.violation.event is first_commit
     assert f"after checkpoint {restored}" in report.violation.message
+
+
+def test_a_trace_the_checks_cannot_read_is_a_usage_error_not_a_traceback(
+    traces: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What parse_trace's shape checks let through and a check then cannot read (a count
+    where counts by channel were due, in an event whose counts a check reads)."""
+
+    def unreadable(events: Events) -> Any:
+        return int("x")  # as _int_keys meets a word
+
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in traces("aligned")))
+    monkeypatch.setattr(tracecheck, "check_trace", unreadable)
+    assert main(["check", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"ckptsim check: {path}: not a trace ckptsim wrote (ValueError: invalid literal for "
+        "int() with base 10: 'x'); give the file ckptsim run --trace wrote, unchanged\n"
+    )
