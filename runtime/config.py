@@ -659,6 +659,16 @@ OPTIONS: tuple[ConfigOption, ...] = (
     ),
     _opt("parallelism.default", "int", 1, "Default parallelism of operators.", minimum=1),
     _opt(
+        "pipeline.max-parallelism",
+        "int",
+        -1,
+        "The number of key groups keyed state is split into: the most subtasks a keyed "
+        "operator can have, and the unit keyed state is redistributed in on restore. -1: 128 "
+        "(Flink derives it from the parallelism: 128 up to parallelism 85).",
+        minimum=1,
+        allow=(-1,),
+    ),
+    _opt(
         "execution.program-config.enabled",
         "bool",
         True,

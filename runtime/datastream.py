@@ -70,7 +70,7 @@ from runtime.partition import (
     KeySelector,
     Partitioner,
 )
-from runtime.state import MapStateDescriptor, hash_code
+from runtime.state import DEFAULT_MAX_PARALLELISM, MapStateDescriptor, hash_code
 from runtime.watermarks import WatermarkStrategy, millis
 from runtime.windows import (
     CountSlidingWindowAssigner,
@@ -116,7 +116,6 @@ class StreamEnvironment:
             self.set_parallelism(parallelism)
         self.graph = StreamGraph()
         self.chaining = True
-        self.max_parallelism = 128
         self.sinks: dict[str, StreamNode] = {}
         #: the declared type of each side output read, by (operator node id, tag name)
         self.side_output_types: dict[tuple[int, str], Any] = {}
@@ -149,12 +148,19 @@ class StreamEnvironment:
         self.configuration.set("execution.runtime-mode", str(name))
         return self
 
+    @property
+    def max_parallelism(self) -> int:
+        """The job's number of key groups (``pipeline.max-parallelism``; -1 there: 128)."""
+        value: int = self.configuration["pipeline.max-parallelism"]
+        return DEFAULT_MAX_PARALLELISM if value == -1 else value
+
     def set_max_parallelism(self, max_parallelism: int) -> StreamEnvironment:
         """The number of key groups keyed state is split into (default 128): the most subtasks a
-        keyed operator can have, and the unit keyed state is redistributed in on restore."""
+        keyed operator can have, and the unit keyed state is redistributed in on restore
+        (``pipeline.max-parallelism``)."""
         if max_parallelism < 1:
             raise GraphError(f"max parallelism must be at least 1, got {max_parallelism}")
-        self.max_parallelism = max_parallelism
+        self.configuration.set("pipeline.max-parallelism", max_parallelism)
         return self
 
     def enable_checkpointing(

@@ -364,7 +364,7 @@ def build_job_graph(
             raise GraphError(
                 f"operator '{node.name}' has parallelism {p} above the max parallelism "
                 f"{max_parallelism}: lower the parallelism, or raise the max parallelism "
-                "with env.set_max_parallelism(n)"
+                "with env.set_max_parallelism(n) or -D pipeline.max-parallelism=n"
             )
         parallelism[node.node_id] = p
         inputs = graph.inputs(node.node_id)

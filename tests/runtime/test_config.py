@@ -21,6 +21,7 @@ from runtime.config import (
     parse_duration,
     parse_memory,
 )
+from runtime.datastream import StreamEnvironment
 
 CP = "execution.checkpointing."
 
@@ -569,3 +570,17 @@ def test_a_key_in_the_wrong_case_is_refused_naming_the_key_meant(key: str, meant
 )
 def test_a_file_uri_is_a_local_path(given: str, path: str) -> None:
     assert Configuration({CP + "dir": given})[CP + "dir"] == path
+
+
+def test_pipeline_max_parallelism_is_the_job_s_number_of_key_groups() -> None:
+    """Flink's ``pipeline.max-parallelism`` (-1: not set, 128 key groups) is what
+    ``set_max_parallelism`` sets, and the job graph takes it."""
+    env = StreamEnvironment(parallelism=2)
+    env.from_collection(range(4)).key_by(lambda n: n % 2).reduce(lambda a, b: a + b).collect("s")
+    assert env.configuration["pipeline.max-parallelism"] == -1
+    assert env.build_job_graph().max_parallelism == 128
+    env.configure({"pipeline.max-parallelism": "256"})
+    assert env.build_job_graph().max_parallelism == 256
+    env.set_max_parallelism(64)
+    assert env.configuration["pipeline.max-parallelism"] == 64
+    assert env.build_job_graph().max_parallelism == 64

@@ -186,7 +186,7 @@ class StreamExecutionEnvironment:
         if key == "pipeline.name":
             self._job_name = str(value)
             return
-        if key == "pipeline.max-parallelism":
+        if key == "pipeline.max-parallelism" and str(value).strip() != "-1":
             self.set_max_parallelism(int(value))
             return
         if key.startswith("metrics.reporter."):  # the reporter starts before the program runs
@@ -227,9 +227,10 @@ class StreamExecutionEnvironment:
     def get_max_parallelism(self) -> int:
         """The max parallelism the program set; -1 (Flink's "not set") when it set none, where
         ckptsim's jobs take 128 key groups (what Flink derives for parallelism up to 85)."""
-        if self._max_parallelism_set or self._env.max_parallelism != 128:
+        if self._max_parallelism_set:
             return self._env.max_parallelism
-        return -1
+        value: int = self._env.configuration["pipeline.max-parallelism"]  # -D's, or -1
+        return value
 
     def get_default_local_parallelism(self) -> int:
         return self._env.local_parallelism
