@@ -152,14 +152,16 @@ class StreamEnvironment:
     def max_parallelism(self) -> int:
         """The job's number of key groups (``pipeline.max-parallelism``; -1 there: 128)."""
         value: int = self.configuration["pipeline.max-parallelism"]
+        if value > UPPER_BOUND_MAX_PARALLELISM:
+            raise GraphError(_out_of_bounds(value))
         return DEFAULT_MAX_PARALLELISM if value == -1 else value
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamEnvironment:
         """The number of key groups keyed state is split into (default 128): the most subtasks a
         keyed operator can have, and the unit keyed state is redistributed in on restore
         (``pipeline.max-parallelism``)."""
-        if max_parallelism < 1:
-            raise GraphError(f"max parallelism must be at least 1, got {max_parallelism}")
+        if max_parallelism < 1 or max_parallelism > UPPER_BOUND_MAX_PARALLELISM:
+            raise GraphError(_out_of_bounds(max_parallelism))
         self.configuration.set("pipeline.max-parallelism", max_parallelism)
         return self
 
@@ -339,6 +341,17 @@ class StreamEnvironment:
         if self.faults:
             run["faults"] = [*self.faults, *run.get("faults", ())]
         return job, run
+
+
+#: the most key groups a job can have (Flink's ``KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM``)
+UPPER_BOUND_MAX_PARALLELISM = 1 << 15
+
+
+def _out_of_bounds(max_parallelism: int) -> str:
+    return (
+        f"maxParallelism is out of bounds 0 < maxParallelism <= {UPPER_BOUND_MAX_PARALLELISM}. "
+        f"Found: {max_parallelism}"
+    )
 
 
 def _savepoint(

@@ -435,7 +435,7 @@ def _check_keyed_states(checkpoint: LoadedCheckpoint, op: StreamNode, max_parall
             raise RestoreError(
                 f"{where}.max_parallelism' is {_brief(written)}, but the job's max parallelism "
                 f"is {max_parallelism}: keyed state is restored only with the max parallelism "
-                "it was written with (set it with env.set_max_parallelism)"
+                "it was written with (set it with env.set_max_parallelism or -D pipeline.max-parallelism)"
             )
         ran = sum(
             1 for t in [*checkpoint.tasks, *checkpoint.finished_tasks] if t.vertex == task.vertex

@@ -657,6 +657,32 @@ def test_execute_and_collect_with_a_limit_cancels_the_job_once_it_has_its_record
     assert "CANCELED" in err and "cancelled by execute_and_collect(limit=5)" in err
 
 
+@pytest.mark.parametrize("limit", [0, -1])
+def test_execute_and_collect_with_a_limit_below_1_is_refused_before_a_job_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], limit: int
+) -> None:
+    """Flink 2.3 checks ``Limit must be greater than 0`` before it builds a job; ckptsim
+    returned [] for 0 and, for -1, all records but the last (a slice)."""
+    script = program(
+        tmp_path,
+        f"""
+        from pyflink.common import Types
+        from pyflink.datastream import StreamExecutionEnvironment
+
+        env = StreamExecutionEnvironment.get_execution_environment()
+        ds = env.from_collection([1, 2, 3], type_info=Types.INT())
+        try:
+            ds.execute_and_collect(limit={limit})
+        except ValueError as error:
+            print("refused:", error)
+        print(ds.execute_and_collect(limit=2))
+        """,
+    )
+    code, out, err = run(capsys, script, "-q", "--simulate")
+    assert code == 0, err
+    assert out.splitlines() == ["refused: Limit must be greater than 0", "[1, 2]"]
+
+
 def test_execute_and_collect_with_a_limit_on_taskmanager_processes_takes_the_first_records(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -22,6 +22,7 @@ from runtime.config import (
     parse_memory,
 )
 from runtime.datastream import StreamEnvironment
+from runtime.graph import GraphError
 
 CP = "execution.checkpointing."
 
@@ -584,3 +585,12 @@ def test_pipeline_max_parallelism_is_the_job_s_number_of_key_groups() -> None:
     env.set_max_parallelism(64)
     assert env.configuration["pipeline.max-parallelism"] == 64
     assert env.build_job_graph().max_parallelism == 64
+    # Flink's bounds: 1 to 32768 key groups
+    env.set_max_parallelism(32768)
+    with pytest.raises(
+        GraphError, match=r"out of bounds 0 < maxParallelism <= 32768\. Found: 32769"
+    ):
+        env.set_max_parallelism(32769)
+    env.configure({"pipeline.max-parallelism": 100_000})
+    with pytest.raises(GraphError, match=r"Found: 100000"):
+        env.build_job_graph()

@@ -415,6 +415,8 @@ class DataStream:
         PyFlink, else an iterator over all), as PyFlink reads them back from Java (a ``FLOAT``
         as Java prints it: 0.1, not 0.10000000149011612). Flink's collect sink runs at
         parallelism 1: what a parallelism-1 operator emits comes back in its order."""
+        if limit is not None and limit <= 0:  # Flink's check, before anything runs
+            raise ValueError("Limit must be greater than 0")
         name = self._env._sink_name("collect")
         job_name = job_execution_name or "Flink Streaming Job"
         # Flink 2.3's job is the collected stream and what it reads from; the program's other
