@@ -1640,8 +1640,12 @@ def parse_vertex_id(value: str) -> str:
     return value
 
 
+#: the largest checkpoint id: Flink's ids are Java longs
+_MAX_LONG = (1 << 63) - 1
+
+
 def parse_checkpoint_id(value: str) -> int:
-    if not value.isdigit():
+    if not value.isdigit() or int(value) > _MAX_LONG:  # what Long.parseLong cannot read
         raise bad_parameter("path", "checkpointid", value)
     return int(value)
 

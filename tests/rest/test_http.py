@@ -135,6 +135,22 @@ def test_bad_requests_get_flinks_error_json_and_status(
     assert _error_line(answer) == expected
 
 
+def test_a_checkpoint_id_beyond_a_java_long_is_a_bad_parameter(
+    server: WebServer, finished: Any
+) -> None:
+    """Flink reads the id as a long: one it cannot read is a 400 naming the value, as for
+    ``abc`` (ckptsim answered 404, checkpoint not found)."""
+    job_id = finished[1].job_id
+    huge = "9" * 23
+    expected = _error_line(flink_body("extra/err-bad-checkpoint-id.json")).replace(
+        '"abc"', f'"{huge}"'
+    )
+    status, answer = http(server, "GET", f"/jobs/{job_id}/checkpoints/details/{huge}")
+    assert (status, _error_line(answer)) == (400, expected)
+    status, _ = http(server, "GET", f"/jobs/{job_id}/checkpoints/details/{(1 << 63) - 1}")
+    assert status == 404  # a long: read, and not in the history
+
+
 def test_control_calls_on_an_ended_job_are_refused(server: WebServer, finished: Any) -> None:
     job_id = finished[1].job_id
     calls: list[tuple[str, str, Any]] = [
