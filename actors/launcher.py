@@ -79,6 +79,11 @@ def make_runtime(
     raise ValueError(f"unknown runtime {name!r}: use one of {', '.join(RUNTIMES)}")
 
 
+def runtime_name(runtime: str | None, conf: Configuration) -> str:
+    """The runtime a job runs on: the one ``execute`` was given, else ``ckptsim.runtime``."""
+    return runtime or str(conf["ckptsim.runtime"]).lower()
+
+
 def execute_environment(env: StreamEnvironment, name: str, /, **options: Any) -> JobResult:
     """Run a DataStream environment's job on actors (``runtime.datastream.Executor``).
 
@@ -182,7 +187,7 @@ def execute(
         ignore_unclaimed=conf["execution.state-recovery.ignore-unclaimed-state"],
     )
     rt: ActorRuntime = (
-        make_runtime(runtime or conf["ckptsim.runtime"].lower(), conf, seed=seed, schedule=schedule)
+        make_runtime(runtime_name(runtime, conf), conf, seed=seed, schedule=schedule)
         if runtime is None or isinstance(runtime, str)
         else runtime
     )
@@ -222,7 +227,7 @@ def _check_output_folders(job: JobGraph) -> None:
                     f"sink {node.name!r}: {path} is a file, not a folder: give sink_to_file a "
                     "new or empty folder"
                 )
-            if path.exists() and (not path.is_dir() or any(path.iterdir())):
+            if path.exists() and any(path.iterdir()):
                 raise FileExistsError(
                     f"sink {node.name!r}: {path} exists and is not an empty folder; its files "
                     "are an earlier run's output. Give sink_to_file a new or empty folder, or "

@@ -144,9 +144,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(
                 one_line(
                     f"ckptsim run: {flag} {start_from}: not a usable checkpoint or savepoint: "
-                )
-                + f"{one_line(str(error))}. Give the chk-N or savepoint-... directory (or its _metadata file) "
-                "that a previous run printed as 'Retained checkpoint: ...' or 'Savepoint: ...'.",
+                    f"{error}. Give the chk-N or savepoint-... directory (or its _metadata file) "
+                    "that a previous run printed as 'Retained checkpoint: ...' or 'Savepoint: ...'."
+                ),
                 file=sys.stderr,
             )
             return EXIT_USAGE

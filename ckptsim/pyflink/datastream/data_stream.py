@@ -491,9 +491,7 @@ class _Taker:
                 self.cancelled = True
             master = self._master
         if cancel and master is not None:
-            from actors.protocol import CancelJob  # noqa: PLC0415
-
-            master.tell(CancelJob())
+            _cancel(master)
 
     def commit(self, up_to: int | None) -> None:
         for checkpoint_id in sorted(self.pending):
@@ -506,9 +504,7 @@ class _Taker:
             self._master = master
             early = self.cancelled  # the limit was reached before the job was announced
         if early:
-            from actors.protocol import CancelJob  # noqa: PLC0415
-
-            master.tell(CancelJob())
+            _cancel(master)
 
     def job_ended(self, job_id: str, result: JobResult) -> None:
         if self.cancelled and result.status is JobStatus.CANCELED:
@@ -517,6 +513,13 @@ class _Taker:
                 f"cancelled by execute_and_collect(limit={self.limit}) once it had its "
                 "records, as Flink's client cancels it"
             )
+
+
+def _cancel(master: Any) -> None:
+    """Cancel the job of JobMaster ``master``, as a client's cancel does."""
+    from actors.protocol import CancelJob  # noqa: PLC0415
+
+    master.tell(CancelJob())
 
 
 class _TakerConnector:

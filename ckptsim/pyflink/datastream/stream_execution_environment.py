@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from actors import session as sessions
+from actors.launcher import runtime_name
 from ckptsim._environment import StreamExecutionEnvironment as CkptsimEnvironment
 from ckptsim._errors import JobFailed
 from ckptsim.pyflink._unsupported import CONNECTORS, STATE_BACKEND, ignored, missing, unsupported
@@ -507,9 +508,7 @@ class StreamExecutionEnvironment:
         whose subtasks run in TaskManager processes)."""
         active = sessions.current()
         runtime = active.options.get("runtime") if active is not None else None
-        if runtime is None:
-            runtime = self._env.configuration["ckptsim.runtime"]
-        return str(runtime).lower() != "processes"
+        return runtime_name(runtime, self._env.configuration) != "processes"
 
     def execute(self, job_name: str | None = None) -> JobExecutionResult:
         """Run the job on ckptsim's actors; raises when it fails (as Flink's)."""
