@@ -35,7 +35,14 @@ from runtime.config import Configuration
 from runtime.datastream import StreamEnvironment
 from runtime.descriptors import SinkDescriptor, SinkKind
 from runtime.graph import JobGraph
-from runtime.job import ExecutionPlan, JobResult, RestoreError, plan_execution, restore_plan
+from runtime.job import (
+    ExecutionPlan,
+    JobResult,
+    RestoreError,
+    adopt_restored_max_parallelism,
+    plan_execution,
+    restore_plan,
+)
 from runtime.messages import RestoredFromCheckpoint
 from runtime.restart import RestartStrategy, bound_restarts_by_default, restart_strategy
 from runtime.snapshot import LoadedCheckpoint
@@ -167,6 +174,8 @@ def execute(
     path: str | None = conf["execution.state-recovery.path"]
     if path is not None:  # --from-savepoint / --from-checkpoint
         loaded = load_checkpoint(path)
+        if adopt_restored_max_parallelism(job, loaded):
+            plan = plan_execution(job, conf)
         restores = restore_plan(
             plan, loaded, ignore_unclaimed=conf["execution.state-recovery.ignore-unclaimed-state"]
         )

@@ -70,7 +70,12 @@ from runtime.partition import (
     KeySelector,
     Partitioner,
 )
-from runtime.state import DEFAULT_MAX_PARALLELISM, MapStateDescriptor, hash_code
+from runtime.state import (
+    UPPER_BOUND_MAX_PARALLELISM,
+    MapStateDescriptor,
+    default_max_parallelism,
+    hash_code,
+)
 from runtime.watermarks import WatermarkStrategy, millis
 from runtime.windows import (
     CountSlidingWindowAssigner,
@@ -150,11 +155,25 @@ class StreamEnvironment:
 
     @property
     def max_parallelism(self) -> int:
-        """The job's number of key groups (``pipeline.max-parallelism``; -1 there: 128)."""
+        """The job's number of key groups: ``pipeline.max-parallelism``, or, when that is -1
+        (not set), Flink's default for the largest parallelism the job has so far (128 up to
+        parallelism 85, then the power of two at or above 1.5 x it)."""
+        value = self.configured_max_parallelism
+        if value != -1:
+            return value
+        largest = max(
+            (n.parallelism for n in self.graph.nodes.values() if n.parallelism is not None),
+            default=self.parallelism,
+        )
+        return default_max_parallelism(max(largest, self.parallelism))
+
+    @property
+    def configured_max_parallelism(self) -> int:
+        """``pipeline.max-parallelism`` as set (-1: not set, derived from the parallelism)."""
         value: int = self.configuration["pipeline.max-parallelism"]
         if value > UPPER_BOUND_MAX_PARALLELISM:
             raise GraphError(_out_of_bounds(value))
-        return DEFAULT_MAX_PARALLELISM if value == -1 else value
+        return value
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamEnvironment:
         """The number of key groups keyed state is split into (default 128): the most subtasks a
@@ -280,7 +299,7 @@ class StreamEnvironment:
             name=name,
             default_parallelism=self.parallelism,
             chaining=self.chaining,
-            max_parallelism=self.max_parallelism,
+            max_parallelism=self.configured_max_parallelism,
         )
 
     # --- savepoints and faults ----------------------------------------------------------------
@@ -341,10 +360,6 @@ class StreamEnvironment:
         if self.faults:
             run["faults"] = [*self.faults, *run.get("faults", ())]
         return job, run
-
-
-#: the most key groups a job can have (Flink's ``KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM``)
-UPPER_BOUND_MAX_PARALLELISM = 1 << 15
 
 
 def _out_of_bounds(max_parallelism: int) -> str:

@@ -29,7 +29,7 @@ from runtime.descriptors import (
     SourceDescriptor,
 )
 from runtime.partition import KeySelector, Partitioner, RescaleSubsets
-from runtime.state import declared_states, declared_type_problem
+from runtime.state import declared_states, declared_type_problem, default_max_parallelism
 
 
 class GraphError(ValueError):
@@ -243,6 +243,9 @@ class JobGraph:
     vertices: list[JobVertex]
     edges: list[JobEdge]
     max_parallelism: int = 128
+    #: set by the user (``pipeline.max-parallelism``), not derived from the parallelism: a
+    #: restore then keeps it (else it takes the restored state's, as Flink does)
+    max_parallelism_configured: bool = False
 
     def vertex(self, vertex_id: str) -> JobVertex:
         for v in self.vertices:
@@ -347,14 +350,23 @@ def build_job_graph(
     name: str,
     default_parallelism: int,
     chaining: bool = True,
-    max_parallelism: int = 128,
+    max_parallelism: int = -1,
 ) -> JobGraph:
-    """Chain the stream graph into job vertices, checking what Flink checks."""
+    """Chain the stream graph into job vertices, checking what Flink checks.
+    ``max_parallelism`` -1: Flink's default for the largest parallelism (``pipeline.max-
+    parallelism`` not set)."""
     if default_parallelism < 1:
         raise GraphError(f"parallelism must be at least 1, got {default_parallelism}")
     order = graph.topological_order()
     if not any(n.is_source for n in order):
         raise GraphError("the topology has no source: add one, e.g. env.from_collection([...])")
+    configured = max_parallelism != -1
+    if not configured:
+        max_parallelism = default_max_parallelism(
+            max(
+                (n.parallelism if n.parallelism is not None else default_parallelism) for n in order
+            )
+        )
     parallelism: dict[int, int] = {}
     for node in order:
         p = node.parallelism if node.parallelism is not None else default_parallelism
@@ -428,4 +440,4 @@ def build_job_graph(
         raise GraphError(
             f"operator uids must be unique; repeated: {', '.join(sorted(duplicates | dup_uids))}"
         )
-    return JobGraph(name, vertices, job_edges, max_parallelism)
+    return JobGraph(name, vertices, job_edges, max_parallelism, configured)

@@ -15,7 +15,7 @@ from runtime.failure import TaskFailure
 from runtime.graph import ChannelSpec, JobGraph, JobVertex, StreamNode, flink_operator_names
 from runtime.partition import Partitioner
 from runtime.snapshot import LoadedCheckpoint
-from runtime.state import key_group_range
+from runtime.state import UPPER_BOUND_MAX_PARALLELISM, key_group_range
 from runtime.status import ExecutionState, JobStatus
 from runtime.task import NetworkSettings, OutputEdge, TaskRestore, TaskSpec
 
@@ -104,6 +104,40 @@ def restore_plan(
             finished=task in checkpoint.finished_tasks,
         )
     return restores
+
+
+def adopt_restored_max_parallelism(job: JobGraph, checkpoint: LoadedCheckpoint) -> bool:
+    """Flink's rule on restore: a job whose max parallelism the user did not set takes the one
+    its restored keyed state was written with (so a resume at another parallelism, whose
+    derived default differs, keeps its key groups). Returns whether ``job`` changed; raises
+    ``RestoreError`` when that max parallelism is below a vertex's parallelism. A set max
+    parallelism that differs is refused by ``restore_plan``, naming the state file."""
+    if job.max_parallelism_configured:
+        return False
+    keyed = {op.uid for v in job.vertices for op in v.operators if op.is_keyed}
+    written = {
+        saved.get("max_parallelism")
+        for state in checkpoint.tasks.values()
+        for uid, saved in state.operator_states.items()
+        if uid in keyed and isinstance(saved, dict)
+    }
+    if len(written) != 1:
+        return False  # no keyed state, or states that disagree: restore_plan names them
+    (value,) = written
+    if isinstance(value, bool) or not isinstance(value, int) or value == job.max_parallelism:
+        return False
+    if not 0 < value <= UPPER_BOUND_MAX_PARALLELISM:
+        return False
+    for vertex in job.vertices:
+        if vertex.parallelism > value:
+            raise RestoreError(
+                f"The state for task {vertex.vertex_id} can not be restored. The maximum "
+                f"parallelism ({value}) of the restored state is lower than the configured "
+                f"parallelism ({vertex.parallelism}). Please reduce the parallelism of the task "
+                "to be lower or equal to the maximum parallelism."
+            )
+    job.max_parallelism = value
+    return True
 
 
 def _state_file(checkpoint: LoadedCheckpoint, task: TaskId) -> str:

@@ -22,6 +22,19 @@ from runtime import serde
 from runtime.row import Row
 
 DEFAULT_MAX_PARALLELISM = 128
+#: the most key groups a job can have (Flink's ``KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM``)
+UPPER_BOUND_MAX_PARALLELISM = 1 << 15
+
+
+def default_max_parallelism(parallelism: int) -> int:
+    """Flink's default max parallelism for an operator of ``parallelism`` subtasks (when
+    ``pipeline.max-parallelism`` is not set): 128 up to parallelism 85, then the power of two at
+    or above 1.5 x the parallelism, at most 32768."""
+    wanted = parallelism + parallelism // 2
+    power = 1 << max(wanted - 1, 0).bit_length()
+    return min(max(power, DEFAULT_MAX_PARALLELISM), UPPER_BOUND_MAX_PARALLELISM)
+
+
 _MASK = 0xFFFFFFFF
 #: key groups a backend remembers, by key
 _GROUP_CACHE_LIMIT = 1 << 20
