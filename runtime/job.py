@@ -115,18 +115,17 @@ def adopt_restored_max_parallelism(job: JobGraph, checkpoint: LoadedCheckpoint) 
     if job.max_parallelism_configured:
         return False
     keyed = {op.uid for v in job.vertices for op in v.operators if op.is_keyed}
-    written = {
+    written = [
         saved.get("max_parallelism")
         for state in checkpoint.tasks.values()
         for uid, saved in state.operator_states.items()
         if uid in keyed and isinstance(saved, dict)
-    }
-    if len(written) != 1:
-        return False  # no keyed state, or states that disagree: restore_plan names them
-    (value,) = written
-    if isinstance(value, bool) or not isinstance(value, int) or value == job.max_parallelism:
-        return False
-    if not 0 < value <= UPPER_BOUND_MAX_PARALLELISM:
+    ]
+    whole = [v for v in written if isinstance(v, int) and not isinstance(v, bool)]
+    if not whole or len(whole) != len(written) or len(set(whole)) != 1:
+        return False  # none, or values that disagree or are no number: restore_plan names them
+    value = whole[0]
+    if value == job.max_parallelism or not 0 < value <= UPPER_BOUND_MAX_PARALLELISM:
         return False
     for vertex in job.vertices:
         if vertex.parallelism > value:

@@ -332,6 +332,13 @@ CRAFTED: dict[str, Craft] = {
         r"field 'operator_states\['counts'\]\.max_parallelism' is 0, but the job's max "
         r"parallelism is 128",
     ),
+    **{
+        f"keyed state whose max parallelism is {value!r}": keyed(
+            lambda state, value=value: state.update(max_parallelism=value),
+            r"field 'operator_states\['counts'\]\.max_parallelism' is ",
+        )
+        for value in ([256], "256", 2.5, True, None, 64)
+    },
     "a key group past the max parallelism": keyed(
         _move_a_key_group("999"), r"\.key_groups\['999'\]': subtask 0 of 2 holds key groups 0"
     ),
