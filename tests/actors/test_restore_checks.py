@@ -285,6 +285,13 @@ def keyed(edit: Callable[[dict[str, Any]], object], field: str) -> Craft:
     return craft
 
 
+def _set_max_parallelism(value: object) -> Callable[[dict[str, Any]], None]:
+    def edit(state: dict[str, Any]) -> None:
+        state["max_parallelism"] = value
+
+    return edit
+
+
 def _move_a_key_group(to: str) -> Callable[[dict[str, Any]], None]:
     def edit(state: dict[str, Any]) -> None:
         groups = state["states"]["_reduce"]["key_groups"]
@@ -334,8 +341,7 @@ CRAFTED: dict[str, Craft] = {
     ),
     **{
         f"keyed state whose max parallelism is {value!r}": keyed(
-            lambda state, value=value: state.update(max_parallelism=value),
-            r"field 'operator_states\['counts'\]\.max_parallelism' is ",
+            _set_max_parallelism(value), r"field 'operator_states\['counts'\]\.max_parallelism' is "
         )
         for value in ([256], "256", 2.5, True, None, 64)
     },
