@@ -59,7 +59,10 @@ def restore_plan(
         source = isinstance(op.operator, SourceDescriptor)
         # a source subtask that had finished holds no position: it counts as one that ran
         ran = len(states) + (_finished_subtasks(checkpoint, uid) if source else 0)
-        redistributed = op.is_keyed or op.has_broadcast_state
+        # a sink's state (its pending transactions, its lineage) is Flink's committables:
+        # redistributed on a rescale (``_sink_states``)
+        sink = isinstance(op.operator, SinkDescriptor)
+        redistributed = op.is_keyed or op.has_broadcast_state or sink
         if not redistributed and (len(states) > 1 or source) and ran != parallelism:
             raise RestoreError(
                 f"operator {uid!r} ran {ran} subtasks with state in {checkpoint.path} "
@@ -86,11 +89,18 @@ def restore_plan(
     restores: dict[TaskId, TaskRestore] = {}
     for task, spec in plan.tasks.items():
         operator_states: dict[str, list[Any]] = {}
+        other_sink_states: dict[str, list[Any]] = {}
         for op in spec.operators:
             saved = by_uid.get(op.uid)
             if not saved:
                 continue
-            if (op.is_keyed or op.has_broadcast_state) and len(saved) != spec.parallelism:
+            if isinstance(op.operator, SinkDescriptor):
+                mine, others = _sink_states(saved, task.subtask, spec.parallelism)
+                if mine:
+                    operator_states[op.uid] = mine
+                if others and task not in checkpoint.finished_tasks:
+                    other_sink_states[op.uid] = others
+            elif (op.is_keyed or op.has_broadcast_state) and len(saved) != spec.parallelism:
                 operator_states[op.uid] = [saved[i] for i in sorted(saved)]
             elif task.subtask in saved:
                 operator_states[op.uid] = [saved[task.subtask]]
@@ -98,12 +108,26 @@ def restore_plan(
         restores[task] = TaskRestore(
             checkpoint_id=checkpoint.checkpoint_id,
             operator_states=operator_states,
+            other_sink_states=other_sink_states,
             input_channels=old.input_channels if old and channel_state else {},
             output_channels=old.output_channels if old and channel_state else {},
             ended_input=old.ended_input if old else False,
             finished=task in checkpoint.finished_tasks,
         )
     return restores
+
+
+def _sink_states(
+    saved: dict[int, Any], subtask: int, parallelism: int
+) -> tuple[list[Any], list[Any]]:
+    """A sink subtask's share of its sink's states (``saved`` by former subtask), as Flink
+    redistributes committables on a rescale: former subtask ``j``'s goes to ``j mod
+    parallelism`` (each to the same index when the parallelism stays or grows; a subtask new
+    after a rescale restores none). Returns its own and the others (which a file sink's
+    restore keeps committed as well: ``runtime.task.sinks.output_lineage``)."""
+    mine = [saved[j] for j in sorted(saved) if j % parallelism == subtask]
+    others = [saved[j] for j in sorted(saved) if j % parallelism != subtask]
+    return mine, others
 
 
 def _state_file(checkpoint: LoadedCheckpoint, task: TaskId) -> str:
@@ -299,7 +323,17 @@ def _check_listed_operators(
                 )
         if state.operators is None or ignore_unclaimed:
             continue
-        missing = [op for op in spec.operators if op.uid not in state.operators]
+        # an operator another vertex ran (the chaining changed: a rescale, a chain broken or
+        # made) restores its state there, not from scratch
+        elsewhere = {
+            uid
+            for other, held_state in checkpoint.tasks.items()
+            if other.vertex != task.vertex
+            for uid in held_state.operators or ()
+        }
+        missing = [
+            op for op in spec.operators if op.uid not in state.operators and op.uid not in elsewhere
+        ]
         if missing:
             shown = ", ".join(f"{op.name!r} ({op.uid})" for op in missing[:5])
             raise RestoreError(
