@@ -749,7 +749,10 @@ def missing_pending_file(
     check = getattr(sink.factory, "missing_pending", None) if sink.sink is SinkKind.CUSTOM else None
     if check is None:
         return None
-    found: tuple[int, str] | None = check(task, states)
+    given = {"uid": uid, "parallelism": parallelism}
+    found: tuple[int, str] | None = check(
+        task, states, **{k: v for k, v in given.items() if _takes(check, k)}
+    )
     return found
 
 
