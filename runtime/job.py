@@ -18,6 +18,7 @@ from runtime.snapshot import LoadedCheckpoint
 from runtime.state import key_group_range
 from runtime.status import ExecutionState, JobStatus
 from runtime.task import NetworkSettings, OutputEdge, TaskRestore, TaskSpec
+from runtime.task.sinks import ANY_WRITER
 
 
 class RestoreError(ValueError):
@@ -96,6 +97,7 @@ def restore_plan(
                 continue
             if isinstance(op.operator, SinkDescriptor):
                 mine, others = _sink_states(saved, task.subtask, spec.parallelism)
+                others += _finished_sink_output(checkpoint, op.uid, spec.parallelism)
                 if mine:
                     operator_states[op.uid] = mine
                 if others and task not in checkpoint.finished_tasks:
@@ -128,6 +130,20 @@ def _sink_states(
     mine = [saved[j] for j in sorted(saved) if j % parallelism == subtask]
     others = [saved[j] for j in sorted(saved) if j % parallelism != subtask]
     return mine, others
+
+
+def _finished_sink_output(checkpoint: LoadedCheckpoint, uid: str, parallelism: int) -> list[Any]:
+    """After a rescale of sink ``uid`` whose former subtasks had partly finished before the
+    checkpoint (they hold no state in it, so their lineage is not known): a state that keeps
+    any writer's part files up to the checkpoint committed (the rule for a finished subtask's
+    files, ``runtime.task.sinks.restored_lineage``), since another subtask's share holds them
+    now."""
+    vertices = {t.vertex for t, s in checkpoint.tasks.items() if uid in s.operator_states}
+    ran = [t for t in checkpoint.tasks if t.vertex in vertices]
+    finished = [t for t in checkpoint.finished_tasks if t.vertex in vertices]
+    if not finished or len(ran) + len(finished) == parallelism:
+        return []
+    return [{"pending": [], "lineage": [[ANY_WRITER, checkpoint.checkpoint_id]]}]
 
 
 def _state_file(checkpoint: LoadedCheckpoint, task: TaskId) -> str:
