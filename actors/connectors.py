@@ -205,61 +205,130 @@ def writer_id(job_id: str, task: TaskId, attempt: int, sink: str, *, determinist
 
 class StagedFiles:
     """Flink's ``FileSink`` pattern for one sink subtask, whatever the file format: records
-    go to an in-progress file ``<dir>/.staging/part-<vertex>-<subtask>-<writer>.inprogress``;
+    go to an in-progress file ``<dir>/.staging/<prefix>-<sink>-<subtask>-<writer>.inprogress``;
     the snapshot for checkpoint *n* turns it into the pending file ``...-<writer>-<n>.pending``
     (the pre-committed transaction); the checkpoint's completion renames that to
-    ``<dir>/part-<vertex>-<subtask>-<writer>-<n>.<suffix>``, the file readers see. ``<writer>``
-    is a UUID of this writer (this attempt of the subtask; ``writer_id``), so no writer ever
-    replaces another one's file, as Flink's ``<prefix>-<uuid>-<counter><suffix>``.
+    ``<dir>/<prefix>-<sink>-<subtask>-<writer>-<n>.<suffix>``, the file readers see. ``<sink>``
+    is the sink operator's uid (not its job vertex, which a change of chaining renames; a sink
+    constructed without one names its files by its task's vertex, as ckptsim did before);
+    ``<writer>`` is a UUID of this writer (this attempt of the subtask; ``writer_id``), so no
+    writer ever replaces another one's file, as Flink's ``<prefix>-<uuid>-<counter><suffix>``.
 
-    A checkpoint stands for a *lineage* of the subtask's part files (``runtime.task.sinks``):
+    A checkpoint stands for a *lineage* of the sink's part files (``runtime.task.sinks``):
     per writer, its files up to a checkpoint id. A restore makes the committed files exactly
     the restored lineage's, whatever happened to the folder since: it commits the lineage's
-    pending files and brings back its files that another restore retracted; it takes every
-    other part file out of the committed output (``retract_after``) and everything else
-    staged out of ``.staging``. What an earlier attempt of this job (a writer of the same job)
-    wrote is deleted, as are in-progress files and files committed at an end without a final
-    checkpoint (no checkpoint stands for those); what other runs wrote goes to
-    ``<dir>/.retracted/``, since a checkpoint of theirs may stand for it (a reader skips that
-    folder, as it skips ``.staging``). Subclasses write the in-progress file and close it
-    (``_close_writer``)."""
+    pending files and brings back its files that another restore retracted, found by their
+    writer whatever subtask or vertex wrote them (a resume with another parallelism or
+    chaining); it takes every other part file of its share out of the committed output
+    (``retract_after``: the files of the sink's subtask indexes ``i``, ``i + p``, ... at
+    parallelism ``p``, of the sink's lineage of every former subtask, ``output``) and everything
+    else of that share staged out of ``.staging``. What an earlier attempt of this job (a
+    writer of the same job) wrote is deleted, as are in-progress files and files committed at
+    an end without a final checkpoint (no checkpoint stands for those); what other runs wrote
+    goes to ``<dir>/.retracted/``, since a checkpoint of theirs may stand for it (a reader
+    skips that folder, as it skips ``.staging``). Subclasses write the in-progress file and
+    close it (``_close_writer``); a subclass on another filesystem (``spark_bridge``'s Parquet
+    sink) overrides the file operations (``_join`` ... ``_in``)."""
 
     def __init__(
         self,
-        directory: Path,
+        directory: Any,
         task: TaskId,
         suffix: str,
         writer: str | None = None,
         prefix: str = "part",
         *,
         create: bool = True,
+        sink: str | None = None,
+        parallelism: int = 1,
     ) -> None:
         self.directory = directory
         self._task, self._prefix = task, prefix
-        self.staging = directory / ".staging"
+        self._sink, self._parallelism = sink, max(parallelism, 1)
+        self.staging = self._join(directory, ".staging")
         if create:  # (not to look only: ``missing_pending`` before a restore)
-            self.staging.mkdir(parents=True, exist_ok=True)
-        self.retracted = directory / RETRACTED
-        self.stem = f"{prefix}-{task.vertex}-{task.subtask}"
+            self._make_dir(self.staging)
+        self.retracted = self._join(directory, RETRACTED)
+        #: the names this subtask gives its files: by the sink's uid (else the vertex's)
+        self.stem = f"{prefix}-{sink or task.vertex}-{task.subtask}"
+        #: the names of the job vertex's subtask (ckptsim's names before they named the sink)
+        self._legacy_stem = f"{prefix}-{task.vertex}-{task.subtask}"
         self.suffix = suffix
-        #: this subtask's files, of any writer (and the names of earlier ckptsim versions:
-        #: no writer, ``.attempt-<n>.inprogress``)
+        kinds = rf"(?P<kind>inprogress|pending|{re.escape(suffix)})"
+        #: this subtask's files by its vertex's name, of any writer (and the names of earlier
+        #: ckptsim versions: no writer, ``.attempt-<n>.inprogress``)
         self._names = re.compile(
-            rf"{re.escape(self.stem)}(?:-(?P<writer>{_UUID}))?(?:-(?P<txn>\d+|end))?"
-            rf"(?:\.attempt-\d+)?\.(?P<kind>inprogress|pending|{re.escape(suffix)})"
+            rf"{re.escape(self._legacy_stem)}(?:-(?P<writer>{_UUID}))?(?:-(?P<txn>\d+|end))?"
+            rf"(?:\.attempt-\d+)?\.{kinds}"
+        )
+        #: any subtask's files of a writer: ``<prefix>-<sink or vertex>-<subtask>-<writer>...``
+        self._any = re.compile(
+            rf"{re.escape(prefix)}-(?P<owner>.+)-(?P<subtask>\d+)-(?P<writer>{_UUID})"
+            rf"(?:-(?P<txn>\d+|end))?\.{kinds}"
         )
         self.writer_id = self._unused(writer or str(uuid.uuid4()))
-        self.in_progress = self.staging / f"{self.stem}-{self.writer_id}.inprogress"
+        self.in_progress = self._join(self.staging, f"{self.stem}-{self.writer_id}.inprogress")
         self.pending: list[int] = []
         #: the lineage the last restore restored (None: none known, an older checkpoint's)
         self.lineage: Lineage | None = None
+        #: the committed output the restored checkpoint stands for, of every former subtask
+        #: of the sink (``SinkRecover.output``; None: this subtask's ``lineage`` only)
+        self.output: Lineage | None = None
+
+    # --- the file operations (local files here) ---------------------------------------------------
+
+    def _join(self, folder: Any, name: str) -> Any:
+        return folder / name
+
+    def _name(self, path: Any) -> str:
+        return str(path.name)
+
+    def _listing(self, folder: Any) -> list[str]:
+        """The names of the files in ``folder`` (none if it is not there; a directory of a
+        part file's name is not one, a restore must not count it)."""
+        try:
+            return [entry.name for entry in os.scandir(folder) if entry.is_file()]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def _exists(self, path: Any) -> bool:
+        return bool(path.exists())
+
+    def _move(self, source: Any, target: Any) -> None:
+        os.replace(source, target)
+
+    def _delete(self, path: Any) -> None:
+        path.unlink(missing_ok=True)
+
+    def _make_dir(self, folder: Any) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def _same_folder(self, folder: str) -> bool:
+        """``folder`` (as a sink state names it) is this one."""
+        return bool(Path(folder).resolve() == Path(self.directory).resolve())
+
+    def _in(self, folder: str) -> StagedFiles:
+        """This subtask's part files in another folder (only to look and commit there)."""
+        return StagedFiles(
+            Path(folder),
+            self._task,
+            self.suffix,
+            None,
+            self._prefix,
+            create=False,
+            sink=self._sink,
+            parallelism=self._parallelism,
+        )
+
+    # --- names ------------------------------------------------------------------------------------
 
     def _unused(self, writer: str) -> str:
         """``writer``, or (if files of that id are here already: a second simulated run of
         one seed) an id derived from it, of the same job, that no file here has."""
         while any(
-            any(folder.glob(f"{self.stem}-{writer}[-.]*"))
+            f"-{writer}-" in name or f"-{writer}." in name
             for folder in (self.directory, self.staging, self.retracted)
+            for name in self._listing(folder)
         ):
             writer = f"{writer[:8]}{str(uuid.uuid5(_WRITERS, writer))[8:]}"
         return writer
@@ -273,34 +342,66 @@ class StagedFiles:
         """Close the in-progress file; False when nothing was written since the last one."""
         raise NotImplementedError
 
-    def _pending_path(self, checkpoint_id: int | str) -> Path:
-        return self.staging / f"{self.stem}-{self.writer_id}-{checkpoint_id}.pending"
+    def _pending_path(self, checkpoint_id: int | str) -> Any:
+        return self._join(self.staging, f"{self.stem}-{self.writer_id}-{checkpoint_id}.pending")
 
-    def final_path(self, checkpoint_id: int | str | None, writer: str | None = None) -> Path:
+    def final_path(self, checkpoint_id: int | str | None, writer: str | None = None) -> Any:
         """The committed file of a checkpoint written by ``writer`` (default: this one; None
         as the checkpoint: the one file of a sink without checkpoints)."""
         if checkpoint_id is None:
-            return self.directory / f"{self.stem}.{self.suffix}"
+            return self._join(self.directory, f"{self.stem}.{self.suffix}")
         writer = self.writer_id if writer is None else writer
         middle = f"-{writer}" if writer else ""
-        return self.directory / f"{self.stem}{middle}-{checkpoint_id}.{self.suffix}"
+        return self._join(self.directory, f"{self.stem}{middle}-{checkpoint_id}.{self.suffix}")
 
-    def _files(self, folder: Path, kind: str | None) -> list[tuple[Path, str, str | None]]:
-        """This subtask's files of ``kind`` (None: the pending and committed ones) in
-        ``folder``: (path, writer, transaction)."""
+    def _committed(self, path: Any) -> Any:
+        """Where a staged or retracted part file is committed: its name in the folder, a
+        pending one's with the committed suffix (whichever subtask or vertex named it)."""
+        name = self._name(path)
+        if name.endswith(".pending"):
+            name = f"{name.removesuffix('.pending')}.{self.suffix}"
+        return self._join(self.directory, name)
+
+    def _files(
+        self, folder: Any, kind: str | None, *, share: bool = True
+    ) -> list[tuple[Any, str, str | None]]:
+        """Part files of ``kind`` (None: the pending and committed ones) in ``folder``:
+        (path, writer, transaction). ``share``: this subtask's share of the sink's files (its
+        own index and those a rescale to this parallelism gave it: ``i``, ``i + p``, ..., by
+        the sink's name or by this vertex's); else every part file that names a writer."""
         found = []
         kinds = (kind,) if kind is not None else ("pending", self.suffix)
-        for path in folder.glob(f"{self.stem}[-.]*"):
-            match = self._names.fullmatch(path.name)
-            # a directory of a part file's name is not one (a restore must not count it)
-            if match is not None and match["kind"] in kinds and path.is_file():
-                found.append((path, match["writer"] or "", match["txn"]))
+        for name in self._listing(folder):
+            own = self._names.fullmatch(name)
+            if own is not None and own["kind"] in kinds:
+                found.append((self._join(folder, name), own["writer"] or "", own["txn"]))
+                continue
+            match = self._any.fullmatch(name)
+            if match is None or match["kind"] not in kinds:
+                continue
+            if share and not self._in_share(match["owner"], int(match["subtask"]), match["writer"]):
+                continue
+            found.append((self._join(folder, name), match["writer"], match["txn"]))
         return found
 
-    def _close_in_progress(self, into: Path) -> bool:
+    def _in_share(self, owner: str, subtask: int, writer: str) -> bool:
+        """A file of subtask ``subtask`` of the sink (named by its uid, or by this vertex, or
+        by another vertex and a writer the restored lineage names: ckptsim's names before
+        they named the sink, under another chaining) is this subtask's to tidy and retract
+        when a rescale gave it that subtask's state."""
+        if subtask % self._parallelism != self._task.subtask:
+            return False
+        if owner in (self._sink, self._task.vertex):
+            return True
+        named = [*(self.output or []), *(self.lineage or [])]
+        return any(w == writer for w, _ in named)
+
+    # --- the transactions -------------------------------------------------------------------------
+
+    def _close_in_progress(self, into: Any) -> bool:
         if not self._close_writer():
             return False
-        os.replace(self.in_progress, into)
+        self._move(self.in_progress, into)
         return True
 
     def _stage(self, checkpoint_id: int) -> Any:
@@ -320,13 +421,13 @@ class StagedFiles:
         from a checkpoint that recorded no lineage) the one an earlier writer staged; nothing
         if it was committed already."""
         own = self._pending_path(checkpoint_id)
-        if own.exists():
-            os.replace(own, self.final_path(checkpoint_id))
+        if self._exists(own):
+            self._move(own, self.final_path(checkpoint_id))
             return
         txn = str(checkpoint_id)
-        staged = [(p, w) for p, w, t in self._files(self.staging, "pending") if t == txn]
-        for pending, writer in staged:
-            os.replace(pending, self.final_path(checkpoint_id, writer))
+        staged = [p for p, _, t in self._files(self.staging, "pending") if t == txn]
+        for pending in staged:
+            self._move(pending, self._committed(pending))
         if not staged and not any(t == txn for _, _, t in self._files(self.directory, self.suffix)):
             raise self._gone(checkpoint_id)
 
@@ -336,7 +437,16 @@ class StagedFiles:
             f"is gone from {self.staging} (was the sink's directory changed?)"
         )
 
-    def staged_in(self, states: list[Any]) -> Path:
+    # --- a restore --------------------------------------------------------------------------------
+
+    def restore(self, states: list[Any], output: Lineage | None = None) -> None:
+        """Commit the restored pending transactions and the restored lineage (``states``);
+        ``output``: the lineage of every former subtask of the sink, which ``retract_after``
+        keeps committed (``SinkRecover.output``)."""
+        self.output = output
+        self._recover(states)
+
+    def staged_in(self, states: list[Any]) -> Any:
         """The folder that holds the restored pending part files: this one if it holds part
         files of the writers the checkpoint restores (the job's own folder, or one moved or
         copied with the checkpoint), else the one the checkpoint's sink state names
@@ -350,8 +460,8 @@ class StagedFiles:
         }
         if len(named) != 1:  # none recorded (an older checkpoint): this folder
             return self.directory
-        folder = Path(named.pop())
-        if folder.resolve() == self.directory.resolve() or self._holds_restored_output(states):
+        folder = named.pop()
+        if self._same_folder(folder) or self._holds_restored_output(states):
             return self.directory
         return folder
 
@@ -365,29 +475,26 @@ class StagedFiles:
             for entry in state["lineage"]
             if isinstance(entry, list) and entry
         }
-        found = self._staged_or_retracted() + self._files(self.directory, self.suffix)
+        found = self._staged_or_retracted(share=False) + self._files(
+            self.directory, self.suffix, share=False
+        )
         if not writers or ANY_WRITER in writers:
             return bool(found)
         return any(writer in writers for _, writer, _ in found)
 
-    def _in(self, folder: Path) -> StagedFiles:
-        """This subtask's part files in another folder (only to look and commit there)."""
-        return StagedFiles(folder, self._task, self.suffix, None, self._prefix, create=False)
-
-    def _staged_or_retracted(self) -> list[tuple[Path, str, str | None]]:
-        """This subtask's pending files in ``.staging`` and its files in ``.retracted``."""
-        found = self._files(self.staging, "pending")
-        if self.retracted.is_dir():
-            found += self._files(self.retracted, None)
-        return found
+    def _staged_or_retracted(self, *, share: bool = True) -> list[tuple[Any, str, str | None]]:
+        """Pending files in ``.staging`` and files in ``.retracted`` (``_files``)."""
+        return self._files(self.staging, "pending", share=share) + self._files(
+            self.retracted, None, share=share
+        )
 
     def _recover(self, states: list[Any]) -> tuple[list[int], list[str]]:
         """Commit the restored lineage's pending files (and bring back its retracted ones)
-        and take whatever else is staged out of ``.staging``; returns the restored pending
-        checkpoint ids and the names of what left ``.staging``. Committed files outside the
-        lineage go with ``retract_after``. A job resumed into another folder commits the
-        pending files in the folder that staged them (``staged_in``), as Flink's FileSink
-        commits its committables at their paths, touching nothing else there."""
+        and take whatever else of this subtask's share is staged out of ``.staging``; returns
+        the restored pending checkpoint ids and the names of what left ``.staging``. Committed
+        files outside the lineage go with ``retract_after``. A job resumed into another folder
+        commits the pending files in the folder that staged them (``staged_in``), as Flink's
+        FileSink commits its committables at their paths, touching nothing else there."""
         folder = self.staged_in(states)
         if folder == self.directory:
             keep = self._commit_restored(states, only_pending=False)
@@ -400,7 +507,8 @@ class StagedFiles:
     def _commit_restored(self, states: list[Any], *, only_pending: bool) -> list[int]:
         """In this folder: commit the restored pending transactions and, by the restored
         lineage (kept in ``lineage``), bring its files back from ``.retracted`` (with
-        ``only_pending``: only the pending transactions' files); returns their ids."""
+        ``only_pending``: only the pending transactions' files); returns their ids. A
+        lineage's files are found by their writer, whatever subtask or vertex named them."""
         gone = self.missing_pending(states)  # before anything moves (the same rule a
         if gone is not None:  # restore from a given checkpoint checks before the job starts)
             raise self._gone(gone)
@@ -412,11 +520,12 @@ class StagedFiles:
                 self._commit(k)
             return keep
         self.lineage = restored_lineage(recorded, 0)
-        for path, writer, txn in self._staged_or_retracted():
+        for path, writer, txn in self._staged_or_retracted(share=False):
             if only_pending and not (txn is not None and txn.isdigit() and int(txn) in keep):
                 continue
             if self._stands_for(writer, txn, explicit_only=True):
-                os.replace(path, self.final_path(txn, writer))
+                with contextlib.suppress(FileNotFoundError):  # (another subtask's, just moved)
+                    self._move(path, self._committed(path))
         # the restored pending transactions are the last writer's: committed by the moves above
         return keep
 
@@ -430,12 +539,15 @@ class StagedFiles:
         return self._missing_here(states)
 
     def _missing_here(self, states: list[Any]) -> int | None:
-        """``missing_pending`` in this folder."""
+        """``missing_pending`` in this folder: a lineage's files by their writer, anywhere;
+        an older checkpoint's (no lineage) in this subtask's share."""
+        lineage = any(isinstance(s, dict) and "lineage" in s for s in states)
+        share = not lineage
         return missing_pending(
             states,
-            [(w, t) for _, w, t in self._files(self.staging, "pending")],
-            [(w, t) for _, w, t in self._files(self.directory, self.suffix)],
-            [(w, t) for _, w, t in self._files(self.retracted, None)],
+            [(w, t) for _, w, t in self._files(self.staging, "pending", share=share)],
+            [(w, t) for _, w, t in self._files(self.directory, self.suffix, share=share)],
+            [(w, t) for _, w, t in self._files(self.retracted, None, share=share)],
         )
 
     def _stands_for(self, writer: str, txn: str | None, *, explicit_only: bool = False) -> bool:
@@ -444,42 +556,48 @@ class StagedFiles:
 
     def retract_after(self, checkpoint_id: int) -> list[str]:
         """After a restore of checkpoint ``checkpoint_id`` (0: a restart with no checkpoint):
-        take this subtask's part files, of any writer, that the restored lineage does not
-        hold out of the committed output (without a recorded lineage: those committed for
-        later checkpoints, or at an end without a final checkpoint); the replay writes their
-        records again. Returns their names."""
+        take the part files of this subtask's share, of any writer, that the restored output
+        (``output``, else this subtask's lineage) does not hold out of the committed output
+        (without a recorded lineage: those committed for later checkpoints, or at an end
+        without a final checkpoint); the replay writes their records again. Returns their
+        names."""
         if self.lineage is None:
             self.lineage = restored_lineage([], checkpoint_id)
+        output = self.output if self.output is not None else self.lineage
         retracted = []
         for part, writer, txn in self._files(self.directory, self.suffix):
-            if txn is None or self._stands_for(writer, txn):
+            if txn is None or lineage_holds(output, writer, txn):
                 continue  # the one file of a run without checkpoints is nobody's transaction
             self._set_aside(part, writer, txn)
-            retracted.append(part.name)
+            retracted.append(self._name(part))
         return sorted(retracted)
 
-    def _set_aside(self, path: Path, writer: str, txn: str | None) -> None:
+    def _set_aside(self, path: Any, writer: str, txn: str | None) -> None:
         """``path`` leaves the committed output or ``.staging``: deleted if no checkpoint of
         another run can stand for it (an earlier attempt of this job wrote it, or it was
         committed at an end), else moved to ``.retracted``."""
         if txn in (None, "end") or self._same_job(writer) or not writer:
-            path.unlink(missing_ok=True)
+            self._delete(path)
             return
-        self.retracted.mkdir(exist_ok=True)
+        self._make_dir(self.retracted)
         with contextlib.suppress(FileNotFoundError):
-            os.replace(path, self.retracted / path.name)
+            self._move(path, self._join(self.retracted, self._name(path)))
 
-    def _discard_staged(self, but: Path | None = None) -> list[str]:
-        """Clear ``.staging`` of this subtask's files but ``but``: in-progress files are
-        deleted (no checkpoint stands for them), pending ones set aside (``_set_aside``)."""
+    def _discard_staged(self, but: Any = None) -> list[str]:
+        """Clear ``.staging`` of this subtask's share of files but ``but`` and what the
+        restored output holds: in-progress files are deleted (no checkpoint stands for
+        them), pending ones set aside (``_set_aside``)."""
+        output = self.output if self.output is not None else self.lineage
         discarded = []
         for leftover, _, _ in self._files(self.staging, "inprogress"):
             if leftover != but:
-                leftover.unlink(missing_ok=True)
-                discarded.append(leftover.name)
+                self._delete(leftover)
+                discarded.append(self._name(leftover))
         for leftover, writer, txn in self._files(self.staging, "pending"):
+            if lineage_holds(output, writer, txn, explicit_only=True):
+                continue  # another subtask's to commit (a rescale)
             self._set_aside(leftover, writer, txn)
-            discarded.append(leftover.name)
+            discarded.append(self._name(leftover))
         return sorted(discarded)
 
     def _commit_rest(self) -> None:
@@ -505,8 +623,19 @@ class TransactionalFileConnector(StagedFiles):
         part_suffix: str | None = None,
         *,
         create: bool = True,
+        sink: str | None = None,
+        parallelism: int = 1,
     ) -> None:
-        super().__init__(Path(path), task, _suffix(fmt, part_suffix), writer, prefix, create=create)
+        super().__init__(
+            Path(path),
+            task,
+            _suffix(fmt, part_suffix),
+            writer,
+            prefix,
+            create=create,
+            sink=sink,
+            parallelism=parallelism,
+        )
         self.fmt = fmt
         self.file: IO[bytes] | None = None
 
@@ -525,9 +654,6 @@ class TransactionalFileConnector(StagedFiles):
 
     def pre_commit(self, checkpoint_id: int) -> Any:
         return self._stage(checkpoint_id)
-
-    def restore(self, states: list[Any]) -> None:
-        self._recover(states)
 
     def close(self, *, finished: bool) -> list[Any] | None:
         if finished:
@@ -548,10 +674,13 @@ def make_connector(
     transactional: bool = False,
     attempt: int = 0,
     writer: str | None = None,
+    uid: str | None = None,
 ) -> Connector | None:
     """The connector of one sink subtask (None for a collect sink: it needs none).
     ``writer``: the unique id its part files are named by (``writer_id``; None: a random
-    one), given to a ``sink_to`` factory that takes a ``writer`` keyword."""
+    one), given to a ``sink_to`` factory that takes a ``writer`` keyword; ``uid``: the sink
+    operator's uid, which names its part files whatever vertex runs it (given to a factory
+    that takes a ``uid`` keyword)."""
     match sink.sink:
         case SinkKind.COLLECT:
             return None
@@ -564,12 +693,20 @@ def make_connector(
             prefix, suffix = sink.part_prefix, sink.part_suffix
             if transactional:
                 return TransactionalFileConnector(
-                    sink.path, task, sink.format, writer, prefix, suffix
+                    sink.path,
+                    task,
+                    sink.format,
+                    writer,
+                    prefix,
+                    suffix,
+                    sink=uid,
+                    parallelism=parallelism,
                 )
             return FileConnector(sink.path, task, sink.format, prefix, suffix)
         case SinkKind.CUSTOM:  # DataStream.sink_to(factory)
             assert sink.factory is not None
-            extra = {"writer": writer} if _takes_writer(sink.factory) else {}
+            given = {"writer": writer, "uid": uid}
+            extra = {k: v for k, v in given.items() if _takes(sink.factory, k)}
             connector: Connector = sink.factory(
                 task=task,
                 parallelism=parallelism,
@@ -583,31 +720,47 @@ def make_connector(
 
 
 def missing_pending_file(
-    sink: SinkDescriptor, task: TaskId, states: list[Any]
+    sink: SinkDescriptor,
+    task: TaskId,
+    states: list[Any],
+    uid: str | None = None,
+    parallelism: int = 1,
 ) -> tuple[int, str] | None:
-    """Read-only, before a job restores sink subtask ``task`` from ``states``: the first
-    pending transaction whose part file the restore could not commit, and the sink's folder
-    (``StagedFiles.missing_pending``); None when each is there, or the sink stages no files
-    (a ``sink_to`` factory says so with a ``missing_pending(task, states)`` method)."""
+    """Read-only, before a job restores sink subtask ``task`` (of sink operator ``uid``)
+    from ``states``: the first pending transaction whose part file the restore could not
+    commit, and the folder it looked in (``StagedFiles.missing_pending``); None when each is
+    there, or the sink stages no files (a ``sink_to`` factory says so with a
+    ``missing_pending(task, states)`` method)."""
     if sink.sink is SinkKind.FILE:
         assert sink.path is not None
         files = TransactionalFileConnector(
-            sink.path, task, sink.format, None, sink.part_prefix, sink.part_suffix, create=False
+            sink.path,
+            task,
+            sink.format,
+            None,
+            sink.part_prefix,
+            sink.part_suffix,
+            create=False,
+            sink=uid,
+            parallelism=parallelism,
         )
         k = files.missing_pending(states)
         return None if k is None else (k, str(files.staged_in(states)))
     check = getattr(sink.factory, "missing_pending", None) if sink.sink is SinkKind.CUSTOM else None
     if check is None:
         return None
-    found: tuple[int, str] | None = check(task, states)
+    given = {"uid": uid, "parallelism": parallelism}
+    found: tuple[int, str] | None = check(
+        task, states, **{k: v for k, v in given.items() if _takes(check, k)}
+    )
     return found
 
 
-def _takes_writer(factory: Any) -> bool:
-    """Whether a ``sink_to`` factory names a ``writer`` parameter (the documented signature
+def _takes(factory: Any, keyword: str) -> bool:
+    """Whether a ``sink_to`` factory names parameter ``keyword`` (the documented signature
     has ``task``, ``parallelism``, ``transactional`` and ``attempt``; ``**kwargs`` alone may
-    be passed on to something that takes no writer)."""
+    be passed on to something that takes no such keyword)."""
     try:
-        return "writer" in inspect.signature(factory).parameters
+        return keyword in inspect.signature(factory).parameters
     except (TypeError, ValueError):  # no signature to read: call it as documented
         return False

@@ -308,7 +308,7 @@ def _check_staged_output(plan: ExecutionPlan, loaded: LoadedCheckpoint) -> None:
             states = spec.restore.operator_states.get(op.uid)
             if not isinstance(sink, SinkDescriptor) or not sink.sink.transactional or not states:
                 continue
-            missing = missing_pending_file(sink, task, list(states))
+            missing = missing_pending_file(sink, task, list(states), op.uid, spec.parallelism)
             if missing is None:
                 continue
             txn, folder = missing

@@ -25,7 +25,7 @@ from typing import Any, assert_never
 import pykka
 
 from actors.actor_runtime import ActorRuntime
-from actors.connectors import Connector, make_connector, writer_id
+from actors.connectors import Connector, StagedFiles, make_connector, writer_id
 from actors.faults import CrashTask
 from actors.logs import get_logger
 from actors.protocol import (
@@ -153,6 +153,7 @@ class StreamTask(ExpectedFailures):
                         op.uid,
                         deterministic=runtime.deterministic,
                     ),
+                    uid=op.uid,
                 )
                 if connector is not None:
                     self.connectors[op.uid] = connector
@@ -348,9 +349,10 @@ class StreamTask(ExpectedFailures):
                 self._connector_call(sink, lambda c: c.pre_commit(cid))
             case SinkCommit(sink=sink, checkpoint_ids=ids):
                 self._connector_call(sink, lambda c: [c.commit(k) for k in ids])
-            case SinkRecover(sink=sink, states=states, checkpoint_id=restored):
+            case SinkRecover(sink=sink, states=states, checkpoint_id=restored, output=output):
+                events = self.log.bind(sink=sink)
                 self._connector_call(
-                    sink, lambda c: _restore(c, list(states), restored, self.log.bind(sink=sink))
+                    sink, lambda c: _restore(c, list(states), restored, output, events)
                 )
             case SinkClose(sink=sink, finished=finished):
                 connector = self.connectors.pop(sink, None)
@@ -604,11 +606,21 @@ def read_progress(ref: Any) -> pykka.Future[Any]:
     return answer
 
 
-def _restore(connector: Connector, states: list[Any], checkpoint_id: int, events: EventLog) -> None:
+def _restore(
+    connector: Connector,
+    states: list[Any],
+    checkpoint_id: int,
+    output: tuple[tuple[str, int], ...] | None,
+    events: EventLog,
+) -> None:
     """A sink connector restored from checkpoint ``checkpoint_id``: it commits the restored
     transactions; one that can (``retract_after``, the file sinks) also retracts what was
-    committed that the checkpoint does not stand for (its lineage: ``StagedFiles``)."""
-    connector.restore(states)
+    committed that the checkpoint does not stand for (its lineage: ``StagedFiles``; ``output``:
+    the lineage of every former subtask of the sink, ``SinkRecover.output``)."""
+    if isinstance(connector, StagedFiles):
+        connector.restore(states, None if output is None else list(output))
+    else:
+        connector.restore(states)
     retract = getattr(connector, "retract_after", None)
     if retract is not None:  # traced also when there was nothing to retract (the checker
         # asks each sink subtask that committed after the checkpoint for it)

@@ -316,6 +316,10 @@ class SinkRecover:
     sink: str
     states: tuple[Any, ...]
     checkpoint_id: int = 0
+    #: the committed output the restored checkpoint stands for, (writer, up to checkpoint)
+    #: pairs of every former subtask of the sink (``runtime.task.sinks.output_lineage``): what
+    #: a file sink keeps committed; None: its states recorded no lineage (an older checkpoint)
+    output: tuple[tuple[str, int], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -18,6 +18,7 @@ from runtime.snapshot import LoadedCheckpoint
 from runtime.state import UPPER_BOUND_MAX_PARALLELISM, key_group_range
 from runtime.status import ExecutionState, JobStatus
 from runtime.task import NetworkSettings, OutputEdge, TaskRestore, TaskSpec
+from runtime.task.sinks import ANY_WRITER
 
 
 class RestoreError(ValueError):
@@ -59,7 +60,10 @@ def restore_plan(
         source = isinstance(op.operator, SourceDescriptor)
         # a source subtask that had finished holds no position: it counts as one that ran
         ran = len(states) + (_finished_subtasks(checkpoint, uid) if source else 0)
-        redistributed = op.is_keyed or op.has_broadcast_state
+        # a sink's state (its pending transactions, its lineage) is Flink's committables:
+        # redistributed on a rescale (``_sink_states``)
+        sink = isinstance(op.operator, SinkDescriptor)
+        redistributed = op.is_keyed or op.has_broadcast_state or sink
         if not redistributed and (len(states) > 1 or source) and ran != parallelism:
             raise RestoreError(
                 f"operator {uid!r} ran {ran} subtasks with state in {checkpoint.path} "
@@ -86,11 +90,19 @@ def restore_plan(
     restores: dict[TaskId, TaskRestore] = {}
     for task, spec in plan.tasks.items():
         operator_states: dict[str, list[Any]] = {}
+        other_sink_states: dict[str, list[Any]] = {}
         for op in spec.operators:
             saved = by_uid.get(op.uid)
             if not saved:
                 continue
-            if (op.is_keyed or op.has_broadcast_state) and len(saved) != spec.parallelism:
+            if isinstance(op.operator, SinkDescriptor):
+                mine, others = _sink_states(saved, task.subtask, spec.parallelism)
+                others += _finished_sink_output(checkpoint, op.uid, spec.parallelism)
+                if mine:
+                    operator_states[op.uid] = mine
+                if others and task not in checkpoint.finished_tasks:
+                    other_sink_states[op.uid] = others
+            elif (op.is_keyed or op.has_broadcast_state) and len(saved) != spec.parallelism:
                 operator_states[op.uid] = [saved[i] for i in sorted(saved)]
             elif task.subtask in saved:
                 operator_states[op.uid] = [saved[task.subtask]]
@@ -98,6 +110,7 @@ def restore_plan(
         restores[task] = TaskRestore(
             checkpoint_id=checkpoint.checkpoint_id,
             operator_states=operator_states,
+            other_sink_states=other_sink_states,
             input_channels=old.input_channels if old and channel_state else {},
             output_channels=old.output_channels if old and channel_state else {},
             ended_input=old.ended_input if old else False,
@@ -137,6 +150,33 @@ def adopt_restored_max_parallelism(job: JobGraph, checkpoint: LoadedCheckpoint) 
             )
     job.max_parallelism = value
     return True
+
+
+def _sink_states(
+    saved: dict[int, Any], subtask: int, parallelism: int
+) -> tuple[list[Any], list[Any]]:
+    """A sink subtask's share of its sink's states (``saved`` by former subtask), as Flink
+    redistributes committables on a rescale: former subtask ``j``'s goes to ``j mod
+    parallelism`` (each to the same index when the parallelism stays or grows; a subtask new
+    after a rescale restores none). Returns its own and the others (which a file sink's
+    restore keeps committed as well: ``runtime.task.sinks.output_lineage``)."""
+    mine = [saved[j] for j in sorted(saved) if j % parallelism == subtask]
+    others = [saved[j] for j in sorted(saved) if j % parallelism != subtask]
+    return mine, others
+
+
+def _finished_sink_output(checkpoint: LoadedCheckpoint, uid: str, parallelism: int) -> list[Any]:
+    """After a rescale of sink ``uid`` whose former subtasks had partly finished before the
+    checkpoint (they hold no state in it, so their lineage is not known): a state that keeps
+    any writer's part files up to the checkpoint committed (the rule for a finished subtask's
+    files, ``runtime.task.sinks.restored_lineage``), since another subtask's share holds them
+    now."""
+    vertices = {t.vertex for t, s in checkpoint.tasks.items() if uid in s.operator_states}
+    ran = [t for t in checkpoint.tasks if t.vertex in vertices]
+    finished = [t for t in checkpoint.finished_tasks if t.vertex in vertices]
+    if not finished or len(ran) + len(finished) == parallelism:
+        return []
+    return [{"pending": [], "lineage": [[ANY_WRITER, checkpoint.checkpoint_id]]}]
 
 
 def _state_file(checkpoint: LoadedCheckpoint, task: TaskId) -> str:
@@ -332,7 +372,17 @@ def _check_listed_operators(
                 )
         if state.operators is None or ignore_unclaimed:
             continue
-        missing = [op for op in spec.operators if op.uid not in state.operators]
+        # an operator another vertex ran (the chaining changed: a rescale, a chain broken or
+        # made) restores its state there, not from scratch
+        elsewhere = {
+            uid
+            for other, held_state in checkpoint.tasks.items()
+            if other.vertex != task.vertex
+            for uid in held_state.operators or ()
+        }
+        missing = [
+            op for op in spec.operators if op.uid not in state.operators and op.uid not in elsewhere
+        ]
         if missing:
             shown = ", ".join(f"{op.name!r} ({op.uid})" for op in missing[:5])
             raise RestoreError(

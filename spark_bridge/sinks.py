@@ -5,16 +5,19 @@ records into an in-progress file under ``<path>/.staging/``. With checkpointing 
 sink is transactional (two-phase commit):
 
 - the subtask's snapshot for checkpoint *n* closes the in-progress file as a *pending* file
-  (``.staging/part-<vertex>-<subtask>-<writer>-<n>.pending``, ``<writer>`` a UUID of this
-  attempt of the subtask, as Flink names part files); the pending ids are sink state in the
-  checkpoint;
+  (``.staging/part-<sink>-<subtask>-<writer>-<n>.pending``, ``<sink>`` the sink operator's
+  uid, ``<writer>`` a UUID of this attempt of the subtask, as Flink names part files); the
+  pending ids are sink state in the checkpoint;
 - when checkpoint *n* completes, the pending files up to *n* are renamed to
-  ``<path>/part-<vertex>-<subtask>-<writer>-<n>.parquet``: committed, and visible to readers;
+  ``<path>/part-<sink>-<subtask>-<writer>-<n>.parquet``: committed, and visible to readers;
 - a restore (after a failure, or a resume from any retained checkpoint of any run) makes the
   committed files exactly the checkpoint's lineage (``runtime.task.sinks``): it commits the
   pending files that checkpoint holds (commits are idempotent) and takes every other file
   of the subtask out of the committed output (the restored sources write those records
-  again), whatever other runs did to the folder since, as ``sink_to_file`` does.
+  again), whatever other runs did to the folder since, with another parallelism or chaining
+  too, and a resume into another folder commits the checkpoint's pending files in the folder
+  that staged them: ``sink_to_file``'s staging, ``actors.connectors.StagedFiles``, on a
+  ``pyarrow.fs`` filesystem (``ArrowStagedFiles``).
 
 ``spark.read.parquet(path)`` reads only committed files (Spark skips names starting with
 ``.``), so a reader sees every record once: exactly once, with exactly-once checkpoints and a
@@ -38,17 +41,16 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-import re
 import threading
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from actors.connectors import StagedFiles
 from actors.logs import get_logger
 from runtime.checkpoint import TaskId
 from runtime.row import Row
-from runtime.task.sinks import Lineage, lineage_holds, missing_pending, restored_lineage
+from runtime.task.sinks import Lineage
 from spark_bridge.locations import Location, resolve
 from spark_bridge.session import arrow_schema_of, require_pyarrow, require_pyspark
 from spark_bridge.values import UTC, field_names, infer_type, to_arrow_column
@@ -57,13 +59,6 @@ log = get_logger(__name__)
 
 #: rows gathered before a Parquet row group is written
 ROW_GROUP_ROWS = 65_536
-
-#: where the ids of writers derived from a taken one come from (``uuid.uuid5``)
-_WRITERS = uuid.UUID("5c0b7e0a-3f55-4c8e-9d1e-2b6f0c9a4e13")
-_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-#: where a restore puts part files that are not in the lineage of the checkpoint it restores
-#: but may be in another's (a checkpoint of another run), as ``sink_to_file`` does
-RETRACTED = ".retracted"
 
 
 class SchemaMismatch(ValueError):
@@ -74,7 +69,7 @@ class ParquetSink:
     """An exactly-once Parquet sink: ``stream.sink_to(ParquetSink(path, schema), name=...)``
     (it makes the connector of each sink subtask). With checkpointing, each subtask writes a
     file per checkpoint, staged until the checkpoint completes, then renamed to
-    ``part-<vertex>-<subtask>-<writer>-<n>.parquet``; ``schema`` (a Spark ``StructType`` or a
+    ``part-<sink>-<subtask>-<writer>-<n>.parquet``; ``schema`` (a Spark ``StructType`` or a
     ``pyarrow.Schema``; None: inferred from the first records) types it."""
 
     def __init__(
@@ -117,16 +112,38 @@ class ParquetSink:
         transactional: bool,
         attempt: int,
         writer: str | None = None,
+        uid: str | None = None,
     ) -> ParquetConnector:
-        return ParquetConnector(self, task, transactional=transactional, writer=writer)
+        return ParquetConnector(
+            self,
+            task,
+            transactional=transactional,
+            writer=writer,
+            uid=uid,
+            parallelism=parallelism,
+        )
 
-    def missing_pending(self, task: TaskId, states: list[Any]) -> tuple[int, str] | None:
-        """Read-only, before a job restores sink subtask ``task`` from ``states``: the first
-        pending transaction whose Parquet file the restore could not commit, and the folder
-        (``actors.connectors.missing_pending_file`` asks)."""
-        files = ParquetConnector(self, task, transactional=True, create=False)
+    @property
+    def folder(self) -> str:
+        """The folder, as the sink's checkpointed state names it (a resume into another
+        folder commits the checkpoint's pending files in this one, as ``sink_to_file``)."""
+        return self.location.uri
+
+    def missing_pending(
+        self, task: TaskId, states: list[Any], uid: str | None = None, parallelism: int = 1
+    ) -> tuple[int, str] | None:
+        """Read-only, before a job restores sink subtask ``task`` (of sink operator ``uid``)
+        from ``states``: the first pending transaction whose Parquet file the restore could
+        not commit, and the folder it looked in (``actors.connectors.missing_pending_file``
+        asks)."""
+        files = ParquetConnector(
+            self, task, transactional=True, create=False, uid=uid, parallelism=parallelism
+        )
         k = files.missing_pending(states)
-        return None if k is None else (k, self.location.uri)
+        if k is None:
+            return None
+        folder = files.staged_in(states)
+        return k, self.location.uri if folder == files.directory else str(folder)
 
     def _on_local_disk(self) -> bool:
         from pyarrow.fs import LocalFileSystem  # noqa: PLC0415
@@ -342,22 +359,14 @@ def _arrow_schema(schema: Any) -> Any:
     )
 
 
-class StagedFiles:
-    """Flink's ``FileSink`` pattern for one sink subtask, over a ``pyarrow.fs`` filesystem
-    (a local folder, HDFS, S3 ...), as ``actors.connectors.StagedFiles`` does it with local
-    files, with the same names: records go to an in-progress file
-    ``<dir>/.staging/part-<vertex>-<subtask>-<writer>.inprogress``; the snapshot for
-    checkpoint *n* moves it to the pending file ``...-<writer>-<n>.pending``; the checkpoint's
-    completion moves that to ``<dir>/part-<vertex>-<subtask>-<writer>-<n>.<suffix>``, the file
-    readers see (a rename on a local disk and HDFS; a copy and a delete on an object store,
-    whose readers see a file whole or not at all). A checkpoint stands for a *lineage* of the
-    subtask's part files (``runtime.task.sinks``): a restore makes the committed files exactly
-    the restored lineage's, whatever other runs did to the folder since, as
-    ``actors.connectors.StagedFiles`` does: it commits the lineage's pending files and brings
-    back its files another restore set aside; every other part file leaves the committed
-    output (deleted when this job wrote it or it was committed at an end, else moved to
-    ``<dir>/.retracted/`` for a restore of another run's checkpoint). Subclasses write the
-    in-progress file (``in_progress``, in ``filesystem``) and close it (``_close_writer``)."""
+class ArrowStagedFiles(StagedFiles):
+    """``actors.connectors.StagedFiles`` (Flink's ``FileSink`` pattern, one implementation
+    for every file sink: names, lineage, restore, retraction, resume into another folder)
+    over a ``pyarrow.fs`` filesystem (a local folder, HDFS, S3 ...): a pending file's commit
+    is a move, a rename on a local disk and HDFS, a copy and a delete on an object store,
+    whose readers see a file whole or not at all. Paths are strings in ``filesystem``.
+    Subclasses write the in-progress file (``in_progress``, in ``filesystem``) and close it
+    (``_close_writer``)."""
 
     def __init__(
         self,
@@ -368,219 +377,83 @@ class StagedFiles:
         prefix: str = "part",
         *,
         create: bool = True,
+        sink: str | None = None,
+        parallelism: int = 1,
     ) -> None:
         self.location = location
         self.filesystem = location.filesystem
-        self.directory = location.path.rstrip("/")
-        self.staging = f"{self.directory}/.staging"
-        if create:  # (not to look only: ``missing_pending`` before a restore)
-            self.filesystem.create_dir(self.staging, recursive=True)
-        self.retracted = f"{self.directory}/{RETRACTED}"
-        self.stem = f"{prefix}-{task.vertex}-{task.subtask}"
-        self.suffix = suffix
-        #: this subtask's files, of any writer (and the names of earlier ckptsim versions:
-        #: no writer, ``.attempt-<n>.inprogress``)
-        self._names = re.compile(
-            rf"{re.escape(self.stem)}(?:-(?P<writer>{_UUID}))?(?:-(?P<txn>\d+|end))?"
-            rf"(?:\.attempt-\d+)?\.(?P<kind>inprogress|pending|{re.escape(suffix)})"
+        super().__init__(
+            location.path.rstrip("/"),
+            task,
+            suffix,
+            writer,
+            prefix,
+            create=create,
+            sink=sink,
+            parallelism=parallelism,
         )
-        self.writer_id = self._unused(writer or str(uuid.uuid4()))
-        self.in_progress = f"{self.staging}/{self.stem}-{self.writer_id}.inprogress"
-        self.pending: list[int] = []
-        #: the lineage the last restore restored (None: none known, an older checkpoint's)
-        self.lineage: Lineage | None = None
 
-    def _listing(self, folder: str) -> list[str]:
-        """The names of the files in ``folder`` (none if it is not there)."""
+    def _join(self, folder: Any, name: str) -> Any:
+        return f"{folder}/{name}"
+
+    def _name(self, path: Any) -> str:
+        return str(path).rsplit("/", 1)[-1]
+
+    def _listing(self, folder: Any) -> list[str]:
         from pyarrow.fs import FileSelector, FileType  # noqa: PLC0415
 
         infos = self.filesystem.get_file_info(FileSelector(folder, allow_not_found=True))
         return [info.base_name for info in infos if info.type == FileType.File]
 
-    def _exists(self, path: str) -> bool:
+    def _exists(self, path: Any) -> bool:
         from pyarrow.fs import FileType  # noqa: PLC0415
 
         return bool(self.filesystem.get_file_info(path).type != FileType.NotFound)
 
-    def _delete(self, path: str) -> None:
+    def _move(self, source: Any, target: Any) -> None:
+        self.filesystem.move(source, target)
+
+    def _delete(self, path: Any) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.filesystem.delete_file(path)
 
-    def _unused(self, writer: str) -> str:
-        """``writer``, or (if files of that id are here already: a second simulated run of
-        one seed) an id derived from it, of the same job (its first group), that no file here
-        has."""
-        while any(
-            name.startswith((f"{self.stem}-{writer}-", f"{self.stem}-{writer}."))
-            for folder in (self.directory, self.staging, self.retracted)
-            for name in self._listing(folder)
-        ):
-            writer = f"{writer[:8]}{str(uuid.uuid5(_WRITERS, writer))[8:]}"
-        return writer
+    def _make_dir(self, folder: Any) -> None:
+        self.filesystem.create_dir(folder, recursive=True)
 
-    def _same_job(self, writer: str) -> bool:
-        """``writer`` is one of this job's (an earlier attempt's): a checkpoint of another run
-        cannot stand for its files."""
-        return bool(writer) and writer[:8] == self.writer_id[:8]
+    def _other(self, folder: str) -> Location | None:
+        """The folder a sink state names, as a location (None if it cannot be one)."""
+        try:
+            return resolve(folder, "a Parquet sink's ")
+        except (ValueError, OSError, ImportError):
+            return None
 
-    def _close_writer(self) -> bool:
-        """Close the in-progress file; False when nothing was written since the last one."""
-        raise NotImplementedError
-
-    def _pending_path(self, checkpoint_id: int | str) -> str:
-        return f"{self.staging}/{self.stem}-{self.writer_id}-{checkpoint_id}.pending"
-
-    def final_path(self, checkpoint_id: int | str | None, writer: str | None = None) -> str:
-        """The committed file of a checkpoint written by ``writer`` (default: this one; None
-        as the checkpoint: the one file of a sink without checkpoints)."""
-        if checkpoint_id is None:
-            return f"{self.directory}/{self.stem}.{self.suffix}"
-        writer = self.writer_id if writer is None else writer
-        middle = f"-{writer}" if writer else ""
-        return f"{self.directory}/{self.stem}{middle}-{checkpoint_id}.{self.suffix}"
-
-    def missing_pending(self, states: list[Any]) -> int | None:
-        """Read-only, before a restore of ``states``: the first restored pending transaction
-        whose part file the restore could not commit (``runtime.task.sinks.missing_pending``)."""
-        return missing_pending(
-            states,
-            [(w, t) for _, w, t in self._files(self.staging, "pending")],
-            [(w, t) for _, w, t in self._files(self.directory, self.suffix)],
-            [(w, t) for _, w, t in self._files(self.retracted, None)],
+    def _same_folder(self, folder: str) -> bool:
+        other = self._other(folder)
+        return (
+            other is not None
+            and other.path.rstrip("/") == self.directory
+            and other.filesystem.type_name == self.filesystem.type_name
         )
 
-    def _files(self, folder: str, kind: str | None) -> list[tuple[str, str, str | None]]:
-        """This subtask's files of ``kind`` (None: the pending and committed ones) in
-        ``folder``: (path, writer, transaction)."""
-        found = []
-        kinds = (kind,) if kind is not None else ("pending", self.suffix)
-        for name in self._listing(folder):
-            match = self._names.fullmatch(name)
-            if match is not None and match["kind"] in kinds:
-                found.append((f"{folder}/{name}", match["writer"] or "", match["txn"]))
-        return found
-
-    def _close_in_progress(self, into: str) -> bool:
-        if not self._close_writer():
-            return False
-        self.filesystem.move(self.in_progress, into)
-        return True
-
-    def _stage(self, checkpoint_id: int) -> Any:
-        """Pre-commit: the in-progress file becomes checkpoint ``checkpoint_id``'s pending
-        file; the pending checkpoints are the sink's state."""
-        if self._close_in_progress(self._pending_path(checkpoint_id)):
-            self.pending.append(checkpoint_id)
-        return {"pending": list(self.pending)}
-
-    def commit(self, checkpoint_id: int) -> None:
-        for k in [k for k in self.pending if k <= checkpoint_id]:
-            self._commit(k)
-            self.pending.remove(k)
-
-    def _commit(self, checkpoint_id: int | str) -> None:
-        """Commit checkpoint ``checkpoint_id``'s pending file: this writer's, or (restored
-        from a checkpoint that recorded no lineage) the one an earlier writer staged; nothing
-        if it was committed already."""
-        own = self._pending_path(checkpoint_id)
-        if self._exists(own):
-            self.filesystem.move(own, self.final_path(checkpoint_id))
-            return
-        txn = str(checkpoint_id)
-        staged = [(p, w) for p, w, t in self._files(self.staging, "pending") if t == txn]
-        for pending, writer in staged:
-            self.filesystem.move(pending, self.final_path(checkpoint_id, writer))
-        if not staged and not any(t == txn for _, _, t in self._files(self.directory, self.suffix)):
-            raise self._gone(checkpoint_id)
-
-    def _gone(self, checkpoint_id: int | str) -> FileNotFoundError:
-        return FileNotFoundError(
-            f"cannot commit checkpoint {checkpoint_id} of {self.stem}: its pending file "
-            f"is gone from {self.staging} (was the sink's directory changed?)"
+    def _in(self, folder: str) -> StagedFiles:
+        other = self._other(folder)
+        if other is None:
+            raise FileNotFoundError(f"the folder {folder!r} a sink state names cannot be read")
+        return ArrowStagedFiles(
+            other,
+            self._task,
+            self.suffix,
+            None,
+            self._prefix,
+            create=False,
+            sink=self._sink,
+            parallelism=self._parallelism,
         )
 
-    def _recover(self, states: list[Any]) -> tuple[list[int], list[str]]:
-        """Commit the restored lineage's pending files (and bring back its retracted ones)
-        and take whatever else is staged out of ``.staging``; returns the restored pending
-        checkpoint ids and the names of what left ``.staging``. Committed files outside the
-        lineage go with ``retract_after``."""
-        gone = self.missing_pending(states)  # before anything moves (the same rule a
-        if gone is not None:  # restore from a given checkpoint checks before the job starts)
-            raise self._gone(gone)
-        keep: set[int] = set()
-        for state in states:
-            keep.update(int(k) for k in (state or {}).get("pending", []))
-        recorded = [s for s in states if isinstance(s, dict) and "lineage" in s]
-        if not recorded:  # a restart from scratch, or a checkpoint without lineage
-            self.lineage = None  # retract_after knows which
-            for k in sorted(keep):
-                self._commit(k)
-            return sorted(keep), self._discard_staged(but=self.in_progress)
-        self.lineage = restored_lineage(recorded, 0)
-        back = self._files(self.staging, "pending") + self._files(self.retracted, None)
-        for path, writer, txn in back:
-            if self._stands_for(writer, txn, explicit_only=True):
-                self.filesystem.move(path, self.final_path(txn, writer))
-        # the restored pending transactions are the last writer's: committed by the moves above
-        return sorted(keep), self._discard_staged(but=self.in_progress)
 
-    def _stands_for(self, writer: str, txn: str | None, *, explicit_only: bool = False) -> bool:
-        """The restored lineage holds part file ``txn`` of ``writer`` (``lineage_holds``)."""
-        return lineage_holds(self.lineage, writer, txn, explicit_only=explicit_only)
-
-    def retract_after(self, checkpoint_id: int) -> list[str]:
-        """After a restore of checkpoint ``checkpoint_id`` (0: a restart with no checkpoint):
-        take this subtask's part files, of any writer, that the restored lineage does not
-        hold out of the committed output (without a recorded lineage: those committed for
-        later checkpoints, or at an end without a final checkpoint); the replay writes their
-        records again. Returns their names."""
-        if self.lineage is None:
-            self.lineage = restored_lineage([], checkpoint_id)
-        retracted = []
-        for part, writer, txn in self._files(self.directory, self.suffix):
-            if txn is None or self._stands_for(writer, txn):
-                continue  # the one file of a run without checkpoints is nobody's transaction
-            self._set_aside(part, writer, txn)
-            retracted.append(part.rsplit("/", 1)[-1])
-        return sorted(retracted)
-
-    def _set_aside(self, path: str, writer: str, txn: str | None) -> None:
-        """``path`` leaves the committed output or ``.staging``: deleted if no checkpoint of
-        another run can stand for it (an earlier attempt of this job wrote it, or it was
-        committed at an end), else moved to ``.retracted``."""
-        if txn in (None, "end") or self._same_job(writer) or not writer:
-            self._delete(path)
-            return
-        self.filesystem.create_dir(self.retracted, recursive=True)
-        with contextlib.suppress(FileNotFoundError):
-            self.filesystem.move(path, f"{self.retracted}/{path.rsplit('/', 1)[-1]}")
-
-    def _discard_staged(self, but: str | None = None) -> list[str]:
-        """Clear ``.staging`` of this subtask's files but ``but``: in-progress files are
-        deleted (no checkpoint stands for them), pending ones set aside (``_set_aside``)."""
-        discarded = []
-        for leftover, _, _ in self._files(self.staging, "inprogress"):
-            if leftover != but:
-                self._delete(leftover)
-                discarded.append(leftover.rsplit("/", 1)[-1])
-        for leftover, writer, txn in self._files(self.staging, "pending"):
-            self._set_aside(leftover, writer, txn)
-            discarded.append(leftover.rsplit("/", 1)[-1])
-        return sorted(discarded)
-
-    def _commit_rest(self) -> None:
-        """The end of input with no final checkpoint (checkpoints-after-tasks-finish off):
-        commit every pending file and what is in progress."""
-        for k in list(self.pending):
-            self._commit(k)
-        self.pending = []
-        if self._close_in_progress(self._pending_path("end")):
-            self._commit("end")
-
-
-class ParquetConnector(StagedFiles):
+class ParquetConnector(ArrowStagedFiles):
     """One sink subtask's Parquet files (``actors.connectors.Connector``; staged per
-    checkpoint as ``StagedFiles``)."""
+    checkpoint as ``actors.connectors.StagedFiles``)."""
 
     def __init__(
         self,
@@ -590,8 +463,18 @@ class ParquetConnector(StagedFiles):
         transactional: bool,
         writer: str | None = None,
         create: bool = True,
+        uid: str | None = None,
+        parallelism: int = 1,
     ) -> None:
-        super().__init__(sink.location, task, "parquet", writer, create=create)
+        super().__init__(
+            sink.location,
+            task,
+            "parquet",
+            writer,
+            create=create,
+            sink=uid,
+            parallelism=parallelism,
+        )
         self.sink = sink
         self.pq = _parquet()
         self.transactional = transactional
@@ -616,9 +499,10 @@ class ParquetConnector(StagedFiles):
             return None
         return self._stage(checkpoint_id)
 
-    def restore(self, states: list[Any]) -> None:
+    def restore(self, states: list[Any], output: Lineage | None = None) -> None:
         if not self.transactional:
             return
+        self.output = output
         committed, discarded = self._recover(states)
         log.info(
             "parquet_sink_restored",

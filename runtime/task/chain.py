@@ -228,10 +228,12 @@ class OperatorChain:
         states: dict[str, list[Any]] | None,
         *,
         restored_checkpoint: int = 0,
+        other_sink_states: dict[str, list[Any]] | None = None,
     ) -> None:
         """Open every operator (user code: a process function's ``open``, the source's reader
         factory), then restore the state of a restore (``states`` by operator uid) of
-        checkpoint ``restored_checkpoint``."""
+        checkpoint ``restored_checkpoint`` (``other_sink_states``: a sink's states that other
+        subtasks restore, ``TaskRestore``)."""
         self.metric_groups = [MetricGroup() for _ in self.operators]
         for index, op in enumerate(self.operators):
             with _UserCode(self.labels, index):
@@ -245,7 +247,8 @@ class OperatorChain:
                 with _UserCode(self.labels, index):  # the reader seeks to the restored position
                     op.restore_state(list(mine))
             elif isinstance(op, SinkOperator):
-                op.restore_sink(list(mine or ()), restored_checkpoint)
+                others = (other_sink_states or {}).get(op.uid, ())
+                op.restore_sink(list(mine or ()), restored_checkpoint, list(others))
             elif mine:
                 op.restore_state(list(mine))
 

@@ -384,6 +384,7 @@ class StreamTaskCore:
             ctx,
             restore.operator_states if restore is not None else fresh,
             restored_checkpoint=restore.checkpoint_id if restore is not None else 0,
+            other_sink_states=restore.other_sink_states if restore is not None else None,
         )
         if restore is not None:
             self.checkpoints.restored(restore.checkpoint_id)

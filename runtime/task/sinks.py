@@ -91,22 +91,37 @@ def missing_pending(
     """Before a file sink subtask restores ``states``: the first restored pending transaction
     whose part file the restore could not commit, given the sink's pending files in
     ``.staging``, its committed files and those in ``.retracted`` (None: each is there). With
-    a recorded lineage the pending transactions are its last writer's, found committed, or
-    staged or set aside under a writer the lineage names; without one (an older checkpoint),
+    a recorded lineage the pending transactions of a state are the last writer its lineage
+    names (each state its own: a subtask restores several after a rescale to fewer), found
+    committed, or staged or set aside under that writer; without one (an older checkpoint),
     any writer's file of that checkpoint commits it."""
-    keep = sorted({int(k) for s in states if isinstance(s, dict) for k in s.get("pending", [])})
-    recorded = [s for s in states if isinstance(s, dict) and "lineage" in s]
-    staged, committed = list(staged), list(committed)
-    if not recorded:
-        there = {t for _, t in [*staged, *committed]}
-        return next((k for k in keep if str(k) not in there), None)
-    lineage = restored_lineage(recorded, 0)
-    last = lineage[-1][0] if lineage else None
-    found = set(committed)
-    found |= {
-        (w, t) for w, t in [*staged, *retracted] if lineage_holds(lineage, w, t, explicit_only=True)
-    }
-    return next((k for k in keep if (last, str(k)) not in found), None)
+    staged, committed, retracted = list(staged), list(committed), list(retracted)
+    found = set(committed) | set(staged) | set(retracted)
+    there = {t for _, t in [*staged, *committed]}
+    missing: list[int] = []
+    for state in states:
+        if not isinstance(state, dict):
+            continue
+        keep = sorted({int(k) for k in state.get("pending", [])})
+        recorded = state.get("lineage")
+        if recorded is None:
+            missing += [k for k in keep if str(k) not in there]
+            continue
+        last = str(recorded[-1][0]) if recorded else None
+        missing += [k for k in keep if (last, str(k)) not in found]
+    return min(missing, default=None)
+
+
+def output_lineage(states: Sequence[Any], others: Sequence[Any], checkpoint_id: int) -> Lineage:
+    """The committed output a restore of checkpoint ``checkpoint_id`` stands for, as far as one
+    subtask of a file sink must know it to retract what is not in it: the lineages of its own
+    restored ``states`` and of the ``others`` (those its sink's other former subtasks recorded,
+    restored by other subtasks, or by none: a rescale, a re-chaining), as part files are not
+    each subtask's own any more after a rescale. ``restored_lineage`` of them all."""
+    every = [*states, *others]
+    if not any(isinstance(s, dict) for s in every):
+        return restored_lineage(states, checkpoint_id)
+    return restored_lineage(every, checkpoint_id)
 
 
 def lineage_holds(
@@ -192,11 +207,20 @@ class SinkOperator(Operator):
         if self.writer_id is not None:
             own = [(self.writer_id, checkpoint_id)] if self._precommitted else []
             state["lineage"] = [[w, k] for w, k in [*self.lineage, *own]]
-        if self.descriptor.sink is SinkKind.FILE and self.descriptor.path is not None:
+        folder = self._folder()
+        if folder is not None:
             # where its pending part files are: a resume into another folder commits them
             # there, as Flink's FileSink committables carry their files' paths
-            state["folder"] = self.descriptor.path
+            state["folder"] = folder
         return state
+
+    def _folder(self) -> str | None:
+        """The folder a file sink stages its part files in: ``sink_to_file``'s path, or the
+        ``folder`` a ``sink_to`` factory names (``ParquetSink``)."""
+        if self.descriptor.sink is SinkKind.FILE:
+            return self.descriptor.path
+        folder = getattr(self.descriptor.factory, "folder", None)
+        return folder if isinstance(folder, str) and folder else None
 
     # --- Committer ------------------------------------------------------------------------------
 
@@ -227,9 +251,14 @@ class SinkOperator(Operator):
     def restore_state(self, states: list[Any]) -> None:
         self.restore_sink(states, 0)
 
-    def restore_sink(self, states: list[Any], checkpoint_id: int) -> None:
+    def restore_sink(
+        self, states: list[Any], checkpoint_id: int, others: Sequence[Any] = ()
+    ) -> None:
         """Restore from checkpoint ``checkpoint_id``: commit the restored pending transactions;
-        a file sink also retracts what it committed after that checkpoint (replayed)."""
+        a file sink also retracts what it committed after that checkpoint (replayed): what
+        no restored lineage holds, its own (``states``) nor those of the sink's other former
+        subtasks (``others``: after a rescale or a re-chaining a part file is not one
+        subtask's)."""
         if not self.transactional:
             return
         if self.collect:
@@ -245,9 +274,21 @@ class SinkOperator(Operator):
                         )
                     self.effects.append(effect)
         else:
-            self.lineage = restored_lineage(states, checkpoint_id)
+            recorded = any(isinstance(s, dict) and "lineage" in s for s in [*states, *others])
+            if states or not recorded:
+                self.lineage = restored_lineage(states, checkpoint_id)
+            else:  # a subtask new after a rescale: the others' lineages hold the output
+                self.lineage = []
+            # (its own lineage is the output when no other subtask's state is restored)
+            shared = recorded and any(isinstance(s, dict) for s in others)
+            output = output_lineage(states, others, checkpoint_id) if shared else None
             self.effects.append(
-                SinkRecover(sink=self.uid, states=tuple(states), checkpoint_id=checkpoint_id)
+                SinkRecover(
+                    sink=self.uid,
+                    states=tuple(states),
+                    checkpoint_id=checkpoint_id,
+                    output=None if output is None else tuple(output),
+                )
             )
 
     # --- the end --------------------------------------------------------------------------------

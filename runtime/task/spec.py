@@ -53,6 +53,9 @@ class TaskRestore:
 
     checkpoint_id: int
     operator_states: dict[str, list[Any]] = field(default_factory=dict)
+    #: a sink's states of its other former subtasks, which this subtask does not restore
+    #: (by operator uid): a file sink keeps their lineages committed too (a rescale)
+    other_sink_states: dict[str, list[Any]] = field(default_factory=dict)
     input_channels: dict[int, list[Buffer]] = field(default_factory=dict)
     output_channels: dict[int, list[Buffer]] = field(default_factory=dict)
     #: its input had ended when the checkpoint was taken: do not end the operators again

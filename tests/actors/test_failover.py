@@ -933,31 +933,39 @@ def test_resuming_a_stateful_source_with_another_parallelism_is_a_restore_error(
         simulate(build=wider, settings=settings)
 
 
-def test_resuming_a_file_sink_with_fewer_subtasks_is_a_restore_error_naming_the_sink(
+def test_resuming_a_file_sink_with_fewer_subtasks_commits_every_subtasks_part_files(
     tmp_path: Path,
 ) -> None:
-    """A file sink's pending transactions are operator state: it keeps its parallelism, so
-    no subtask's part files are left over by a restore (a shrink is refused before it runs)."""
+    """A file sink's pending transactions are its committables, which Flink redistributes on
+    a rescale: resumed with fewer subtasks (and a vertex of its own now), the one subtask
+    restores both former subtasks' states, and the output is every record exactly once
+    (before, the shrink was refused: "operator 'sink-files' ran 2 subtasks ... has 1 now")."""
     out = tmp_path / "out"
 
-    def build(sink_parallelism: int) -> Callable[[StreamExecutionEnvironment], None]:
+    def build(
+        sink_parallelism: int, *, stop: bool = True
+    ) -> Callable[[StreamExecutionEnvironment], None]:
         def job(env: StreamExecutionEnvironment) -> None:
             env.set_parallelism(2)
             env.enable_checkpointing(10)
             env.configure({"execution.checkpointing.dir": str(tmp_path / "chk")})
             counts = env.from_generator(record, N, rate=50_000).uid("numbers").key_by(key)
-            sink = counts.reduce(count).uid("counts").sink_to_file(str(out), name="files")
+            sink = (
+                counts.reduce(count).uid("counts").sink_to_file(str(out), name="files", fmt="json")
+            )
             sink.set_parallelism(sink_parallelism)
-            env.stop_with_savepoint(after_records=800)
+            if stop:
+                env.stop_with_savepoint(after_records=800)
 
         return job
 
     first, _ = simulate(build=build(2))
     (path,) = first.savepoints
-    before = sorted(p.name for p in out.rglob("*"))
-    with pytest.raises(RestoreError, match=r"operator 'sink-files' ran 2 subtasks .* has 1 now"):
-        simulate(build=build(1), settings={"execution.state-recovery.path": path}, seed=2)
-    assert sorted(p.name for p in out.rglob("*")) == before
+    assert 0 < len(read_part_files(out)) < N
+    settings = {"execution.state-recovery.path": path}
+    second, _ = simulate(build=build(1, stop=False), settings=settings, seed=2)
+    assert second.status is JobStatus.FINISHED, second.failure
+    assert observe(read_part_files(out)) == failure_free()
 
 
 # --- the transactional file sink ------------------------------------------------------------------
@@ -971,9 +979,9 @@ def read_part_files(out: Path) -> list[list[int]]:
     ]
 
 
-#: ``part-<vertex>-<subtask>-<writer>-<checkpoint>.jsonl``, the writer a UUID (Flink's FileSink)
+#: ``part-<sink uid>-<subtask>-<writer>-<checkpoint>.jsonl``, the writer a UUID (Flink's FileSink)
 PART = re.compile(
-    r"part-counts-(?P<subtask>\d)-(?P<writer>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}"
+    r"part-sink-files-(?P<subtask>\d)-(?P<writer>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}"
     r"-[0-9a-f]{12})-(?P<txn>\d+|end)\.jsonl"
 )
 

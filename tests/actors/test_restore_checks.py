@@ -595,7 +595,11 @@ def test_a_directory_of_a_pending_part_files_name_is_no_part_file(
     out = tmp_path / "out"
     shutil.copytree(folder, out)
     (part,) = [
-        p for p in [*out.glob("part-counts-0-*-2.*"), *out.glob(".staging/part-counts-0-*-2.*")]
+        p
+        for p in [
+            *out.glob("part-sink-files-0-*-2.*"),
+            *out.glob(".staging/part-sink-files-0-*-2.*"),
+        ]
     ]
     part.unlink()
     part.mkdir()
