@@ -331,13 +331,15 @@ def test_a_parallelism_above_the_max_parallelism_says_how_to_fix_it(
 ) -> None:
     job = tmp_path / "job.py"
     job.write_text(JOB)
-    assert run(capsys, str(job), "-p", "200") == (
+    assert run(capsys, str(job), "-p", "200", "-D", "pipeline.max-parallelism=128") == (
         2,
         f"ckptsim run: {job}: operator 'Collection Source' has parallelism 200 above the max "
         "parallelism 128: lower the parallelism, or raise the max parallelism "
         "with env.set_max_parallelism(n) or -D pipeline.max-parallelism=n\n",
     )
-    # as it says: Flink's key raises it (and a key group count below 1 is refused)
+    # as it says: Flink's key raises it, or leaving it unset derives it from the parallelism
+    # (512 for 200, as Flink), and a key group count below 1 is refused
     assert run(capsys, str(job), "-p", "200", "-D", "pipeline.max-parallelism=256")[0] == 0
+    assert run(capsys, str(job), "-p", "200")[0] == 0
     code, err = run(capsys, str(job), "-D", "pipeline.max-parallelism=0")
     assert (code, err.count("\n")) == (2, 1) and "must be at least 1 (or -1)" in err
