@@ -289,14 +289,22 @@ def parse_path(value: object) -> str:
 
 
 def _enum_parser(choices: tuple[str, ...]) -> Callable[[object], str]:
+    """An enum option's value: a member's name in any case (``EXACTLY_ONCE``,
+    ``exactly_once``), as Flink converts a string to an enum; another spelling
+    (``exactly-once``) is refused, as Flink refuses it ("Could not parse value")."""
+
     def parse(value: object) -> str:
         if isinstance(value, enum.Enum):
             value = value.value
         if isinstance(value, str):
-            normalized = value.strip().upper().replace("-", "_")
+            normalized = value.strip().upper()
             if normalized in choices:
                 return normalized
-        raise ValueError("expected one of " + ", ".join(choices))
+        raise ValueError(
+            "expected one of "
+            + ", ".join(choices)
+            + " (a name as written here, in upper or lower case, as Flink takes it)"
+        )
 
     return parse
 
