@@ -120,6 +120,12 @@ class ParquetSink:
     ) -> ParquetConnector:
         return ParquetConnector(self, task, transactional=transactional, writer=writer)
 
+    @property
+    def output_folder(self) -> Path | None:
+        """The folder on local disk (None: a remote filesystem): the launcher checks before
+        the job runs that it is, or can be made, a folder this process may write in."""
+        return self.path
+
     def missing_pending(self, task: TaskId, states: list[Any]) -> tuple[int, str] | None:
         """Read-only, before a job restores sink subtask ``task`` from ``states``: the first
         pending transaction whose Parquet file the restore could not commit, and the folder

@@ -189,6 +189,67 @@ def test_a_file_sink_folder_that_is_a_file_or_empty_is_named_so_and_kept(
     )
 
 
+def test_a_sink_folder_that_cannot_be_created_is_refused_before_the_job_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder under a file failed the job at deployment (exit 1, a NotADirectoryError
+    logged by the JobMaster); now one line names the folder and why, exit 2."""
+    job = tmp_path / "job.py"
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    job.write_text(SINK.format(folder=str(a_file / "out")))
+    checkpoints = tmp_path / "checkpoints"
+    code, err = run(capsys, str(job), "-D", f"execution.checkpointing.dir={checkpoints}")
+    assert (code, err) == (
+        2,
+        f"ckptsim run: {job}: NotADirectoryError: sink 'out': its folder {a_file}/out cannot be "
+        f"created: {a_file} is a file, not a folder; give sink_to_file another folder\n",
+    )
+    assert a_file.read_text() == "mine\n"
+    assert not checkpoints.exists()  # refused before the job made anything
+
+
+def test_a_parquet_sink_folder_that_cannot_be_created_is_refused_before_the_job_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("pyarrow")
+    job = tmp_path / "job.py"
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    job.write_text(
+        "from ckptsim import ParquetSink\n"
+        "def build(env):\n"
+        f"    env.from_collection([(1,), (2,)]).sink_to(ParquetSink({str(a_file / 'pq')!r}), "
+        "name='pq')\n"
+    )
+    code, err = run(capsys, str(job))
+    assert code == 2
+    assert err == (
+        f"ckptsim run: {job}: NotADirectoryError: sink 'pq': its folder {a_file}/pq cannot be "
+        f"created: {a_file} is a file, not a folder; give the sink another folder\n"
+    )
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write in any folder")
+def test_a_sink_folder_in_a_folder_without_write_permission_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = tmp_path / "job.py"
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        job.write_text(SINK.format(folder=str(locked / "out")))
+        assert run(capsys, str(job)) == (
+            2,
+            f"ckptsim run: {job}: PermissionError: sink 'out': its folder {locked}/out cannot be "
+            f"created: no permission to write in {locked}; give sink_to_file a folder you may "
+            "write in\n",
+        )
+    finally:
+        locked.chmod(0o755)
+
+
 def test_the_spark_example_without_java_says_so_and_nothing_else(tmp_path: Path) -> None:
     """Its second line said 'the topology's output does not match Spark's batch result'."""
     example = ROOT / "examples" / "spark_clicks.py"
