@@ -197,6 +197,14 @@ def run_script(
             ) from None
         except BrokenPipeError:  # the script's own print() met a closed stdout: the reader left
             raise
+        except ImportError as error:  # a pyflink module or name ckptsim (and PyFlink) lacks
+            from ckptsim.pyflink._unsupported import not_in_api  # noqa: PLC0415
+
+            where = _where(path, script, error)
+            line = not_in_api(error)
+            if line is None:
+                raise ScriptError(f"{where}: {type(error).__name__}: {error}") from None
+            raise ScriptError(f"{where}: {line}") from None
         except Exception as error:
             where = _where(path, script, error)
             raise ScriptError(f"{where}: {type(error).__name__}: {error}") from None

@@ -250,6 +250,51 @@ def test_a_sink_folder_in_a_folder_without_write_permission_is_refused(
         locked.chmod(0o755)
 
 
+@pytest.mark.parametrize(
+    ("line", "named", "what"),
+    [
+        ("from pyflink.ml.feature.standardscaler import StandardScaler", "pyflink.ml", "module"),
+        ("import pyflink.gelly", "pyflink.gelly", "module"),
+        (
+            "from pyflink.datastream import StreamExecutionEnvironment, NoSuchThing",
+            "pyflink.datastream.NoSuchThing",
+            "name",
+        ),
+    ],
+)
+def test_a_pyflink_module_ckptsim_does_not_provide_is_named_in_one_line(
+    line: str, named: str, what: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was Python's ImportError, with the path of ckptsim's own module for a name."""
+    program = tmp_path / "prog.py"
+    program.write_text(f"import sys\n{line}\n")
+    code, err = run(capsys, str(program))
+    assert code == 2
+    assert err == (
+        f"ckptsim run: {program}:2: {named} is not a {what} of ckptsim's PyFlink API (nor of "
+        "PyFlink 2.3.0): it has pyflink.common, pyflink.datastream (with the connectors "
+        "file_system and number_seq) and pyflink.metrics; docs/pyflink.md ('What ckptsim "
+        "implements') lists what ckptsim's PyFlink API has\n"
+    )
+
+
+def test_a_program_that_catches_the_import_error_of_a_missing_pyflink_module_runs_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "prog.py"
+    program.write_text(
+        "try:\n"
+        "    import pyflink.ml\n"
+        "except ImportError:\n"
+        "    pass\n"
+        "from pyflink.datastream import StreamExecutionEnvironment\n"
+        "env = StreamExecutionEnvironment.get_execution_environment()\n"
+        "env.from_collection([1, 2]).print()\n"
+        "env.execute()\n"
+    )
+    assert run(capsys, str(program)) == (0, "")
+
+
 def test_the_spark_example_without_java_says_so_and_nothing_else(tmp_path: Path) -> None:
     """Its second line said 'the topology's output does not match Spark's batch result'."""
     example = ROOT / "examples" / "spark_clicks.py"
