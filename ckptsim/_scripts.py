@@ -201,10 +201,10 @@ def run_script(
             from ckptsim.pyflink._unsupported import not_in_api  # noqa: PLC0415
 
             where = _where(path, script, error)
-            line = not_in_api(error)
-            if line is None:
+            refusal = not_in_api(error)
+            if refusal is None:
                 raise ScriptError(f"{where}: {type(error).__name__}: {error}") from None
-            raise ScriptError(f"{where}: {line}") from None
+            raise ScriptError(f"{where}: {refusal}") from None
         except Exception as error:
             where = _where(path, script, error)
             raise ScriptError(f"{where}: {type(error).__name__}: {error}") from None
