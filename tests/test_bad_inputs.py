@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -447,3 +449,46 @@ def test_a_parallelism_above_the_max_parallelism_says_how_to_fix_it(
     assert run(capsys, str(job), "-p", "200", "-D", "pipeline.max-parallelism=256")[0] == 0
     code, err = run(capsys, str(job), "-D", "pipeline.max-parallelism=0")
     assert (code, err.count("\n")) == (2, 1) and "must be at least 1 (or -1)" in err
+
+
+INTERRUPTED_IMPORT = """
+import importlib.abc, sys
+
+class Block(importlib.abc.MetaPathFinder):
+    # halfway through importing ckptsim: says so, then waits for a line that never comes
+    def find_spec(self, name, path, target=None):
+        if name == "runtime.job":
+            sys.meta_path.remove(self)
+            print("importing", flush=True)
+            sys.stdin.readline()
+        return None
+
+sys.meta_path.insert(0, Block())
+sys.argv = ["ckptsim", "config"]
+import ckptsim_console
+ckptsim_console.console()
+"""
+
+
+def test_ctrl_c_while_the_program_imports_ckptsim_is_one_line_and_status_130() -> None:
+    """Ctrl-C in the second the program spends importing ckptsim printed a KeyboardInterrupt
+    traceback. The child stops halfway through the import, waiting on its standard input;
+    SIGINT is sent once it has said so: no timing involved."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_IMPORT],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline() == "importing\n"
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate()
+    assert (child.returncode, out, err) == (130, "", "ckptsim: interrupted (Ctrl-C)\n")
+
+
+def test_the_ckptsim_program_enters_through_the_guarded_import() -> None:
+    (program,) = [e for e in entry_points(group="console_scripts") if e.name == "ckptsim"]
+    assert program.value == "ckptsim_console:console"
