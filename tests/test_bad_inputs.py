@@ -492,3 +492,47 @@ def test_ctrl_c_while_the_program_imports_ckptsim_is_one_line_and_status_130() -
 def test_the_ckptsim_program_enters_through_the_guarded_import() -> None:
     (program,) = [e for e in entry_points(group="console_scripts") if e.name == "ckptsim"]
     assert program.value == "ckptsim_console:console"
+
+
+def test_an_unknown_fault_given_with_d_is_refused_before_the_script_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was said as the script's own error ('job.py: ValueError: unknown fault ...'), after
+    the script's top-level code ran."""
+    job = tmp_path / "job.py"
+    ran = tmp_path / "ran"
+    job.write_text(f"open({str(ran)!r}, 'w').close()\n" + JOB)
+    assert run(capsys, str(job), "-D", "ckptsim.faults=Bogus") == (
+        2,
+        "ckptsim run: unknown fault 'Bogus' in ckptsim.faults; known: crash-task, delay-ack, "
+        "drop-ack, fail-snapshot, fail-task, stall-channel\n",
+    )
+    assert not ran.exists()
+
+
+def test_a_trace_or_timeline_file_that_cannot_be_written_is_named_with_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The trace's line named its temporary file ('x.inprogress.jsonl') and Python's errno
+    text; the timeline's said 'Not a directory' after drawing the picture."""
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    assert run(capsys, str(job), "--trace", str(a_file / "x.jsonl")) == (
+        2,
+        f"ckptsim: cannot write the trace file {a_file}/x.jsonl: {a_file} is not a folder\n",
+    )
+    assert run(capsys, str(job), "--trace", str(tmp_path / "no" / "x.jsonl")) == (
+        2,
+        f"ckptsim: cannot write the trace file {tmp_path}/no/x.jsonl: its folder "
+        f"{tmp_path}/no does not exist: create it first\n",
+    )
+    archive = tmp_path / "archive.json"
+    assert main(["run", str(job), "--simulate", "-q", "--stats", str(archive)]) == 0
+    capsys.readouterr()
+    assert main(["timeline", str(archive), "-o", str(a_file / "t.png")]) == 2
+    assert capsys.readouterr().err == (
+        f"ckptsim timeline: cannot write {a_file}/t.png: {a_file} is not a folder\n"
+    )
+    assert a_file.read_text() == "mine\n"
