@@ -1190,8 +1190,14 @@ def parse_config_yaml(text: str, source: str = "config.yaml") -> dict[str, str]:
             raise ConfigError(f"{source}, line {number}: {raw.strip()!r} is not key: value")
         while indent <= stack[-1][0]:
             stack.pop()
-        full = f"{stack[-1][1]}{_unquote(key.strip())}"
         value = value.strip()
+        for part in (key.strip(), value):
+            if part[:1] in ("'", '"') and (len(part) < 2 or part[-1] != part[0]):
+                raise ConfigError(
+                    f"{source}, line {number}: {raw.strip()!r}: the quote {part[0]} is not "
+                    "closed on its line (Flink refuses the file too); close it"
+                )
+        full = f"{stack[-1][1]}{_unquote(key.strip())}"
         if not value:
             stack.append((indent, full + "."))  # a nested map follows
             continue

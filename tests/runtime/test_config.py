@@ -516,8 +516,16 @@ def test_flinks_config_yaml_is_read_as_flat_keys_and_other_yaml_is_refused() -> 
             "execution.program-config.wildcards: [a, b\n",
             "line 1: 'execution.program-config.wildcards: [a, b': a list is written on one line",
         ),
+        (  # was taken as an unknown key '"unterminated', the file's other lines applied
+            '"unterminated: 1\n',
+            "line 1: '\"unterminated: 1': the quote \" is not closed on its line",
+        ),
+        (
+            "parallelism.default: '2\n",
+            "line 1: \"parallelism.default: '2\": the quote ' is not closed on its line",
+        ),
     ],
-    ids=["tab", "twice", "twice nested and flat", "unclosed list"],
+    ids=["tab", "twice", "twice nested and flat", "unclosed list", "key quote", "value quote"],
 )
 def test_a_config_yaml_mistake_names_its_line(text: str, message: str) -> None:
     from runtime.config import ConfigError, parse_config_yaml  # noqa: PLC0415
@@ -525,6 +533,16 @@ def test_a_config_yaml_mistake_names_its_line(text: str, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_config_yaml(text, "conf/config.yaml")
     assert str(caught.value).startswith(f"conf/config.yaml, {message}"), caught.value
+
+
+def test_a_quote_inside_a_plain_value_is_not_an_unclosed_quote() -> None:
+    from runtime.config import parse_config_yaml  # noqa: PLC0415
+
+    text = 'pipeline.name: Bob\'s job\nexecution.checkpointing.dir: "/tmp/ck" # quoted\n'
+    assert parse_config_yaml(text) == {
+        "pipeline.name": "Bob's job",
+        "execution.checkpointing.dir": "/tmp/ck",
+    }
 
 
 @pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-Infinity", float("nan")])
