@@ -1316,8 +1316,10 @@ class _Handler(BaseHTTPRequestHandler):
         parts = path.split("/")
         if len(parts) != 3 or parts[1] != "jobs" or parts[2] == "overview":
             raise self._not_found(path)
-        mode = query.get("mode", "cancel")
-        if mode not in ("cancel", "stop"):
+        raw_query = self.target[2] if self.target is not None else ""
+        given = dict(parse_qsl(raw_query, keep_blank_values=True))  # (query drops mode=)
+        mode = given.get("mode", "cancel")
+        if mode not in ("cancel", "stop"):  # mode= too: Flink refuses it, and cancels nothing
             raise rest.bad_parameter("query", "mode", mode)
         job = self.server_state.registry.job(parts[2])
         job.cancel()

@@ -319,6 +319,11 @@ def test_live_job_cancel_by_client_and_raw_patch(
     address = f"localhost:{server.port}"
     assert main(["list", "-m", address]) == 0
     assert re.search(rf"{job.job_id} : live keyed sum \(RUNNING\)", capsys.readouterr().out)
+    # an empty mode cancelled the job (the query dropped it, and cancel is the default);
+    # Flink refuses it as any mode it cannot resolve
+    status, body = http(server, "PATCH", f"/jobs/{job.job_id}?mode=")
+    assert status == 400 and 'Cannot resolve query parameter (mode) from value ""' in str(body)
+    assert http(server, "GET", f"/jobs/{job.job_id}")[1]["state"] == "RUNNING"
     status, body = http(server, "PATCH", f"/jobs/{job.job_id}?mode=cancel")
     assert (status, body) == (202, {})
     job.thread.join(BOUND_S)
