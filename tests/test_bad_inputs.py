@@ -536,3 +536,22 @@ def test_a_trace_or_timeline_file_that_cannot_be_written_is_named_with_why(
         f"ckptsim timeline: cannot write {a_file}/t.png: {a_file} is not a folder\n"
     )
     assert a_file.read_text() == "mine\n"
+
+
+def test_a_checkpoint_directory_holding_that_jobs_checkpoints_says_what_to_give_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The line ended '... or remove that one; give execution.checkpointing.dir a directory
+    that can be created and written': two hints, the second wrong (it could be written)."""
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    earlier = tmp_path / "ck" / f"{1:032x}" / "chk-1"  # the simulation's job id of seed 0
+    earlier.mkdir(parents=True)
+    code, err = run(
+        capsys, str(job), "--seed", "0", "-D", f"execution.checkpointing.dir={tmp_path}/ck"
+    )
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.endswith(
+        "give the job another directory (execution.checkpointing.dir), or remove that one\n"
+    ), err
+    assert earlier.is_dir() and not any(earlier.iterdir())
