@@ -151,8 +151,7 @@ def execute(
             f"got {timeout!r}"
         )
     plan = plan_execution(job, conf)
-    if conf["execution.state-recovery.path"] is None:
-        _check_output_folders(job)
+    _check_output_folders(job, fresh=conf["execution.state-recovery.path"] is None)
     unwritten = job.unwritten_streams()
     if unwritten:  # Flink runs such a job too, and says nothing; its output is lost
         log.warning(
@@ -218,14 +217,24 @@ def execute(
     return result
 
 
-def _check_output_folders(job: JobGraph) -> None:
-    """A job that starts afresh writes its file sinks into new or empty folders: the files in
-    a folder are one job's output (a second run's would mix with the first's). A job resumed
-    from a checkpoint or savepoint continues the output already there."""
+def _check_output_folders(job: JobGraph, *, fresh: bool) -> None:
+    """Before a job runs, each sink's output folder (a file sink's; a custom sink's that names
+    one as ``output_folder``, as ``ParquetSink``) exists as a folder this process may write
+    in, or can be created: else the job would fail at deployment. A job that starts afresh
+    (``fresh``) writes its file sinks into new or empty folders: the files in a folder are one
+    job's output (a second run's would mix with the first's). A job resumed from a
+    checkpoint or savepoint continues the output already there."""
     for vertex in job.vertices:
         for node in vertex.operators:
             sink = node.operator
-            if not isinstance(sink, SinkDescriptor) or sink.sink is not SinkKind.FILE:
+            if not isinstance(sink, SinkDescriptor):
+                continue
+            if sink.sink is SinkKind.CUSTOM:
+                folder = getattr(sink.factory, "output_folder", None)
+                if isinstance(folder, Path):
+                    _check_creatable(node.name, folder, "the sink")
+                continue
+            if sink.sink is not SinkKind.FILE:
                 continue
             assert sink.path is not None
             if not str(sink.path).strip():  # Path("") is the current directory
@@ -236,12 +245,36 @@ def _check_output_folders(job: JobGraph) -> None:
                     f"sink {node.name!r}: {path} is a file, not a folder: give sink_to_file a "
                     "new or empty folder"
                 )
-            if path.exists() and any(path.iterdir()):
+            if fresh and path.exists() and any(path.iterdir()):
                 raise FileExistsError(
                     f"sink {node.name!r}: {path} exists and is not an empty folder; its files "
                     "are an earlier run's output. Give sink_to_file a new or empty folder, or "
                     "resume that run with --from-checkpoint / --from-savepoint to continue it"
                 )
+            _check_creatable(node.name, path, "sink_to_file")
+
+
+def _check_creatable(name: str, path: Path, who: str) -> None:
+    """``path`` is a folder this process may write in, or its nearest existing parent is
+    one (so it can be created): else ``NotADirectoryError`` (a parent is a file) or
+    ``PermissionError``, one line naming the folder and why."""
+    probe = path
+    while not os.path.exists(probe) and probe.parent != probe:
+        probe = probe.parent
+    cannot = f"sink {name!r}: its folder {path} cannot be created"
+    if not probe.is_dir():
+        raise NotADirectoryError(
+            f"{cannot}: {probe} is a file, not a folder; give {who} another folder"
+        )
+    if not os.access(probe, os.W_OK | os.X_OK):
+        if probe == path:
+            raise PermissionError(
+                f"sink {name!r}: no permission to write in its folder {path}; give {who} a "
+                "folder you may write in"
+            )
+        raise PermissionError(
+            f"{cannot}: no permission to write in {probe}; give {who} a folder you may write in"
+        )
 
 
 def storage_error(directory: str, error: OSError) -> CheckpointStorageError:

@@ -32,7 +32,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from actors.protocol import CANNOT_CROSS
 from actors.stdout import discard_stdout, unless_reader_left
-from ckptsim._client import add_commands, add_run_options
+from ckptsim._client import _unwritable, add_commands, add_run_options
 from ckptsim._logging import configure_logging, logging_restored
 
 if TYPE_CHECKING:
@@ -131,7 +131,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             settings["execution.state-recovery.path"] = start_from
         if args.allow_non_restored_state:
             settings["execution.state-recovery.ignore-unclaimed-state"] = "true"
-        Configuration(settings)  # unknown keys and bad values fail before the script runs
+        conf = Configuration(settings)  # unknown keys and bad values fail before the script runs
+        if conf["ckptsim.faults"]:  # (their targets are checked against the job's tasks later)
+            from actors.faults import parse_faults
+
+            parse_faults(conf["ckptsim.faults"])
     except (ValueError, ConfigError) as error:
         print(f"ckptsim run: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
@@ -613,9 +617,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         try:  # every protocol event; the per-buffer ones too with --log-level debug
             path = local_path(args.trace)  # a file: URI is a path as well
+            why = _unwritable(path)  # what to fix, said of the file asked for
+            if why is not None:
+                print(f"ckptsim: cannot write the trace file {path}: {why}", file=sys.stderr)
+                return EXIT_USAGE
             trace = TraceWriter(path, level="debug" if args.log_level == "debug" else "info")
         except (OSError, ValueError) as error:
-            print(f"ckptsim: cannot write the trace file: {error}", file=sys.stderr)
+            print(f"ckptsim: cannot write the trace file: {one_line(str(error))}", file=sys.stderr)
             return EXIT_USAGE
         args.trace_writer = trace
     with logging_restored():  # leave logging as it was (matters when embedded)

@@ -384,6 +384,10 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     if Path(args.output).suffix.lower() not in FORMATS:
         print(f"ckptsim timeline: -o {args.output}: use .png, .svg or .html", file=sys.stderr)
         return EXIT_USAGE
+    unwritable = _unwritable(args.output)
+    if unwritable is not None:  # said before the archives are read and the picture drawn
+        print(f"ckptsim timeline: cannot write {args.output}: {unwritable}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         jobs = load_archives(args.archives)
     except FileNotFoundError as missing:

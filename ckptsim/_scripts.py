@@ -191,12 +191,23 @@ def run_script(
         except (RestoreError, CorruptCheckpointError) as error:
             raise ScriptError(f"cannot start {path} from the given state: {error}") from None
         except CheckpointStorageError as error:  # the storage's, not the script's (it names it)
-            raise ScriptError(
-                f"{error}; give execution.checkpointing.dir a directory that can be created "
-                "and written"
-            ) from None
+            hint = (  # unless the error says already what to give
+                ""
+                if "give the job another directory" in str(error)
+                else "; give execution.checkpointing.dir a directory that can be created and "
+                "written"
+            )
+            raise ScriptError(f"{error}{hint}") from None
         except BrokenPipeError:  # the script's own print() met a closed stdout: the reader left
             raise
+        except ImportError as error:  # a pyflink module or name ckptsim (and PyFlink) lacks
+            from ckptsim.pyflink._unsupported import not_in_api  # noqa: PLC0415
+
+            where = _where(path, script, error)
+            refusal = not_in_api(error)
+            if refusal is None:
+                raise ScriptError(f"{where}: {type(error).__name__}: {error}") from None
+            raise ScriptError(f"{where}: {refusal}") from None
         except Exception as error:
             where = _where(path, script, error)
             raise ScriptError(f"{where}: {type(error).__name__}: {error}") from None

@@ -297,10 +297,16 @@ class ArchivedJob:
             not isinstance(jobs, list)
             or not isinstance(jobs[0], dict)
             or not isinstance(jobs[0].get("jid"), str)
+            or not all(isinstance(jobs[0].get(k), str) for k in ("name", "state"))
+            or not all(
+                isinstance(jobs[0].get(k), int) and not isinstance(jobs[0].get(k), bool)
+                for k in ("start-time", "end-time", "duration")
+            )
         ):
             raise rest.ArchiveFormatError(
                 f"{source}: /jobs/overview names its job in another shape than Flink's "
-                '({"jobs": [{"jid": ..., ...}]})'
+                '({"jobs": [{"jid": ..., "name": ..., "state": ..., "start-time": ..., '
+                '"end-time": ..., "duration": ..., ...}]})'
             )
         self.overview: rest.JsonDict = jobs[0]
         self.job_id: str = self.overview["jid"]
@@ -315,7 +321,9 @@ class ArchivedJob:
         job, as Flink's ``SingleJobApplication``)."""
         app = f"/applications/{self.job_id}"
         job = self.bodies.get(f"/jobs/{self.job_id}")
-        timestamps = job.get("timestamps", {}) if isinstance(job, dict) else {}
+        timestamps = job.get("timestamps") if isinstance(job, dict) else None
+        if not isinstance(timestamps, dict):  # a body of another shape: none known
+            timestamps = {}
         return {
             app: {
                 "id": self.job_id,
@@ -572,7 +580,20 @@ class JobRegistry:
 
         from ckptsim._timeline_plot import plotly_figure  # noqa: PLC0415
 
-        timeline = build_timeline(job_id, self.body_getter(job_id))
+        try:
+            timeline = build_timeline(job_id, self.body_getter(job_id))
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as error:
+            archived = self.archived.get(job_id)
+            if archived is None or job_id in self.live:
+                raise  # a live job's bodies are ckptsim's own: a bug
+            # as Flink's HistoryServer, which serves no archive it cannot process: not found
+            raise rest.RestError(
+                404,
+                f"{rest._NOT_FOUND}: the timeline of job {job_id} cannot be drawn: "
+                f"{archived.source} holds a body of another shape than Flink's "
+                f"({type(error).__name__}: {error}); serve the archive ckptsim run --stats "
+                "or Flink's jobmanager.archive.fs.dir wrote, unchanged",
+            ) from None
         figure = json.loads(pio.to_json(plotly_figure(timeline), validate=False))
         return {"timeline": timeline.to_json(), "figure": figure}
 
@@ -1295,8 +1316,10 @@ class _Handler(BaseHTTPRequestHandler):
         parts = path.split("/")
         if len(parts) != 3 or parts[1] != "jobs" or parts[2] == "overview":
             raise self._not_found(path)
-        mode = query.get("mode", "cancel")
-        if mode not in ("cancel", "stop"):
+        raw_query = self.target[2] if self.target is not None else ""
+        given = dict(parse_qsl(raw_query, keep_blank_values=True))  # (query drops mode=)
+        mode = given.get("mode", "cancel")
+        if mode not in ("cancel", "stop"):  # mode= too: Flink refuses it, and cancels nothing
             raise rest.bad_parameter("query", "mode", mode)
         job = self.server_state.registry.job(parts[2])
         job.cancel()

@@ -289,14 +289,22 @@ def parse_path(value: object) -> str:
 
 
 def _enum_parser(choices: tuple[str, ...]) -> Callable[[object], str]:
+    """An enum option's value: a member's name in any case (``EXACTLY_ONCE``,
+    ``exactly_once``), as Flink converts a string to an enum; another spelling
+    (``exactly-once``) is refused, as Flink refuses it ("Could not parse value")."""
+
     def parse(value: object) -> str:
         if isinstance(value, enum.Enum):
             value = value.value
         if isinstance(value, str):
-            normalized = value.strip().upper().replace("-", "_")
+            normalized = value.strip().upper()
             if normalized in choices:
                 return normalized
-        raise ValueError("expected one of " + ", ".join(choices))
+        raise ValueError(
+            "expected one of "
+            + ", ".join(choices)
+            + " (a name as written here, in upper or lower case, as Flink takes it)"
+        )
 
     return parse
 
@@ -1182,8 +1190,14 @@ def parse_config_yaml(text: str, source: str = "config.yaml") -> dict[str, str]:
             raise ConfigError(f"{source}, line {number}: {raw.strip()!r} is not key: value")
         while indent <= stack[-1][0]:
             stack.pop()
-        full = f"{stack[-1][1]}{_unquote(key.strip())}"
         value = value.strip()
+        for part in (key.strip(), value):
+            if part[:1] in ("'", '"') and (len(part) < 2 or part[-1] != part[0]):
+                raise ConfigError(
+                    f"{source}, line {number}: {raw.strip()!r}: the quote {part[0]} is not "
+                    "closed on its line (Flink refuses the file too); close it"
+                )
+        full = f"{stack[-1][1]}{_unquote(key.strip())}"
         if not value:
             stack.append((indent, full + "."))  # a nested map follows
             continue

@@ -237,6 +237,13 @@ def _metadata_document(
     return json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
 
 
+def _absolute(directory: str) -> Path:
+    """A savepoint directory as Flink qualifies it (``Path.makeQualified``): a relative one
+    under the working directory, ``.`` and ``..`` resolved, so the savepoint's path in REST
+    answers and printed lines is absolute (``file:/home/me/sp/savepoint-...``)."""
+    return Path(os.path.abspath(directory))
+
+
 class FileSystemCheckpointStorage:
     """Checkpoints under ``<dir>/<job id>/chk-<n>/``: one state file per subtask and a
     ``_metadata`` JSON file with checksums, each written under a temporary name then renamed.
@@ -255,7 +262,7 @@ class FileSystemCheckpointStorage:
         self.root = self.base_dir / job_id if create_subdir else self.base_dir
         self.job_id = job_id
         self.job_name = job_name
-        self.savepoint_dir = Path(savepoint_dir) if savepoint_dir else None
+        self.savepoint_dir = _absolute(savepoint_dir) if savepoint_dir else None
         self._locations: dict[int, Path] = {}
         #: checkpoint and savepoint directories this job made (a dict keeps their order)
         self._created: dict[Path, None] = {}
@@ -287,7 +294,7 @@ class FileSystemCheckpointStorage:
         self, checkpoint_id: int, props: CheckpointProperties, target: str | None
     ) -> str | None:
         if props.is_savepoint:
-            base = Path(target) if target else (self.savepoint_dir or self.root)
+            base = _absolute(target) if target else (self.savepoint_dir or self.root)
             location = base / f"savepoint-{self.job_id[:6]}-{checkpoint_id}"
         else:
             location = self.root / f"chk-{checkpoint_id}"
@@ -433,7 +440,7 @@ class JobManagerCheckpointStorage(FileSystemCheckpointStorage):
         # no directory of its own: ``root`` only names the job's checkpoints
         self.job_id = job_id
         self.job_name = job_name
-        self.savepoint_dir = Path(savepoint_dir) if savepoint_dir else None
+        self.savepoint_dir = _absolute(savepoint_dir) if savepoint_dir else None
         self.root = self.base_dir = Path(f"{MEMORY_SCHEME}{job_id}")
         self._locations = {}
         self._created = {}

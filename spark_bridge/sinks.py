@@ -129,6 +129,12 @@ class ParquetSink:
         folder commits the checkpoint's pending files in this one, as ``sink_to_file``)."""
         return self.location.uri
 
+    @property
+    def output_folder(self) -> Path | None:
+        """The folder on local disk (None: a remote filesystem): the launcher checks before
+        the job runs that it is, or can be made, a folder this process may write in."""
+        return self.path
+
     def missing_pending(
         self, task: TaskId, states: list[Any], uid: str | None = None, parallelism: int = 1
     ) -> tuple[int, str] | None:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +191,112 @@ def test_a_file_sink_folder_that_is_a_file_or_empty_is_named_so_and_kept(
     )
 
 
+def test_a_sink_folder_that_cannot_be_created_is_refused_before_the_job_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder under a file failed the job at deployment (exit 1, a NotADirectoryError
+    logged by the JobMaster); now one line names the folder and why, exit 2."""
+    job = tmp_path / "job.py"
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    job.write_text(SINK.format(folder=str(a_file / "out")))
+    checkpoints = tmp_path / "checkpoints"
+    code, err = run(capsys, str(job), "-D", f"execution.checkpointing.dir={checkpoints}")
+    assert (code, err) == (
+        2,
+        f"ckptsim run: {job}: NotADirectoryError: sink 'out': its folder {a_file}/out cannot be "
+        f"created: {a_file} is a file, not a folder; give sink_to_file another folder\n",
+    )
+    assert a_file.read_text() == "mine\n"
+    assert not checkpoints.exists()  # refused before the job made anything
+
+
+def test_a_parquet_sink_folder_that_cannot_be_created_is_refused_before_the_job_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("pyarrow")
+    job = tmp_path / "job.py"
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    job.write_text(
+        "from ckptsim import ParquetSink\n"
+        "def build(env):\n"
+        f"    env.from_collection([(1,), (2,)]).sink_to(ParquetSink({str(a_file / 'pq')!r}), "
+        "name='pq')\n"
+    )
+    code, err = run(capsys, str(job))
+    assert code == 2
+    assert err == (
+        f"ckptsim run: {job}: NotADirectoryError: sink 'pq': its folder {a_file}/pq cannot be "
+        f"created: {a_file} is a file, not a folder; give the sink another folder\n"
+    )
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write in any folder")
+def test_a_sink_folder_in_a_folder_without_write_permission_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = tmp_path / "job.py"
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        job.write_text(SINK.format(folder=str(locked / "out")))
+        assert run(capsys, str(job)) == (
+            2,
+            f"ckptsim run: {job}: PermissionError: sink 'out': its folder {locked}/out cannot be "
+            f"created: no permission to write in {locked}; give sink_to_file a folder you may "
+            "write in\n",
+        )
+    finally:
+        locked.chmod(0o755)
+
+
+@pytest.mark.parametrize(
+    ("line", "named", "what"),
+    [
+        ("from pyflink.ml.feature.standardscaler import StandardScaler", "pyflink.ml", "module"),
+        ("import pyflink.gelly", "pyflink.gelly", "module"),
+        (
+            "from pyflink.datastream import StreamExecutionEnvironment, NoSuchThing",
+            "pyflink.datastream.NoSuchThing",
+            "name",
+        ),
+    ],
+)
+def test_a_pyflink_module_ckptsim_does_not_provide_is_named_in_one_line(
+    line: str, named: str, what: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was Python's ImportError, with the path of ckptsim's own module for a name."""
+    program = tmp_path / "prog.py"
+    program.write_text(f"import sys\n{line}\n")
+    code, err = run(capsys, str(program))
+    assert code == 2
+    assert err == (
+        f"ckptsim run: {program}:2: {named} is not a {what} of ckptsim's PyFlink API (nor of "
+        "PyFlink 2.3.0): it has pyflink.common, pyflink.datastream (with the connectors "
+        "file_system and number_seq) and pyflink.metrics; docs/pyflink.md ('What ckptsim "
+        "implements') lists what ckptsim's PyFlink API has\n"
+    )
+
+
+def test_a_program_that_catches_the_import_error_of_a_missing_pyflink_module_runs_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "prog.py"
+    program.write_text(
+        "try:\n"
+        "    import pyflink.ml\n"
+        "except ImportError:\n"
+        "    pass\n"
+        "from pyflink.datastream import StreamExecutionEnvironment\n"
+        "env = StreamExecutionEnvironment.get_execution_environment()\n"
+        "env.from_collection([1, 2]).print()\n"
+        "env.execute()\n"
+    )
+    assert run(capsys, str(program)) == (0, "")
+
+
 def test_the_spark_example_without_java_says_so_and_nothing_else(tmp_path: Path) -> None:
     """Its second line said 'the topology's output does not match Spark's batch result'."""
     example = ROOT / "examples" / "spark_clicks.py"
@@ -343,3 +451,109 @@ def test_a_parallelism_above_the_max_parallelism_says_how_to_fix_it(
     assert run(capsys, str(job), "-p", "200")[0] == 0
     code, err = run(capsys, str(job), "-D", "pipeline.max-parallelism=0")
     assert (code, err.count("\n")) == (2, 1) and "must be at least 1 (or -1)" in err
+
+
+INTERRUPTED_IMPORT = """
+import importlib.abc, sys
+
+class Block(importlib.abc.MetaPathFinder):
+    # halfway through importing ckptsim: says so, then waits for a line that never comes
+    def find_spec(self, name, path, target=None):
+        if name == "runtime.job":
+            sys.meta_path.remove(self)
+            print("importing", flush=True)
+            sys.stdin.readline()
+        return None
+
+sys.meta_path.insert(0, Block())
+sys.argv = ["ckptsim", "config"]
+import ckptsim_console
+ckptsim_console.console()
+"""
+
+
+def test_ctrl_c_while_the_program_imports_ckptsim_is_one_line_and_status_130() -> None:
+    """Ctrl-C in the second the program spends importing ckptsim printed a KeyboardInterrupt
+    traceback. The child stops halfway through the import, waiting on its standard input;
+    SIGINT is sent once it has said so: no timing involved."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_IMPORT],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline() == "importing\n"
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate()
+    assert (child.returncode, out, err) == (130, "", "ckptsim: interrupted (Ctrl-C)\n")
+
+
+def test_the_ckptsim_program_enters_through_the_guarded_import() -> None:
+    (program,) = [e for e in entry_points(group="console_scripts") if e.name == "ckptsim"]
+    assert program.value == "ckptsim_console:console"
+
+
+def test_an_unknown_fault_given_with_d_is_refused_before_the_script_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was said as the script's own error ('job.py: ValueError: unknown fault ...'), after
+    the script's top-level code ran."""
+    job = tmp_path / "job.py"
+    ran = tmp_path / "ran"
+    job.write_text(f"open({str(ran)!r}, 'w').close()\n" + JOB)
+    assert run(capsys, str(job), "-D", "ckptsim.faults=Bogus") == (
+        2,
+        "ckptsim run: unknown fault 'Bogus' in ckptsim.faults; known: crash-task, delay-ack, "
+        "drop-ack, fail-snapshot, fail-task, stall-channel\n",
+    )
+    assert not ran.exists()
+
+
+def test_a_trace_or_timeline_file_that_cannot_be_written_is_named_with_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The trace's line named its temporary file ('x.inprogress.jsonl') and Python's errno
+    text; the timeline's said 'Not a directory' after drawing the picture."""
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    assert run(capsys, str(job), "--trace", str(a_file / "x.jsonl")) == (
+        2,
+        f"ckptsim: cannot write the trace file {a_file}/x.jsonl: {a_file} is not a folder\n",
+    )
+    assert run(capsys, str(job), "--trace", str(tmp_path / "no" / "x.jsonl")) == (
+        2,
+        f"ckptsim: cannot write the trace file {tmp_path}/no/x.jsonl: its folder "
+        f"{tmp_path}/no does not exist: create it first\n",
+    )
+    archive = tmp_path / "archive.json"
+    assert main(["run", str(job), "--simulate", "-q", "--stats", str(archive)]) == 0
+    capsys.readouterr()
+    assert main(["timeline", str(archive), "-o", str(a_file / "t.png")]) == 2
+    assert capsys.readouterr().err == (
+        f"ckptsim timeline: cannot write {a_file}/t.png: {a_file} is not a folder\n"
+    )
+    assert a_file.read_text() == "mine\n"
+
+
+def test_a_checkpoint_directory_holding_that_jobs_checkpoints_says_what_to_give_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The line ended '... or remove that one; give execution.checkpointing.dir a directory
+    that can be created and written': two hints, the second wrong (it could be written)."""
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    earlier = tmp_path / "ck" / f"{1:032x}" / "chk-1"  # the simulation's job id of seed 0
+    earlier.mkdir(parents=True)
+    code, err = run(
+        capsys, str(job), "--seed", "0", "-D", f"execution.checkpointing.dir={tmp_path}/ck"
+    )
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.endswith(
+        "give the job another directory (execution.checkpointing.dir), or remove that one\n"
+    ), err
+    assert earlier.is_dir() and not any(earlier.iterdir())

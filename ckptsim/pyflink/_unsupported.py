@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
@@ -22,6 +23,7 @@ from actors.logs import get_logger
 from ckptsim._errors import UnsupportedFeature
 from ckptsim.pyflink._pyflink_names import MODULES as PYFLINK_MODULES
 from ckptsim.pyflink._pyflink_names import NAMES as PYFLINK_NAMES
+from ckptsim.pyflink._pyflink_names import VERSION as PYFLINK_VERSION
 
 log = get_logger(__name__)
 
@@ -34,7 +36,7 @@ FORMATS = (
     "path) and parse them in a map"
 )
 JVM = "ckptsim runs no JVM: keep the job's code in Python"
-API = "the README's 'Running PyFlink programs' lists what ckptsim's PyFlink API has"
+API = "docs/pyflink.md ('What ckptsim implements') lists what ckptsim's PyFlink API has"
 ASYNC = "call the service in a map (declare its cost with processing_cost)"
 STATE_BACKEND = (
     "ckptsim keeps keyed state in its own heap backend and snapshots it in full: use "
@@ -180,6 +182,30 @@ def unsupported_module(fullname: str) -> NoReturn:
     if _pyflinks(fullname):
         not_supported(f"module {fullname}")
     raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+
+
+def not_in_api(error: ImportError) -> str | None:
+    """The one line for a failed import of a ``pyflink`` module or name that neither ckptsim
+    nor PyFlink has (Python's ``ImportError``, as under PyFlink, so a program's ``except
+    ImportError`` still works): what it imported, that ckptsim's PyFlink API does not have
+    it, and what it has. None for an import of something else."""
+    module = (error.name or "").removeprefix("ckptsim.")  # (a name of a module ckptsim has)
+    if not (module == "pyflink" or module.startswith("pyflink.")):
+        return None
+    has = (
+        "it has pyflink.common, pyflink.datastream (with the connectors file_system and "
+        f"number_seq) and pyflink.metrics; {API}"
+    )
+    if isinstance(error, ModuleNotFoundError):
+        return (
+            f"{module} is not a module of ckptsim's PyFlink API (nor of PyFlink "
+            f"{PYFLINK_VERSION}): {has}"
+        )
+    found = re.match(r"cannot import name '([^']+)'", error.msg or "")
+    name = f"{module}.{found.group(1)}" if found else module
+    return (
+        f"{name} is not a name of ckptsim's PyFlink API (nor of PyFlink {PYFLINK_VERSION}): {has}"
+    )
 
 
 _NOTHING = object()

@@ -300,18 +300,23 @@ def test_no_actor_thread_or_process_is_left_after_a_job() -> None:
     assert multiprocessing.active_children() == []
 
 
-def test_a_sink_that_cannot_open_fails_the_deployment_as_on_threads(tmp_path: Path) -> None:
+def test_a_sink_folder_that_cannot_be_made_is_refused_before_deployment_as_on_threads(
+    tmp_path: Path,
+) -> None:
+    """(It failed the deployment, on both runtimes alike; now it is refused before the job
+    runs, on both alike.)"""
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     failures = []
     for runtime in ("threaded", "processes"):
         env = StreamExecutionEnvironment(parallelism=2)
         env.from_collection(range(10)).sink_to_file(str(blocker / "out"))
-        result = env.execute("unopenable", runtime=runtime, timeout=GUARD_S)
-        assert result.status is JobStatus.FAILED
-        failures.append(result.failure)
+        with pytest.raises(NotADirectoryError) as refused:
+            env.execute("unopenable", runtime=runtime, timeout=GUARD_S)
+        failures.append(str(refused.value))
     assert failures[0] == failures[1]
-    assert failures[1] is not None and "NotADirectoryError" in failures[1]
+    assert f"{blocker} is a file, not a folder" in failures[1]
+    assert multiprocessing.active_children() == []
 
 
 def test_the_command_line_runs_a_script_on_task_manager_processes(

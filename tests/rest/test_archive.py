@@ -129,6 +129,63 @@ def test_a_trace_given_for_an_archive_is_named_as_such(
     assert "it looks like a --trace file" in err and "written by --stats FILE" in err
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"history": "not a list"},
+        {"counts": {}, "history": [{"id": "one"}]},
+        ["a list"],
+    ],
+    ids=["history a string", "an id not a number", "a list"],
+)
+def test_a_malformed_archived_body_is_flinks_not_found_and_the_server_keeps_serving(
+    body: Any, finished: Any, tmp_path: Path
+) -> None:
+    """The timeline of an archive whose checkpoints body was of another shape answered 500;
+    Flink's HistoryServer serves no archive it cannot process (404), and serves on."""
+    _, view, _ = finished
+    target = write_archive(view, tmp_path / "job-archive")
+    document = json.loads(target.read_text())
+    for entry in document["archive"]:
+        if entry["path"] == f"/jobs/{view.job_id}/checkpoints":
+            entry["json"] = json.dumps(body)
+    target.write_text(json.dumps(document))
+    (job,) = load_archives([str(target)])
+    with WebServer(JobRegistry([job]), host="localhost", port=0) as server:
+        status, answer = http(server, "GET", f"/ckptsim/jobs/{view.job_id}/timeline")
+        assert status == 404, answer
+        (message,) = answer["errors"]
+        assert message.startswith(
+            f"org.apache.flink.runtime.rest.NotFoundException: the timeline of job "
+            f"{view.job_id} cannot be drawn: {target} holds a body of another shape than Flink's"
+        )
+        assert http(server, "GET", f"/jobs/{view.job_id}/checkpoints")[1] == body  # as it is
+        assert http(server, "GET", "/jobs/overview")[0] == 200
+        assert http(server, "GET", "/jobs")[0] == 200
+
+
+def test_an_archive_whose_overview_entry_is_malformed_is_refused_when_loaded(
+    finished: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An overview entry without its state made GET /jobs and /applications/overview 500 for
+    every job the server showed."""
+    _, view, _ = finished
+    (tmp_path / "archives").mkdir()
+    target = write_archive(view, tmp_path / "archives" / "job-archive")
+    document = json.loads(target.read_text())
+    for entry in document["archive"]:
+        if entry["path"] == "/jobs/overview":
+            overview = json.loads(entry["json"])
+            del overview["jobs"][0]["state"]
+            entry["json"] = json.dumps(overview)
+    target.write_text(json.dumps(document))
+    with pytest.raises(rest.ArchiveFormatError, match="names its job in another shape"):
+        load_archives([str(target)])
+    assert load_archives([str(target.parent)]) == []  # in a folder: skipped, as Flink's
+    assert main(["serve", str(target)]) == 2
+    assert "names its job in another shape than Flink's" in capsys.readouterr().err
+
+
 def _started(process: subprocess.Popen[str]) -> str:
     """The web page's URL the command prints (its first line on stderr names it)."""
     assert process.stderr is not None

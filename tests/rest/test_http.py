@@ -286,6 +286,32 @@ def test_live_job_checkpoint_savepoint_and_stop(
     assert http(server, "GET", base)[1]["state"] == "FINISHED"
 
 
+def test_a_relative_savepoint_directory_is_made_absolute_as_flink_qualifies_it(
+    live: tuple[Live, WebServer],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A relative target stayed relative in the operation's location and in the client's
+    'Savepoint completed. Path: ...'; Flink qualifies it: file:/abs/path."""
+    job, server = live
+    base = f"/jobs/{job.job_id}"
+    monkeypatch.chdir(tmp_path)
+    cwd = Path.cwd()
+    status, trigger = http(server, "POST", f"{base}/savepoints", {"target-directory": "x/../sp"})
+    assert status == 202
+    done = _operation(server, f"{base}/savepoints/{trigger['request-id']}")
+    location = done["operation"]["location"]
+    assert location.startswith(f"file:{cwd}/sp/savepoint-"), location
+    assert Path(location.removeprefix("file:"), "_metadata").is_file()
+    history = http(server, "GET", f"{base}/checkpoints")[1]["history"]
+    assert location in [entry["external_path"] for entry in history]
+    capsys.readouterr()
+    assert main(["savepoint", job.job_id, "client-sp", "-m", f"localhost:{server.port}"]) == 0
+    out = capsys.readouterr().out
+    assert f"Savepoint completed. Path: file:{cwd}/client-sp/savepoint-" in out, out
+
+
 def test_live_job_cancel_by_client_and_raw_patch(
     live: tuple[Live, WebServer], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -293,6 +319,11 @@ def test_live_job_cancel_by_client_and_raw_patch(
     address = f"localhost:{server.port}"
     assert main(["list", "-m", address]) == 0
     assert re.search(rf"{job.job_id} : live keyed sum \(RUNNING\)", capsys.readouterr().out)
+    # an empty mode cancelled the job (the query dropped it, and cancel is the default);
+    # Flink refuses it as any mode it cannot resolve
+    status, body = http(server, "PATCH", f"/jobs/{job.job_id}?mode=")
+    assert status == 400 and 'Cannot resolve query parameter (mode) from value ""' in str(body)
+    assert http(server, "GET", f"/jobs/{job.job_id}")[1]["state"] == "RUNNING"
     status, body = http(server, "PATCH", f"/jobs/{job.job_id}?mode=cancel")
     assert (status, body) == (202, {})
     job.thread.join(BOUND_S)

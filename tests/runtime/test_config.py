@@ -153,11 +153,32 @@ def test_unset_key_is_not_reported_as_set() -> None:
 # --- enums and booleans ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "raw", ["at_least_once", "AT_LEAST_ONCE", "At_Least_Once", "at-least-once"]
-)
+@pytest.mark.parametrize("raw", ["at_least_once", "AT_LEAST_ONCE", "At_Least_Once"])
 def test_enum_values_are_case_insensitive(raw: str) -> None:
     assert Configuration({CP + "mode": raw})[CP + "mode"] == "AT_LEAST_ONCE"
+
+
+@pytest.mark.parametrize(
+    ("key", "raw"),
+    [
+        (CP + "mode", "at-least-once"),
+        (CP + "mode", "exactly-once"),
+        (CP + "externalized-checkpoint-retention", "retain-on-cancellation"),
+        ("state.backend.rocksdb.predefined-options", "spinning-disk-optimized"),
+        ("ckptsim.checkpointing.alignment", "legacy-buffered"),
+    ],
+)
+def test_an_enum_value_spelled_with_dashes_is_refused_as_flink_refuses_it(
+    key: str, raw: str
+) -> None:
+    """Flink converts a string to an enum by its name, ignoring case only: 'exactly-once' was
+    taken here, and Flink fails the job's configuration with 'Could not parse value'."""
+    with pytest.raises(ConfigError) as info:
+        Configuration({key: raw})
+    message = str(info.value)
+    assert f"Invalid value {raw!r} for configuration key '{key}': expected one of " in message
+    assert raw.upper().replace("-", "_") in message  # the name meant is among those listed
+    assert "\n" not in message
 
 
 def test_enum_value_may_be_given_as_the_enum_member() -> None:
@@ -495,8 +516,16 @@ def test_flinks_config_yaml_is_read_as_flat_keys_and_other_yaml_is_refused() -> 
             "execution.program-config.wildcards: [a, b\n",
             "line 1: 'execution.program-config.wildcards: [a, b': a list is written on one line",
         ),
+        (  # was taken as an unknown key '"unterminated', the file's other lines applied
+            '"unterminated: 1\n',
+            "line 1: '\"unterminated: 1': the quote \" is not closed on its line",
+        ),
+        (
+            "parallelism.default: '2\n",
+            "line 1: \"parallelism.default: '2\": the quote ' is not closed on its line",
+        ),
     ],
-    ids=["tab", "twice", "twice nested and flat", "unclosed list"],
+    ids=["tab", "twice", "twice nested and flat", "unclosed list", "key quote", "value quote"],
 )
 def test_a_config_yaml_mistake_names_its_line(text: str, message: str) -> None:
     from runtime.config import ConfigError, parse_config_yaml  # noqa: PLC0415
@@ -504,6 +533,16 @@ def test_a_config_yaml_mistake_names_its_line(text: str, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_config_yaml(text, "conf/config.yaml")
     assert str(caught.value).startswith(f"conf/config.yaml, {message}"), caught.value
+
+
+def test_a_quote_inside_a_plain_value_is_not_an_unclosed_quote() -> None:
+    from runtime.config import parse_config_yaml  # noqa: PLC0415
+
+    text = 'pipeline.name: Bob\'s job\nexecution.checkpointing.dir: "/tmp/ck" # quoted\n'
+    assert parse_config_yaml(text) == {
+        "pipeline.name": "Bob's job",
+        "execution.checkpointing.dir": "/tmp/ck",
+    }
 
 
 @pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-Infinity", float("nan")])
