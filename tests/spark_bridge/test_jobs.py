@@ -36,12 +36,16 @@ def read_all(reader: SplitReader, size: int = 4) -> list[Any]:
 
 
 @pytest.fixture
-def job_group(spark: Any) -> Iterator[str]:
+def job_group(spark: Any, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The caller's job group, one per test: a reader a test leaves behind may still have a
+    prefetch job under way (a DataFrame feed fetches the next split's first chunk in a
+    background thread, in the caller's group), which must not count as the next test's."""
     sc = spark.sparkContext
-    sc.setJobGroup("ckptsim-nightly", "nightly etl")
+    group = f"ckptsim-nightly {request.node.name}"
+    sc.setJobGroup(group, "nightly etl")
     sc.setLocalProperty("spark.scheduler.pool", "etl")
     try:
-        yield "ckptsim-nightly"
+        yield group
     finally:
         for key in CONTEXT_PROPERTIES:
             sc.setLocalProperty(key, None)
