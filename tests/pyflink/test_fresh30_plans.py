@@ -1,0 +1,79 @@
+"""Plans of programs a new user wrote (issue fresh30), compared with what Flink 2.3's
+``get_execution_plan()`` printed for them (captured with ``apache-flink==2.3.0``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from ckptsim.pyflink.common import Duration, Types, WatermarkStrategy
+from ckptsim.pyflink.common.watermark_strategy import TimestampAssigner
+from ckptsim.pyflink.datastream import StreamExecutionEnvironment
+from ckptsim.pyflink.datastream.connectors.number_seq import NumberSequenceSource
+
+
+class _Ts(TimestampAssigner):
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        return int(value[1])
+
+
+def _nodes(env: StreamExecutionEnvironment) -> list[tuple[str, int, list[str]]]:
+    nodes = json.loads(env.get_execution_plan())["nodes"]
+    return [
+        (
+            node["contents"],
+            node["parallelism"],
+            [p["ship_strategy"] for p in node.get("predecessors", [])],
+        )
+        for node in nodes
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="fresh30: set_parallelism after a Python TimestampAssigner sets all three operators",
+)
+def test_set_parallelism_after_a_python_timestamp_assigner_sets_only_remove_timestamp() -> None:
+    """PyFlink's ``assign_timestamps_and_watermarks`` with a Python assigner is three operators;
+    ``set_parallelism`` on its result sets the last one's (``Remove-Timestamp``): the other two
+    keep the default parallelism, fed by rebalance, so two watermark generators run."""
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    stream = env.from_collection(
+        [("a", 1), ("b", 2)], type_info=Types.TUPLE([Types.STRING(), Types.LONG()])
+    )
+    stream = stream.assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_bounded_out_of_orderness(
+            Duration.of_millis(5)
+        ).with_timestamp_assigner(_Ts())
+    ).set_parallelism(1)
+    stream.key_by(lambda v: v[0]).map(lambda v: v[0]).print()
+    # Flink 2.3 (node ids aside)
+    assert _nodes(env) == [
+        ("Source: Collection Source", 1, []),
+        ("Extract-Timestamp", 2, ["REBALANCE"]),
+        ("Timestamps/Watermarks", 2, ["FORWARD"]),
+        ("Remove-Timestamp", 1, ["REBALANCE"]),
+        ("_stream_key_by_map_operator", 1, ["FORWARD"]),
+        ("Map, Map", 2, ["HASH"]),
+        ("Sink: Print to Std. Out", 2, ["FORWARD"]),
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="fresh30: from_source(...).set_parallelism sets a hidden assigner's"
+)
+def test_set_parallelism_on_from_source_sets_the_sources() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(3)
+    env.from_source(
+        NumberSequenceSource(0, 9), WatermarkStrategy.no_watermarks(), "numbers"
+    ).set_parallelism(2).map(lambda x: x * 2).print()
+    # Flink 2.3 (node ids aside)
+    assert _nodes(env) == [
+        ("Source: numbers", 2, []),
+        ("Map, Map", 3, ["REBALANCE"]),
+        ("Sink: Print to Std. Out", 3, ["FORWARD"]),
+    ]
