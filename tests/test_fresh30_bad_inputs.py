@@ -51,3 +51,18 @@ def test_the_json_file_sink_keeps_infinite_and_nan_floats_apart_from_none(
     values = {json.loads(line)[0]: json.loads(line)[1] for line in lines}
     assert values[4] is None
     assert all(values[i] is not None for i in (1, 2, 3)), values
+
+
+@pytest.mark.xfail(strict=True, reason="fresh30: a config.yaml typo gets no did-you-mean")
+def test_a_typo_of_a_known_key_in_config_yaml_names_the_key_meant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "job.py"
+    script.write_text(JOB)
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "config.yaml").write_text("execution.checkpointing.intervall: 100 ms\n")
+    monkeypatch.setenv("FLINK_CONF_DIR", str(conf))
+    main(["run", str(script), "--simulate", "-q"])
+    err = capsys.readouterr().err
+    assert "Did you mean 'execution.checkpointing.interval'?" in err, err
