@@ -66,3 +66,15 @@ def test_a_typo_of_a_known_key_in_config_yaml_names_the_key_meant(
     main(["run", str(script), "--simulate", "-q"])
     err = capsys.readouterr().err
     assert "Did you mean 'execution.checkpointing.interval'?" in err, err
+
+
+@pytest.mark.xfail(strict=True, reason="fresh30: doubled braces in the not-an-archive message")
+def test_serving_a_file_that_is_no_archive_shows_the_archive_shape_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "notsp.json"
+    path.write_text("{}")
+    assert main(["serve", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1
+    assert 'expected {"archive": [{"path": ..., "json": ...}, ...]} (' in err, err
