@@ -9,8 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from ckptsim import StreamExecutionEnvironment
 from ckptsim.testing import Simulation
 
@@ -50,10 +48,6 @@ def _run(build: Callable[[StreamExecutionEnvironment], None], **settings: Any) -
     return Simulation(seed=1).run(build, settings)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh30: a file sink chained at one parallelism cannot be restored at another",
-)
 def test_keyed_operators_resume_at_another_parallelism_before_a_file_sink_that_keeps_its_own(
     tmp_path: Path,
 ) -> None:
