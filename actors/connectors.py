@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 import os
 import re
 import sys
@@ -126,12 +127,57 @@ class PrintConnector(NoTransactions):
 #: record); a value JSON has no type for is written as its ``str``
 _JSON = msgspec.json.Encoder(enc_hook=str)
 
+#: how a float JSON has no number for is written: as Python's ``json`` and Jackson's readers
+#: (Spark's ``allowNonNumericNumbers``) take it back (msgspec wrote null, as if it were None)
+_NON_FINITE = {"NaN": b"NaN", "Infinity": b"Infinity", "-Infinity": b"-Infinity"}
+
+
+def _json_lines(records: Any) -> bytes:
+    """``records`` as JSON lines; a record holding inf, -inf or NaN (in a tuple, list or dict)
+    keeps them as ``Infinity``, ``-Infinity`` and ``NaN``. Only a buffer whose lines hold a
+    null is looked through for them: the others cost nothing more."""
+    data = _JSON.encode_lines(records)
+    if b"null" not in data or not any(map(_has_non_finite, records)):
+        return data
+    return b"".join(_json_line(record) for record in records)
+
+
+def _json_line(record: Any) -> bytes:
+    line = _JSON.encode(_marked(record))
+    for token, written in _NON_FINITE.items():
+        line = line.replace(b'"\\u0000' + token.encode() + b'\\u0000"', written)
+    return line + b"\n"
+
+
+def _has_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, tuple | list):
+        return any(map(_has_non_finite, value))
+    if isinstance(value, dict):
+        return any(map(_has_non_finite, value.values()))
+    return False
+
+
+def _marked(value: Any) -> Any:
+    """``value`` with each non-finite float as a marked string ``_json_line`` turns into its
+    token (a string of its own would not hold the NUL characters the mark has)."""
+    if isinstance(value, float) and _has_non_finite(value):
+        name = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        return f"\x00{name}\x00"
+    if isinstance(value, tuple | list):
+        return [_marked(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _marked(v) for k, v in value.items()}
+    return value
+
 
 def _lines(records: Any, fmt: str) -> bytes:
     """A buffer's lines, UTF-8. ``json``: one compact JSON document per record, as any reader
-    expects (tuples become arrays); ``text``: each record's ``str``."""
+    expects (tuples become arrays; inf and NaN as ``Infinity`` and ``NaN``, as Python's
+    ``json`` writes them); ``text``: each record's ``str``."""
     if fmt == "json":
-        return _JSON.encode_lines(records)
+        return _json_lines(records)
     if not records:
         return b""
     return ("\n".join(map(str, records)) + "\n").encode()

@@ -117,6 +117,18 @@ class TraceWriter:
                     self._fail(error)
             self._file = None
 
+    def discard(self) -> None:
+        """Close without writing the file: what was there before stays as it was (a run
+        refused before it began leaves an earlier trace in place, as it leaves other files)."""
+        with self._lock:
+            if self._file is not None and self._owned:
+                with contextlib.suppress(OSError):
+                    self._file.close()
+                if self._tmp is not None:
+                    with contextlib.suppress(OSError):
+                        self._tmp.unlink()
+            self._file = None
+
     def __enter__(self) -> TraceWriter:
         return self
 

@@ -70,7 +70,7 @@ def config_file_settings(environ: Mapping[str, str] | None = None) -> dict[str, 
     CLI reads it before ``-D``: the keys ckptsim takes; the others (a copy of Flink's
     ``conf/`` has JVM, memory and cluster addresses) are named once on stderr as changing
     nothing here. ``ValueError`` if the directory has no config.yaml (as Flink's CLI)."""
-    from runtime.config import is_known, parse_config_yaml
+    from runtime.config import is_known, key_meant, parse_config_yaml
 
     conf_dir = (os.environ if environ is None else environ).get("FLINK_CONF_DIR")
     if not conf_dir:
@@ -99,6 +99,16 @@ def config_file_settings(environ: Mapping[str, str] | None = None) -> dict[str, 
         raise ValueError(f"cannot read {path}: {error.strerror or error}") from None
     settings = parse_config_yaml(text, str(path))
     unused = sorted(key for key in settings if not is_known(key))
+    # a near miss of a key ckptsim takes is a typo (Flink would ignore it too, silently);
+    # the others are Flink's cluster keys (memory, JVM, ports), which change nothing here
+    typos = {key: meant for key in unused if (meant := key_meant(key, cutoff=0.9))}
+    for key, meant in typos.items():
+        print(
+            f"ckptsim: {path}: '{key}' is not a key ckptsim knows, and is ignored. Did you "
+            f"mean '{meant}'?",
+            file=sys.stderr,
+        )
+    unused = [key for key in unused if key not in typos]
     if unused:
         print(
             f"ckptsim: {path}: {', '.join(unused)} change nothing here (ckptsim runs in this "
@@ -548,6 +558,13 @@ def _hint(command: argparse.ArgumentParser, args: argparse.Namespace, unknown: l
             close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.75)
             if close:
                 return f" (did you mean {close[0]}?)"
+    if getattr(args, "command", None) == "run" and {"-d", "--detached"} & set(unknown):
+        return (
+            " (ckptsim run has no detached mode like 'flink run -d': run the job in the "
+            f"background with its REST API, ckptsim run {args.script} --web &, then use "
+            "ckptsim list, savepoint, stop and cancel, or Flink's own CLI, against it; "
+            "docs/flink-tools.md)"
+        )
     if getattr(args, "command", None) == "run":
         return (
             f" (a program's own arguments go after --: ckptsim run {args.script} [options] -- "
@@ -628,8 +645,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.trace_writer = trace
     with logging_restored():  # leave logging as it was (matters when embedded)
         configure_logging(args.log_format, args.log_level)
+        result: int | None = None
         try:
-            result: int = args.func(args)
+            result = args.func(args)
         except KeyboardInterrupt:
             print("ckptsim: interrupted (Ctrl-C)", file=sys.stderr)
             result = EXIT_INTERRUPTED
@@ -638,7 +656,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = EXIT_OK
         finally:
             if trace is not None:
-                trace.close()
+                if result == EXIT_USAGE and trace.seq == 0:
+                    trace.discard()  # refused before it began: an earlier trace stays
+                else:
+                    trace.close()
+    assert result is not None
     if trace is not None and trace.failed is not None and result in (EXIT_OK, EXIT_FAILED):
         result = EXIT_USAGE  # (said on standard error when it failed) a file asked for is not
     return result

@@ -1284,6 +1284,16 @@ def is_known(key: str) -> bool:
     return key in _BY_KEY or key in _DEPRECATED
 
 
+def key_meant(key: str, *, cutoff: float = 0.6) -> str | None:
+    """The known key an unknown ``key`` most likely meant (another case, a typo), or None."""
+    known = [*_BY_KEY, *_DEPRECATED]
+    by_case = {k.lower(): k for k in known}  # keys are case-sensitive, as Flink's
+    if key.strip().lower() in by_case:
+        return by_case[key.strip().lower()]
+    close = difflib.get_close_matches(key, known, n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
 class Configuration(Mapping[str, Any]):
     """Validated settings by current key (deprecated keys are accepted and mapped)."""
 
@@ -1317,11 +1327,8 @@ class Configuration(Mapping[str, Any]):
             raise ConfigError(f"Configuration keys are strings, got {key!r}.")
         opt = _BY_KEY.get(key) or _DEPRECATED.get(key)
         if opt is None:
-            known = [*_BY_KEY, *_DEPRECATED]
-            by_case = {k.lower(): k for k in known}  # keys are case-sensitive, as Flink's
-            close = [by_case[key.strip().lower()]] if key.strip().lower() in by_case else []
-            close = close or difflib.get_close_matches(key, known, n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
+            meant = key_meant(key)
+            hint = f" Did you mean '{meant}'?" if meant else ""
             raise ConfigError(
                 f"Unknown configuration key '{key}'.{hint} "
                 "Run 'ckptsim config' to list the supported keys."

@@ -2048,7 +2048,7 @@ def read_archive(document: Any, *, source: str = "archive") -> dict[str, Body]:
     if not isinstance(document, dict) or not isinstance(document.get("archive"), list):
         raise ArchiveFormatError(
             f'{source} is not a Flink job archive: expected {{"archive": [{{"path": ..., '
-            '"json": ...}}, ...]}} (written by ckptsim run --stats, or by Flink\'s '
+            '"json": ...}, ...]} (written by ckptsim run --stats, or by Flink\'s '
             "JobManager with jobmanager.archive.fs.dir)"
         )
     bodies: dict[str, Body] = {}

@@ -15,7 +15,6 @@ from ckptsim._cli import main
 JOB = 'def build(env):\n    env.from_collection([1, 2, 3]).map(str).collect("out")\n'
 
 
-@pytest.mark.xfail(strict=True, reason="fresh30: a refused run empties the --trace file")
 @pytest.mark.parametrize(
     "argv",
     [
@@ -38,7 +37,6 @@ def test_a_refused_run_leaves_an_existing_trace_file_as_it_was(
     assert trace.read_text() == '{"precious": true}\n'
 
 
-@pytest.mark.xfail(strict=True, reason="fresh30: the JSON file sink writes inf and NaN as null")
 def test_the_json_file_sink_keeps_infinite_and_nan_floats_apart_from_none(
     tmp_path: Path,
 ) -> None:
@@ -53,7 +51,6 @@ def test_the_json_file_sink_keeps_infinite_and_nan_floats_apart_from_none(
     assert all(values[i] is not None for i in (1, 2, 3)), values
 
 
-@pytest.mark.xfail(strict=True, reason="fresh30: a config.yaml typo gets no did-you-mean")
 def test_a_typo_of_a_known_key_in_config_yaml_names_the_key_meant(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -68,7 +65,6 @@ def test_a_typo_of_a_known_key_in_config_yaml_names_the_key_meant(
     assert "Did you mean 'execution.checkpointing.interval'?" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="fresh30: doubled braces in the not-an-archive message")
 def test_serving_a_file_that_is_no_archive_shows_the_archive_shape_as_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -78,3 +74,16 @@ def test_serving_a_file_that_is_no_archive_shows_the_archive_shape_as_json(
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1
     assert 'expected {"archive": [{"path": ..., "json": ...}, ...]} (' in err, err
+
+
+def test_flinks_detached_flag_says_how_to_run_a_job_in_the_background(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``flink run -d`` is a habit: ckptsim run refuses it with what to do instead (was told
+    to pass -d to the program after --)."""
+    script = tmp_path / "job.py"
+    script.write_text(JOB)
+    assert main(["run", "-d", str(script)]) == 2
+    err = capsys.readouterr().err
+    assert "no detached mode" in err and f"ckptsim run {script} --web &" in err, err
+    assert "after --" not in err
