@@ -64,9 +64,6 @@ def test_set_parallelism_after_a_python_timestamp_assigner_sets_only_remove_time
     ]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="fresh30: from_source(...).set_parallelism sets a hidden assigner's"
-)
 def test_set_parallelism_on_from_source_sets_the_sources() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(3)
@@ -112,9 +109,6 @@ env.execute("uid")
 """
 
 
-@pytest.mark.xfail(
-    strict=True, reason="fresh30: from_source(...).uid names a hidden assigner, not the source"
-)
 def test_a_from_source_uid_names_the_sources_task(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:

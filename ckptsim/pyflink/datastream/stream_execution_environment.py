@@ -381,11 +381,15 @@ class StreamExecutionEnvironment:
             unsupported(f"from_source({type(source).__name__})", CONNECTORS)
         produced = type_info if type_info is not None else source._type_info()
         stream = self._env.from_source(source._reader(produced), name=source_name)
+        source_node = stream.nodes[0]
+        # Flink's watermark strategy is part of the source operator: here an operator chained
+        # to it, which the source's name, uid and parallelism are set on with it (its name and
+        # uid only on the source, whose state the uid carries)
         stream = stream.assign_timestamps_and_watermarks(
             watermark_strategy, name="Timestamps/Watermarks"
         )
         self._source_watermarks.add(stream.nodes[0].node_id)
-        return DataStream(self, stream, produced)
+        return DataStream(self, stream, produced, [source_node, stream.nodes[0]])
 
     def add_source(
         self, source_func: Any, source_name: str = "Custom Source", type_info: Any = None
