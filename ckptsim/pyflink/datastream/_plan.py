@@ -10,7 +10,8 @@ fuses Python operators:
 - a record's conversion to its declared type (a chained operator here) is part of the
   operator that declared it, and the watermark strategy of ``from_source`` part of the source;
 - a Python timestamp assigner is three operators (``Extract-Timestamp``, Java's
-  ``Timestamps/Watermarks``, ``Remove-Timestamp``);
+  ``Timestamps/Watermarks``, ``Remove-Timestamp``), the first two one operator here and the
+  last one its own;
 - sources are named ``Source: <name>``, sinks ``Sink: <name>``;
 - PyFlink's ``PythonOperatorChainingOptimizer`` fuses a non-keyed Python operator into the
   Python operator before it when the edge forwards, the parallelisms are equal, that operator
@@ -53,6 +54,7 @@ class PlanAnnotations(Protocol):
     _converters: dict[int, Any]
     _source_watermarks: set[int]
     _timestamp_nodes: dict[int, bool]
+    _timestamp_removers: set[int]
     _pinned: set[int]
     _sink_bases: dict[str, str]
     _key_by_ranks: dict[int, float]
@@ -145,6 +147,8 @@ class PyFlinkGraph:
                 )
             elif node_id in notes._timestamp_nodes:
                 first, last = self._timestamps(node, p, configured, notes._timestamp_nodes[node_id])
+            elif node_id in notes._timestamp_removers:  # Java's map
+                first = last = self._add(node_id, node.name, "Operator", p, configured=configured)
             else:
                 first = last = self._add(
                     node_id,
@@ -187,8 +191,9 @@ class PyFlinkGraph:
     def _timestamps(
         self, node: StreamNode, p: int, configured: bool, python_assigner: bool
     ) -> tuple[PlanNode, PlanNode]:
-        """``assign_timestamps_and_watermarks``: Java's operator, between two more when the
-        timestamps come from a Python assigner (the first and the last)."""
+        """``assign_timestamps_and_watermarks``: Java's operator, after ``Extract-Timestamp``
+        when the timestamps come from a Python assigner (then ``Remove-Timestamp``, the
+        operator after this one, is the last of the three)."""
         rank = node.node_id
         if not python_assigner:
             assign = self._add(rank, node.name, "Operator", p, configured=configured)
@@ -198,10 +203,7 @@ class PyFlinkGraph:
         )
         assign = self._add(rank - 0.2, "Timestamps/Watermarks", "Operator", p)
         assign.inputs.append(PlanEdge(extract, Partitioner.FORWARD))
-        assign.members.append(node.node_id)
-        remove = self._add(rank, "Remove-Timestamp", "Operator", p, configured=configured)
-        remove.inputs.append(PlanEdge(assign, Partitioner.FORWARD))
-        return extract, remove
+        return extract, assign
 
     # --- PyFlink's chaining of Python operators ---------------------------------------------
 

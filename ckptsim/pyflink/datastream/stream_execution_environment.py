@@ -148,9 +148,11 @@ class StreamExecutionEnvironment:
         #: what PyFlink's stream graph has that ckptsim's does not say (``_plan``): the
         #: watermark operators of ``from_source`` (part of the source in Flink), the
         #: ``assign_timestamps_and_watermarks`` operators (True: a Python timestamp assigner),
-        #: the operators whose parallelism the program set, the sinks' names as given
+        #: the operators whose parallelism the program set, the sinks' names as given; the
+        #: ``Remove-Timestamp`` operators after a Python timestamp assigner
         self._source_watermarks: set[int] = set()
         self._timestamp_nodes: dict[int, bool] = {}
+        self._timestamp_removers: set[int] = set()
         self._pinned: set[int] = set()
         self._sink_bases: dict[str, str] = {}
         #: where each key_by's operator is in the order the program made operators (PyFlink
