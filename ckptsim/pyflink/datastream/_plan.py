@@ -12,6 +12,7 @@ fuses Python operators:
 - a Python timestamp assigner is three operators (``Extract-Timestamp``, Java's
   ``Timestamps/Watermarks``, ``Remove-Timestamp``), the first two one operator here and the
   last one its own;
+- a file sink's making of its lines (an operator here) is part of the sink;
 - sources are named ``Source: <name>``, sinks ``Sink: <name>``;
 - PyFlink's ``PythonOperatorChainingOptimizer`` fuses a non-keyed Python operator into the
   Python operator before it when the edge forwards, the parallelisms are equal, that operator
@@ -30,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from runtime.graph import StreamGraph, StreamNode
+from runtime.graph import StreamEdge, StreamGraph, StreamNode
 from runtime.partition import Partitioner
 
 KEY_BY_OPERATOR = "_stream_key_by_map_operator"
@@ -55,6 +56,7 @@ class PlanAnnotations(Protocol):
     _source_watermarks: set[int]
     _timestamp_nodes: dict[int, bool]
     _timestamp_removers: set[int]
+    _sink_lines: dict[int, Any]
     _pinned: set[int]
     _sink_bases: dict[str, str]
     _key_by_ranks: dict[int, float]
@@ -115,6 +117,8 @@ class PyFlinkGraph:
         skipped = notes._cache_sinks()
         of: dict[int, PlanNode] = {}  # ckptsim node id -> the node that stands for it
         key_by: dict[tuple[int, int], PlanNode] = {}
+        lines = {n.node_id for n in notes._sink_lines.values()}
+        passed: dict[int, StreamEdge] = {}  # a file sink's lines -> the edge into them
         for node in graph.topological_order():
             node_id = node.node_id
             if node_id in skipped:
@@ -124,6 +128,9 @@ class PyFlinkGraph:
             if merged and len(inputs) == 1:  # part of the operator before it
                 of[node_id] = of[inputs[0].source]
                 of[node_id].members.append(node_id)
+                continue
+            if node_id in lines and len(inputs) == 1:  # part of the sink after it
+                passed[node_id] = inputs[0]
                 continue
             p = self._parallelism(node)
             configured = node_id in notes._pinned
@@ -163,7 +170,10 @@ class PyFlinkGraph:
                 made.chainable = node.chainable
                 made.members.append(node_id)
             first.chain_head = node.chain_head
-            for edge in inputs:
+            for given in inputs:
+                edge = passed.get(given.source, given)
+                if edge is not given:
+                    first.members.append(given.source)
                 source = of[edge.source]
                 if edge.partitioner is Partitioner.HASH:
                     selector = (id(source), id(edge.key_selector))

@@ -74,6 +74,7 @@ class _Environment(Protocol):
     _values_nodes: set[int]
     _timestamp_nodes: dict[int, bool]
     _timestamp_removers: set[int]
+    _sink_lines: dict[int, StreamNode]
     _pinned: set[int]
     _key_by_ranks: dict[int, float]
 
@@ -789,6 +790,9 @@ class DataStreamSink:
     def set_parallelism(self, parallelism: int) -> DataStreamSink:
         self._sink.set_parallelism(parallelism)
         self._env._pinned.add(self._sink.node.node_id)
+        lines = self._env._sink_lines.get(self._sink.node.node_id)
+        if lines is not None:  # part of the sink in Flink (its writer's encoder)
+            lines.parallelism = parallelism
         return self
 
     def set_description(self, description: str) -> DataStreamSink:

@@ -149,10 +149,12 @@ class StreamExecutionEnvironment:
         #: watermark operators of ``from_source`` (part of the source in Flink), the
         #: ``assign_timestamps_and_watermarks`` operators (True: a Python timestamp assigner),
         #: the operators whose parallelism the program set, the sinks' names as given; the
-        #: ``Remove-Timestamp`` operators after a Python timestamp assigner
+        #: ``Remove-Timestamp`` operators after a Python timestamp assigner; by a file sink's
+        #: node id, the operator that makes its records' lines (part of the sink in Flink)
         self._source_watermarks: set[int] = set()
         self._timestamp_nodes: dict[int, bool] = {}
         self._timestamp_removers: set[int] = set()
+        self._sink_lines: dict[int, StreamNode] = {}
         self._pinned: set[int] = set()
         self._sink_bases: dict[str, str] = {}
         #: where each key_by's operator is in the order the program made operators (PyFlink
