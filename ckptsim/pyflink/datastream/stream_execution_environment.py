@@ -392,6 +392,7 @@ class StreamExecutionEnvironment:
         stream = stream.assign_timestamps_and_watermarks(
             watermark_strategy, name="Timestamps/Watermarks"
         )
+        stream.nodes[0].flink_name = ""  # not in Flink's task names either
         self._source_watermarks.add(stream.nodes[0].node_id)
         return DataStream(self, stream, produced, [source_node, stream.nodes[0]])
 
