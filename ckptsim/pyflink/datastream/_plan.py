@@ -10,7 +10,9 @@ fuses Python operators:
 - a record's conversion to its declared type (a chained operator here) is part of the
   operator that declared it, and the watermark strategy of ``from_source`` part of the source;
 - a Python timestamp assigner is three operators (``Extract-Timestamp``, Java's
-  ``Timestamps/Watermarks``, ``Remove-Timestamp``);
+  ``Timestamps/Watermarks``, ``Remove-Timestamp``), the first two one operator here and the
+  last one its own;
+- a file sink's making of its lines (an operator here) is part of the sink;
 - sources are named ``Source: <name>``, sinks ``Sink: <name>``;
 - PyFlink's ``PythonOperatorChainingOptimizer`` fuses a non-keyed Python operator into the
   Python operator before it when the edge forwards, the parallelisms are equal, that operator
@@ -29,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from runtime.graph import StreamGraph, StreamNode
+from runtime.graph import StreamEdge, StreamGraph, StreamNode
 from runtime.partition import Partitioner
 
 KEY_BY_OPERATOR = "_stream_key_by_map_operator"
@@ -53,6 +55,8 @@ class PlanAnnotations(Protocol):
     _converters: dict[int, Any]
     _source_watermarks: set[int]
     _timestamp_nodes: dict[int, bool]
+    _timestamp_removers: set[int]
+    _sink_lines: dict[int, Any]
     _pinned: set[int]
     _sink_bases: dict[str, str]
     _key_by_ranks: dict[int, float]
@@ -113,6 +117,8 @@ class PyFlinkGraph:
         skipped = notes._cache_sinks()
         of: dict[int, PlanNode] = {}  # ckptsim node id -> the node that stands for it
         key_by: dict[tuple[int, int], PlanNode] = {}
+        lines = {n.node_id for n in notes._sink_lines.values()}
+        passed: dict[int, StreamEdge] = {}  # a file sink's lines -> the edge into them
         for node in graph.topological_order():
             node_id = node.node_id
             if node_id in skipped:
@@ -122,6 +128,9 @@ class PyFlinkGraph:
             if merged and len(inputs) == 1:  # part of the operator before it
                 of[node_id] = of[inputs[0].source]
                 of[node_id].members.append(node_id)
+                continue
+            if node_id in lines and len(inputs) == 1:  # part of the sink after it
+                passed[node_id] = inputs[0]
                 continue
             p = self._parallelism(node)
             configured = node_id in notes._pinned
@@ -145,6 +154,8 @@ class PyFlinkGraph:
                 )
             elif node_id in notes._timestamp_nodes:
                 first, last = self._timestamps(node, p, configured, notes._timestamp_nodes[node_id])
+            elif node_id in notes._timestamp_removers:  # Java's map
+                first = last = self._add(node_id, node.name, "Operator", p, configured=configured)
             else:
                 first = last = self._add(
                     node_id,
@@ -159,7 +170,10 @@ class PyFlinkGraph:
                 made.chainable = node.chainable
                 made.members.append(node_id)
             first.chain_head = node.chain_head
-            for edge in inputs:
+            for given in inputs:
+                edge = passed.get(given.source, given)
+                if edge is not given:
+                    first.members.append(given.source)
                 source = of[edge.source]
                 if edge.partitioner is Partitioner.HASH:
                     selector = (id(source), id(edge.key_selector))
@@ -187,8 +201,9 @@ class PyFlinkGraph:
     def _timestamps(
         self, node: StreamNode, p: int, configured: bool, python_assigner: bool
     ) -> tuple[PlanNode, PlanNode]:
-        """``assign_timestamps_and_watermarks``: Java's operator, between two more when the
-        timestamps come from a Python assigner (the first and the last)."""
+        """``assign_timestamps_and_watermarks``: Java's operator, after ``Extract-Timestamp``
+        when the timestamps come from a Python assigner (then ``Remove-Timestamp``, the
+        operator after this one, is the last of the three)."""
         rank = node.node_id
         if not python_assigner:
             assign = self._add(rank, node.name, "Operator", p, configured=configured)
@@ -198,10 +213,7 @@ class PyFlinkGraph:
         )
         assign = self._add(rank - 0.2, "Timestamps/Watermarks", "Operator", p)
         assign.inputs.append(PlanEdge(extract, Partitioner.FORWARD))
-        assign.members.append(node.node_id)
-        remove = self._add(rank, "Remove-Timestamp", "Operator", p, configured=configured)
-        remove.inputs.append(PlanEdge(assign, Partitioner.FORWARD))
-        return extract, remove
+        return extract, assign
 
     # --- PyFlink's chaining of Python operators ---------------------------------------------
 

@@ -73,6 +73,8 @@ class _Environment(Protocol):
     _partition_taggers: dict[int, PartitionTagger]
     _values_nodes: set[int]
     _timestamp_nodes: dict[int, bool]
+    _timestamp_removers: set[int]
+    _sink_lines: dict[int, StreamNode]
     _pinned: set[int]
     _key_by_ranks: dict[int, float]
 
@@ -271,13 +273,21 @@ class DataStream:
         return KeyedStream(self._env, keyed, self, key_type)
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy) -> DataStream:
+        """Java's ``Timestamps/Watermarks`` operator. With a Python ``TimestampAssigner``,
+        PyFlink makes three (``Extract-Timestamp``, ``Timestamps/Watermarks``,
+        ``Remove-Timestamp``) and returns the last one's stream: its name, uid and parallelism
+        are set here, while the first two run at the default parallelism. ckptsim runs the
+        first two as one operator, and ``Remove-Timestamp`` as one of its own (it passes the
+        records on as they are)."""
         unaligned(watermark_strategy)
         stream = self._stream.assign_timestamps_and_watermarks(
             watermark_strategy, name="Timestamps/Watermarks"
         )
-        self._env._timestamp_nodes[stream.nodes[0].node_id] = (
-            watermark_strategy.assigner is not None
-        )
+        python_assigner = watermark_strategy.assigner is not None
+        self._env._timestamp_nodes[stream.nodes[0].node_id] = python_assigner
+        if python_assigner:
+            stream = stream.map_batch(_same_batch, name="Remove-Timestamp")
+            self._env._timestamp_removers.add(stream.nodes[0].node_id)
         return DataStream(self._env, stream, self._type)
 
     def union(self, *streams: DataStream) -> DataStream:
@@ -780,6 +790,9 @@ class DataStreamSink:
     def set_parallelism(self, parallelism: int) -> DataStreamSink:
         self._sink.set_parallelism(parallelism)
         self._env._pinned.add(self._sink.node.node_id)
+        lines = self._env._sink_lines.get(self._sink.node.node_id)
+        if lines is not None:  # part of the sink in Flink (its writer's encoder)
+            lines.parallelism = parallelism
         return self
 
     def set_description(self, description: str) -> DataStreamSink:
@@ -999,6 +1012,11 @@ def _check(func: Any, kind: type, method: str) -> None:
 
 def _identity(value: Any) -> Any:
     return value
+
+
+def _same_batch(batch: Sequence[Any]) -> Sequence[Any]:
+    """``Remove-Timestamp``: the records as they come (the timestamp they carry stays)."""
+    return batch
 
 
 def _iterable(func: Any) -> Any:

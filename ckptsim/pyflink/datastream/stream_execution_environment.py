@@ -148,9 +148,13 @@ class StreamExecutionEnvironment:
         #: what PyFlink's stream graph has that ckptsim's does not say (``_plan``): the
         #: watermark operators of ``from_source`` (part of the source in Flink), the
         #: ``assign_timestamps_and_watermarks`` operators (True: a Python timestamp assigner),
-        #: the operators whose parallelism the program set, the sinks' names as given
+        #: the operators whose parallelism the program set, the sinks' names as given; the
+        #: ``Remove-Timestamp`` operators after a Python timestamp assigner; by a file sink's
+        #: node id, the operator that makes its records' lines (part of the sink in Flink)
         self._source_watermarks: set[int] = set()
         self._timestamp_nodes: dict[int, bool] = {}
+        self._timestamp_removers: set[int] = set()
+        self._sink_lines: dict[int, StreamNode] = {}
         self._pinned: set[int] = set()
         self._sink_bases: dict[str, str] = {}
         #: where each key_by's operator is in the order the program made operators (PyFlink
@@ -381,11 +385,16 @@ class StreamExecutionEnvironment:
             unsupported(f"from_source({type(source).__name__})", CONNECTORS)
         produced = type_info if type_info is not None else source._type_info()
         stream = self._env.from_source(source._reader(produced), name=source_name)
+        source_node = stream.nodes[0]
+        # Flink's watermark strategy is part of the source operator: here an operator chained
+        # to it, which the source's name, uid and parallelism are set on with it (its name and
+        # uid only on the source, whose state the uid carries)
         stream = stream.assign_timestamps_and_watermarks(
             watermark_strategy, name="Timestamps/Watermarks"
         )
+        stream.nodes[0].flink_name = ""  # not in Flink's task names either
         self._source_watermarks.add(stream.nodes[0].node_id)
-        return DataStream(self, stream, produced)
+        return DataStream(self, stream, produced, [source_node, stream.nodes[0]])
 
     def add_source(
         self, source_func: Any, source_name: str = "Custom Source", type_info: Any = None

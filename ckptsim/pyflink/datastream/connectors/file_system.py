@@ -366,15 +366,20 @@ class FileSink(Sink):
         else:
             line = type_info.java_str
         lines = stream._plain().map(line, name="toString")
+        # Flink's sink writer encodes the records itself: the operator is part of the sink in
+        # Flink's graph (its plan and chain names leave it out), at the sink's parallelism
+        lines.nodes[0].flink_name = ""
         name = stream._env._sink_name("File Sink")
         config = self.output_file_config
-        return lines.sink_to_file(
+        sink = lines.sink_to_file(
             self.base_path,
             name=name,
             fmt="text",
             part_prefix=config.get_part_prefix(),
             part_suffix=config.get_part_suffix() or None,
         )
+        stream._env._sink_lines[sink.node.node_id] = lines.nodes[0]
+        return sink
 
 
 _COMPACTION = "ckptsim writes one part file per checkpoint"
