@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,3 +143,58 @@ def test_a_checkpoint_of_a_folder_named_by_the_vertex_resumes_rechained(tmp_path
     resumed = run(out, tmp_path / "chk2", parallelism=2, seed=2, start_from=kept[0])
     assert resumed.status is JobStatus.FINISHED, resumed.failure
     assert observe(committed(out)) == failure_free()
+
+
+def uneven(env: StreamExecutionEnvironment, out: Path, *, chaining: bool) -> None:
+    """Source (2) -> map -> file sink (2): source subtask 0 has 50 records, subtask 1 the rest,
+    so sink subtask 0 (chained to its source) finishes long before subtask 1."""
+    from runtime.operators import GeneratorReader  # noqa: PLC0415 - the test's own source
+
+    env.enable_checkpointing(50)
+    env.configure({"ckptsim.buffer.records": 20})
+    if not chaining:
+        env.disable_operator_chaining()
+
+    def reader(ctx: Any) -> GeneratorReader:
+        count = 100 if ctx.subtask == 0 else 6000
+        return GeneratorReader(lambda i: i, count, ctx.subtask, ctx.parallelism, 2000)
+
+    stream = env.from_source(reader, name="Src", parallelism=2).uid("src")
+    stream.map(lambda i: [i]).uid("m").sink_to_file(str(out), fmt="json")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="check30: at the same parallelism a re-chained sink subtask that had finished "
+    "(no state) restores no lineage, and its part files go to .retracted: its output is lost",
+)
+def test_a_finished_sink_subtask_resumed_rechained_at_the_same_parallelism_keeps_its_output(
+    tmp_path: Path,
+) -> None:
+    """Run 1 (chained) is killed after sink subtask 0 finished; the resume, at the same
+    parallelism with chaining disabled, puts the sink in a vertex of its own, whose subtask 0
+    the checkpoint does not list as finished. Its part files up to the checkpoint must stay
+    committed, as they do after a rescale (2 -> 1, 2 -> 3) or without the re-chaining."""
+    out = tmp_path / "out"
+    runs: list[JobResult] = []
+    for seed, chaining, start in ((1, True, None), (2, False, "")):
+        env = StreamExecutionEnvironment()
+        env.set_parallelism(2)
+        uneven(env, out, chaining=chaining)
+        env.configure({**RETAIN, "execution.checkpointing.dir": str(tmp_path / f"chk{seed}")})
+        if start is not None:
+            newest = max(
+                runs[0].retained_checkpoints, key=lambda p: load_checkpoint(p).checkpoint_id
+            )
+            env.configure({"execution.state-recovery.path": newest})
+        runs.append(
+            env.execute(
+                f"run {seed}",
+                runtime="simulation",
+                seed=seed,
+                timeout=1.0 if start is None else 600.0,
+            )
+        )
+    assert runs[0].status is JobStatus.CANCELED
+    assert runs[1].status is JobStatus.FINISHED
+    assert sorted(i for [i] in committed(out)) == sorted([*range(0, 100, 2), *range(1, 6000, 2)])
