@@ -97,7 +97,7 @@ def restore_plan(
                 continue
             if isinstance(op.operator, SinkDescriptor):
                 mine, others = _sink_states(saved, task.subtask, spec.parallelism)
-                others += _finished_sink_output(checkpoint, op.uid, spec.parallelism)
+                others += _finished_sink_output(checkpoint, op.uid, spec.parallelism, task.vertex)
                 if mine:
                     operator_states[op.uid] = mine
                 if others and task not in checkpoint.finished_tasks:
@@ -165,16 +165,23 @@ def _sink_states(
     return mine, others
 
 
-def _finished_sink_output(checkpoint: LoadedCheckpoint, uid: str, parallelism: int) -> list[Any]:
-    """After a rescale of sink ``uid`` whose former subtasks had partly finished before the
-    checkpoint (they hold no state in it, so their lineage is not known): a state that keeps
-    any writer's part files up to the checkpoint committed (the rule for a finished subtask's
-    files, ``runtime.task.sinks.restored_lineage``), since another subtask's share holds them
-    now."""
+def _finished_sink_output(
+    checkpoint: LoadedCheckpoint, uid: str, parallelism: int, vertex: str
+) -> list[Any]:
+    """When former subtasks of sink ``uid`` had finished before the checkpoint (they hold no
+    state in it, so their lineage is not known) and a subtask of the sink's task ``vertex``
+    now runs in their place (a rescale, or a re-chaining that renamed the task, so it is not
+    restored finished): a state that keeps any writer's part files up to the checkpoint
+    committed (the rule for a finished subtask's files, ``runtime.task.sinks.
+    restored_lineage``), since a running subtask's share holds them now. Nothing when each
+    finished subtask is restored finished again (the same task, the same parallelism)."""
     vertices = {t.vertex for t, s in checkpoint.tasks.items() if uid in s.operator_states}
     ran = [t for t in checkpoint.tasks if t.vertex in vertices]
     finished = [t for t in checkpoint.finished_tasks if t.vertex in vertices]
-    if not finished or len(ran) + len(finished) == parallelism:
+    if not finished:
+        return []
+    again = all(TaskId(vertex, t.subtask) in checkpoint.finished_tasks for t in finished)
+    if again and len(ran) + len(finished) == parallelism:
         return []
     return [{"pending": [], "lineage": [[ANY_WRITER, checkpoint.checkpoint_id]]}]
 

@@ -163,11 +163,6 @@ def uneven(env: StreamExecutionEnvironment, out: Path, *, chaining: bool) -> Non
     stream.map(lambda i: [i]).uid("m").sink_to_file(str(out), fmt="json")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="check30: at the same parallelism a re-chained sink subtask that had finished "
-    "(no state) restores no lineage, and its part files go to .retracted: its output is lost",
-)
 def test_a_finished_sink_subtask_resumed_rechained_at_the_same_parallelism_keeps_its_output(
     tmp_path: Path,
 ) -> None:
