@@ -512,15 +512,27 @@ class StagedFiles:
         return folder
 
     def _holds_restored_output(self, states: list[Any]) -> bool:
-        """This folder holds a part file (staged, committed or retracted) of a writer the
-        restored lineage names (of any writer, when the checkpoint recorded none)."""
-        writers = {
-            str(entry[0])
+        """This folder holds a part file (staged, committed or retracted) of the writer whose
+        pending transactions the checkpoint restores (the last its lineage names), or, with
+        none pending, of a writer the restored lineage names (of any writer, when the
+        checkpoint recorded none). An earlier writer's files do not count when another one's
+        are pending: a resume back into the folder of a run before the one checkpointed
+        commits the pending ones where they were staged."""
+        lineages = [
+            [entry for entry in state["lineage"] if isinstance(entry, list) and entry]
             for state in states
             if isinstance(state, dict) and isinstance(state.get("lineage"), list)
-            for entry in state["lineage"]
-            if isinstance(entry, list) and entry
+        ]
+        pending = {
+            str(lineage[-1][0])
+            for state, lineage in zip(
+                [s for s in states if isinstance(s, dict) and isinstance(s.get("lineage"), list)],
+                lineages,
+                strict=True,
+            )
+            if lineage and state.get("pending")
         }
+        writers = pending or {str(entry[0]) for lineage in lineages for entry in lineage}
         found = self._staged_or_retracted(share=False) + self._files(
             self.directory, self.suffix, share=False
         )

@@ -248,12 +248,6 @@ def test_resuming_into_other_folders_branches_exactly_once_as_flinks_file_sink(
         assert observe(before + read_part_files(tmp_path / branch)) == failure_free()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="check30: a resume into the first run's folder of a checkpoint of a run that was "
-    "itself resumed into another folder is refused ('holds no part file of it'): the first "
-    "run's writers in the lineage make the old folder pass for the one that staged the files",
-)
 def test_resuming_back_into_the_first_folder_commits_the_checkpoint_where_it_was_staged(
     tmp_path: Path,
 ) -> None:
