@@ -217,6 +217,20 @@ def execute(
     return result
 
 
+def _job_id(seed: int, restored_from: RestoredFromCheckpoint | None) -> str:
+    """A deterministic run's job id: from its seed, and from the checkpoint it resumes, if
+    any (its id and the last two parts of its path: where it was copied does not matter).
+    Two runs of one seed that start from different places are different jobs, whose part
+    files in one folder are not taken for an earlier attempt's of one another (a branch of
+    the same seed kept the other run's files aside rather than deleting them)."""
+    low = 1
+    if restored_from is not None:
+        where = Path(restored_from.external_path or "")
+        key = f"{restored_from.checkpoint_id}/{where.parent.name}/{where.name}"
+        low = uuid.uuid5(uuid.NAMESPACE_URL, f"ckptsim-resume:{key}").int & (2**64 - 1) | 1
+    return uuid.UUID(int=seed * 2**64 + low).hex
+
+
 def _check_output_folders(job: JobGraph, *, fresh: bool) -> None:
     """Before a job runs, each sink's output folder (a file sink's; a custom sink's that names
     one as ``output_folder``, as ``ParquetSink``) exists as a folder this process may write
@@ -379,7 +393,7 @@ def _run(
     progress_interval: float,
     observer: JobObserver | None = None,
 ) -> JobResult:
-    job_id = uuid.UUID(int=seed * 2**64 + 1).hex if rt.deterministic else uuid.uuid4().hex
+    job_id = _job_id(seed, setup.restored_from) if rt.deterministic else uuid.uuid4().hex
     base_dir = plan.checkpoint.checkpoint_dir
     in_memory = conf["execution.checkpointing.storage"] == "JOBMANAGER"
     temporary = base_dir is None and not in_memory

@@ -75,12 +75,6 @@ def test_resuming_a_killed_run_again_after_another_resume_finished_loses_nothing
     assert observe(read_part_files(out)) == failure_free()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="check30: simulated runs of one seed share a job id, so a resume of that seed takes "
-    "the other run's part files for its own earlier attempts' and deletes them instead of "
-    "setting them aside in .retracted; a later restore of that run's checkpoint is refused",
-)
 def test_a_branching_resume_on_one_seed_keeps_the_other_runs_files_aside(tmp_path: Path) -> None:
     """The branching resume above with every run on the same seed (``ckptsim run --simulate
     --seed 1`` each time, which the docs allow: a seed's names already in the folder are
