@@ -355,8 +355,13 @@ class StagedFiles:
 
     def _in(self, folder: str) -> StagedFiles:
         """This subtask's part files in another folder (only to look and commit there)."""
-        return StagedFiles(
-            Path(folder),
+        return self._looking_at(StagedFiles, Path(folder))
+
+    def _looking_at(self, kind: type[StagedFiles], directory: Any) -> StagedFiles:
+        """This subtask's part files in ``directory`` as a ``kind`` (only to look and commit
+        there: nothing created, no writer of its own)."""
+        return kind(
+            directory,
             self._task,
             self.suffix,
             None,
@@ -518,21 +523,18 @@ class StagedFiles:
         checkpoint recorded none). An earlier writer's files do not count when another one's
         are pending: a resume back into the folder of a run before the one checkpointed
         commits the pending ones where they were staged."""
-        lineages = [
-            [entry for entry in state["lineage"] if isinstance(entry, list) and entry]
-            for state in states
-            if isinstance(state, dict) and isinstance(state.get("lineage"), list)
-        ]
-        pending = {
-            str(lineage[-1][0])
-            for state, lineage in zip(
-                [s for s in states if isinstance(s, dict) and isinstance(s.get("lineage"), list)],
-                lineages,
-                strict=True,
-            )
-            if lineage and state.get("pending")
-        }
-        writers = pending or {str(entry[0]) for lineage in lineages for entry in lineage}
+        named: set[str] = set()  # the writers the lineages name
+        pending: set[str] = set()  # the last of them, of a state with pending transactions
+        for state in states:
+            if not isinstance(state, dict) or not isinstance(state.get("lineage"), list):
+                continue
+            lineage = [
+                str(entry[0]) for entry in state["lineage"] if isinstance(entry, list) and entry
+            ]
+            named.update(lineage)
+            if lineage and state.get("pending"):
+                pending.add(lineage[-1])
+        writers = pending or named
         found = self._staged_or_retracted(share=False) + self._files(
             self.directory, self.suffix, share=False
         )

@@ -56,7 +56,14 @@ from runtime.functions import (
     ProcessWindowFunction,
     WindowFunction,
 )
-from runtime.graph import GraphError, JobGraph, StreamGraph, StreamNode, build_job_graph
+from runtime.graph import (
+    GraphError,
+    JobGraph,
+    StreamGraph,
+    StreamNode,
+    build_job_graph,
+    derived_max_parallelism,
+)
 from runtime.operators import (
     CollectionReader,
     GeneratorReader,
@@ -73,7 +80,6 @@ from runtime.partition import (
 from runtime.state import (
     UPPER_BOUND_MAX_PARALLELISM,
     MapStateDescriptor,
-    default_max_parallelism,
     hash_code,
 )
 from runtime.watermarks import WatermarkStrategy, millis
@@ -159,13 +165,7 @@ class StreamEnvironment:
         (not set), Flink's default for the largest parallelism the job has so far (128 up to
         parallelism 85, then the power of two at or above 1.5 x it)."""
         value = self.configured_max_parallelism
-        if value != -1:
-            return value
-        largest = max(
-            (n.parallelism for n in self.graph.nodes.values() if n.parallelism is not None),
-            default=self.parallelism,
-        )
-        return default_max_parallelism(max(largest, self.parallelism))
+        return value if value != -1 else derived_max_parallelism(self.graph, self.parallelism)
 
     @property
     def configured_max_parallelism(self) -> int:

@@ -344,6 +344,20 @@ def _check_declared_state(name: str, operator: object) -> None:
             raise GraphError(f"operator '{name}': {problem}")
 
 
+def derived_max_parallelism(graph: StreamGraph, default_parallelism: int) -> int:
+    """Flink's default max parallelism for the largest parallelism of the graph's operators
+    (``pipeline.max-parallelism`` not set; ``default_parallelism`` for an operator that sets
+    none, and for a graph with no operators yet)."""
+    return default_max_parallelism(
+        max(
+            (n.parallelism if n.parallelism is not None else default_parallelism)
+            for n in graph.nodes.values()
+        )
+        if graph.nodes
+        else default_parallelism
+    )
+
+
 def build_job_graph(
     graph: StreamGraph,
     *,
@@ -362,11 +376,7 @@ def build_job_graph(
         raise GraphError("the topology has no source: add one, e.g. env.from_collection([...])")
     configured = max_parallelism != -1
     if not configured:
-        max_parallelism = default_max_parallelism(
-            max(
-                (n.parallelism if n.parallelism is not None else default_parallelism) for n in order
-            )
-        )
+        max_parallelism = derived_max_parallelism(graph, default_parallelism)
     parallelism: dict[int, int] = {}
     for node in order:
         p = node.parallelism if node.parallelism is not None else default_parallelism

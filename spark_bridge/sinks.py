@@ -445,16 +445,7 @@ class ArrowStagedFiles(StagedFiles):
         other = self._other(folder)
         if other is None:
             raise FileNotFoundError(f"the folder {folder!r} a sink state names cannot be read")
-        return ArrowStagedFiles(
-            other,
-            self._task,
-            self.suffix,
-            None,
-            self._prefix,
-            create=False,
-            sink=self._sink,
-            parallelism=self._parallelism,
-        )
+        return self._looking_at(ArrowStagedFiles, other)
 
 
 class ParquetConnector(ArrowStagedFiles):
