@@ -1508,6 +1508,23 @@ class SourceReader(Protocol):
     def seek(self, position: Any) -> None: ...
 
 
+def next_ready_for(reader: SourceReader, now: int, count: int) -> int | None:
+    """When ``count`` records will be ready (or all that are left, if fewer), for a reader
+    that says (an optional ``next_ready_for(now, count)``); else when the next one will be
+    (``next_ready``)."""
+    ready = getattr(reader, "next_ready_for", None)
+    if ready is None or count <= 1:
+        return reader.next_ready(now)
+    due: int | None = ready(now, count)
+    return due
+
+
+def knows_its_pace(reader: SourceReader) -> bool:
+    """Whether the reader says when any number of records will be ready
+    (``next_ready_for``), and its ``next_ready`` is ``now`` while one is ready already."""
+    return callable(getattr(reader, "next_ready_for", None))
+
+
 class CollectionReader:
     """Subtask ``i`` of ``p`` reads ``items[i::p]``."""
 
@@ -1603,8 +1620,20 @@ class GeneratorReader:
     def next_ready(self, now: int) -> int | None:
         if self.rate is None or self.index >= self.count or self._started_at is None:
             return None
+        if int((now - self._started_at) / 1000 * self.rate) + 1 > self._emitted:
+            return now  # one is ready already (a read stopped short of it at its limit)
         due = self._started_at + int(self._emitted / self.rate * 1000)
         return max(due, now + 1)
+
+    def next_ready_for(self, now: int, count: int) -> int | None:
+        """When ``count`` more records (or the rest, if fewer are left) will be ready: the
+        first ms at which ``next_indices`` allows them all."""
+        if self.rate is None or self.index >= self.count or self._started_at is None:
+            return None
+        left = -(-(self.count - self.index) // self.stride)
+        last = self._emitted + max(1, min(count, left)) - 1  # allowed once the clock passes it
+        due = self._started_at + -(-last * 1000 // self.rate)
+        return max(int(due), now + 1)
 
     def position(self) -> Any:
         return {"index": self.index, "emitted": self._emitted}

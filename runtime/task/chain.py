@@ -61,10 +61,23 @@ from runtime.operators import (
     TwoInputOperator,
     cursor,
     generate_mapped,
+    knows_its_pace,
+    next_ready_for,
     raised_by_generator,
 )
 from runtime.task.sinks import SinkOperator
 from runtime.windows import WindowOperator
+
+#: operators whose output, chained after a source, is seen only once it leaves the task
+_UNSEEN_UNTIL_SENT: frozenset[type] = frozenset(
+    {
+        MapOperator,
+        FilterOperator,
+        FlatMapOperator,
+        MapBatchOperator,
+        TimestampsAndWatermarksOperator,
+    }
+)
 
 #: what leaves a chain on a watermark or a timer: records with their timestamps, or the
 #: watermark itself (an int)
@@ -512,11 +525,29 @@ class OperatorChain:
                 return op
         return None
 
-    def source_ready_at(self, now: int) -> int | None:
+    @property
+    def source_read_is_unseen_until_sent(self) -> bool:
+        """A source's read runs only through plain functions (map, filter, flat_map,
+        map_batch, a watermark generator) that read no clock and reach no sink: what it read
+        is seen nowhere until the task's output buffers leave it, so it may read late, in
+        bigger batches, as long as no mail finds it behind."""
+        return self.source is not None and all(
+            type(op) in _UNSEEN_UNTIL_SENT for op in self.operators[1:]
+        )
+
+    @property
+    def source_knows_its_pace(self) -> bool:
+        """The source's reader says when records will be ready, exactly (``knows_its_pace``)."""
+        source = self.source
+        return source is not None and source.reader is not None and knows_its_pace(source.reader)
+
+    def source_ready_at(self, now: int, count: int = 1) -> int | None:
+        """When the source's next record will be ready (rate-limited sources; None: it
+        does not wait), or ``count`` of them, where its reader says."""
         source = self.source
         assert source is not None and source.reader is not None
         with _UserCode(self.labels, 0):
-            return source.reader.next_ready(now)
+            return next_ready_for(source.reader, now, count)
 
     def end_input(self) -> Sequence[Any]:
         """All input consumed: every operator ends in turn (Flink's ``finishOperators``); what

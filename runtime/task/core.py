@@ -117,6 +117,10 @@ class ProcessingTimeWakeUp:
     """Timer key: an operator's processing-time timer (or periodic watermark) is due."""
 
 
+def _is_source_wake_up(msg: TaskMessage) -> bool:
+    return type(msg) is TimerFired and type(msg.key) is SourceWakeUp
+
+
 class StreamTaskCore:
     def __init__(
         self,
@@ -253,6 +257,8 @@ class StreamTaskCore:
             if status is TaskStatus.FINISHED:
                 self._handle_finished(msg)
             else:
+                if self.mailbox.waiting_for_timer and not _is_source_wake_up(msg):
+                    self._catch_up_source()
                 self._dispatch(msg)
         except UserCodeError as error:
             cause = error.__cause__ if error.__cause__ is not None else error
@@ -614,12 +620,18 @@ class StreamTaskCore:
         if poll is not None:
             self._on_input(poll)
 
-    def _read_source(self) -> None:
+    def _source_limit(self) -> int:
+        """The most records a source's read may emit: a buffer's worth, or what its output
+        still takes."""
         limit = self.spec.network.max_records
         if self.writer is not None:
             fit = self.writer.partition.records_that_fit()
             if fit is not None and fit < limit:
                 limit = fit
+        return limit
+
+    def _read_source(self) -> None:
+        limit = self._source_limit()
         batch = self.chain.read_source(limit, self._now)
         if batch is None:
             self._end_of_data()
@@ -629,18 +641,59 @@ class StreamTaskCore:
             return
         self.records_in += len(batch)
         self._write(*self.chain.run(batch, None, self.chain.read_through))
-        if len(batch) < limit and self.status is TaskStatus.RUNNING:
-            self._wait_for_source(short_batch=True)
+        if self.status is TaskStatus.RUNNING and (
+            len(batch) < limit or self.chain.source_knows_its_pace
+        ):
+            self._wait_for_source(short_batch=True)  # unless more is ready now
 
     def _wait_for_source(self, *, short_batch: bool) -> None:
         """A rate-limited source with nothing (more) ready sleeps until its reader says records
         will be: the wake-up timer runs the default action again. After a short batch (the
         reader gave what was ready) only a time still to come counts."""
-        wake = self.chain.source_ready_at(self._now)
-        if wake is None or (short_batch and wake <= self._now):
+        first = self.chain.source_ready_at(self._now)
+        if first is None or (short_batch and first <= self._now):
             return
-        self._emit(ScheduleTimer(key=SourceWakeUp(), due=wake))
+        self._emit(ScheduleTimer(key=SourceWakeUp(), due=self._source_wake(first)))
         self.mailbox.waiting_for_timer = True
+
+    def _source_wake(self, first: int) -> int:
+        """When a waiting source reads again, its next record being ready at ``first``: once a
+        buffer's worth is ready, or just before the output flusher's tick that would send
+        the first of them, whichever comes sooner; at ``first`` where its reads are seen
+        before they are sent (a sink, a clock or timers in its chain) or every write is
+        flushed (interval 0). Reading any earlier would change nothing that leaves the task: a mail that
+        comes meanwhile (a checkpoint's trigger, a timer, a credit) has the source catch up
+        first (``_catch_up_source``), as if it had read each record as soon as it was ready."""
+        interval = self._flush_interval
+        if interval == 0 or self.writer is None or not self.chain.source_read_is_unseen_until_sent:
+            return first
+        full = self.chain.source_ready_at(self._now, self._source_limit())
+        if full is None or full <= first:
+            return first
+        if interval is not None:
+            epoch = self._flush_epoch
+            tick = epoch + ((first - epoch) // interval + 1) * interval
+            full = min(full, max(first, tick - 1))
+        return full
+
+    def _catch_up_source(self) -> None:
+        """A mail comes while a rate-limited source waits for its wake-up (which waits for a
+        buffer's worth, ``_source_wake``): the source first reads what became ready
+        meanwhile, as far as its default action would (running, not paused for alignment,
+        not back-pressured). A full read leaves the rest to the default action."""
+        if not self.is_source or self.status is not TaskStatus.RUNNING or self._alignment_pause():
+            return
+        writer = self.writer
+        if writer is not None and not writer.partition.is_available:
+            return
+        limit = self._source_limit()
+        batch = self.chain.read_source(limit, self._now)
+        if not batch:
+            return  # nothing ready yet, or the end, which the default action meets
+        self.records_in += len(batch)
+        self._write(*self.chain.run(batch, None, self.chain.read_through))
+        if len(batch) >= limit:
+            self.mailbox.waiting_for_timer = False
 
     def _on_input(self, poll: InputPoll) -> None:
         inputs = self.inputs

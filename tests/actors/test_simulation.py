@@ -16,9 +16,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from actors.launcher import make_runtime
 from actors.simulation import SimulationRuntime, SimulationStalled, _ReadySet
 from ckptsim import StreamExecutionEnvironment
 from ckptsim._cli import main
+from ckptsim.testing import Simulation
 from runtime.reasons import CheckpointFailureReason
 from runtime.status import JobStatus
 from tests.actors.test_jobs import MODES, expected_sums, final, running_sum_job
@@ -278,3 +280,50 @@ def test_the_ready_set_draws_the_kth_smallest_index_as_sorting_would(
         assert ready.count == len(model)
         assert [ready.kth(k) for k in range(len(model))] == sorted(model)
         assert all((i in ready) == (i in model) for i in (index, index + 1))
+
+
+@pytest.mark.parametrize(("parallelism", "seed"), [(1, 3), (2, 3), (2, 8)])
+def test_a_rate_limited_sources_checkpoint_covers_every_record_ready_by_its_trigger(
+    parallelism: int, seed: int
+) -> None:
+    """A rate-limited source wakes once a buffer's worth is ready (or before the output
+    flusher's tick), not every millisecond; a checkpoint's trigger that comes meanwhile has it
+    read what became ready first, so every cut holds each record ready by the trigger's
+    millisecond: ``rate`` per second per subtask from its start at 0 ms, the first at once."""
+    share, rate = 3000 // parallelism, 20_000 // parallelism
+
+    def build(env: StreamExecutionEnvironment) -> None:
+        env.set_parallelism(parallelism)
+        env.enable_checkpointing(13)
+        env.from_generator(lambda i: (i % 5, 1), 3000, rate=20_000.0).key_by(lambda r: r[0]).reduce(
+            lambda a, b: (a[0], a[1] + b[1])
+        ).collect("out")
+
+    sim = Simulation(seed=seed)
+    result = sim.run(build, {"execution.checkpointing.storage": "jobmanager"})
+    assert result.succeeded
+    cuts = [
+        (e["task"], e["time_ms"], sum(e["emitted"].values()))
+        for e in sim.events
+        if e["event"] == "checkpoint_taken" and e["task"].startswith("source")
+    ]
+    assert len(cuts) >= 10 * parallelism
+    for task, at, emitted in cuts:
+        assert emitted == min(share, int(at) * rate // 1000 + 1), (task, at)
+
+
+def test_a_rate_limited_source_reads_a_buffer_per_wake_up_not_every_millisecond() -> None:
+    """2,000 records at 10 per virtual ms in buffers of 100: the source reads about 20 times,
+    so the whole job takes fewer scheduler steps than the 200 ms it lasts (it took 320 when
+    the source woke every millisecond)."""
+    env = StreamExecutionEnvironment(parallelism=1)
+    env.configure({"ckptsim.buffer.records": 100})
+    env.from_generator(lambda i: (i % 5, 1), 2000, rate=10_000.0).key_by(lambda r: r[0]).sum(
+        1
+    ).collect()
+    runtime = make_runtime("simulation", env.configuration, seed=1)
+    assert isinstance(runtime, SimulationRuntime)
+    result = env.execute("paced", runtime=runtime)
+    assert result.succeeded and 199 <= result.duration_ms <= 210
+    assert sorted(result.collected())[-1] == (4, 400)
+    assert runtime.steps < 200
