@@ -93,3 +93,71 @@ def test_a_date_before_the_gregorian_reform_prints_as_javas_sql_date_prints_it(
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert captured.out.splitlines() == ["date> 2024-02-29", "date> 0001-01-03"]
+
+
+# Flink 2.3 prints ``str> a`` (``long> 1``), then the job fails: Java's print sink gets a null
+# record (``NullPointerException: Cannot invoke "Object.toString()" because "record" is
+# null``). A ROW's or MAP's None fields print there as here (``+I[None,None]``, ``{a=null}``).
+NONE_RECORD = """\
+from pyflink.common import Types
+from pyflink.datastream import StreamExecutionEnvironment
+env = StreamExecutionEnvironment.get_execution_environment()
+env.set_parallelism(1)
+s = env.from_collection(["a", "", "c"], Types.STRING())
+s.map(lambda v: {expr}, {type_info}).print("{name}")
+env.execute("nones")
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="fresh41: a None record of a typed stream is printed ('str> None', 'long> null'); "
+    "Flink's print sink fails the job on the null record",
+)
+@pytest.mark.parametrize(
+    ("name", "expr", "type_info"),
+    [("str", "v or None", "Types.STRING()"), ("long", "len(v) or None", "Types.LONG()")],
+    ids=["STRING", "LONG"],
+)
+def test_a_none_record_of_a_typed_stream_fails_the_print_sink_as_in_flink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, expr: str, type_info: str
+) -> None:
+    script = tmp_path / "nones.py"
+    script.write_text(NONE_RECORD.format(name=name, expr=expr, type_info=type_info))
+    code = main(["run", str(script), "--simulate", "-q"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.out.splitlines()[0] in ("str> a", "long> 1")
+    assert f"{name}> None" not in captured.out
+    assert f"{name}> null" not in captured.out
+
+
+# Flink 2.3 fails the job in PyFlink's coder before anything is printed
+# (``PrimitiveArrayCoderImpl`` -> ``CharCoderImpl.encode_to_stream``: ``AttributeError:
+# 'NoneType' object has no attribute 'encode'``), as its tuple serializer fails a TUPLE with a
+# None field (which ckptsim already refuses, docs/pyflink.md).
+NONE_IN_A_STRING_LIST = """\
+from pyflink.common import Types
+from pyflink.datastream import StreamExecutionEnvironment
+env = StreamExecutionEnvironment.get_execution_environment()
+env.set_parallelism(1)
+s = env.from_collection(["a", "", "c"], Types.STRING())
+s.map(lambda v: [v, None], Types.LIST(Types.STRING())).print("list")
+env.execute("nones")
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="fresh41: a None element of a Types.LIST(Types.STRING()) passes ('list> [a, null]'); "
+    "Flink's coder fails the job",
+)
+def test_a_none_element_of_a_string_list_fails_the_job_as_in_flink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "nones.py"
+    script.write_text(NONE_IN_A_STRING_LIST)
+    code = main(["run", str(script), "--simulate", "-q"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.out == ""
