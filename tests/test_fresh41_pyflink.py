@@ -41,12 +41,6 @@ env.execute("rebalanced")
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41: key_by after a union of streams of different parallelism runs on "
-    "ckptsim; Flink 2.3 refuses it (PyFlink's key-by map operator is forward-connected "
-    "to every union input)",
-)
 @pytest.mark.parametrize(
     "program",
     [UNION_THEN_KEY_BY, REBALANCED_UNION_THEN_KEY_BY],
@@ -63,6 +57,66 @@ def test_key_by_after_a_union_of_different_parallelisms_is_refused_as_flink_refu
     assert captured.out == ""
     assert len(captured.err.splitlines()) == 1
     assert "forward partitioning" in captured.err.lower()
+
+
+# Flink 2.3 refuses PyFlink's partition_custom after such a union as well (Map-3 at
+# parallelism 2 forward into _partition_custom_map_operator-5 at parallelism 3)
+UNION_THEN_PARTITION_CUSTOM = """\
+from pyflink.common import Types
+from pyflink.datastream import StreamExecutionEnvironment
+env = StreamExecutionEnvironment.get_execution_environment()
+env.set_parallelism(3)
+src = env.from_collection(list(range(6)), Types.INT())
+m = src.map(lambda v: v + 1, Types.INT())
+n = src.map(lambda v: v * 10, Types.INT()).set_parallelism(2)
+m.union(n).partition_custom(lambda k, n: k % n, lambda v: v).map(lambda v: v).print()
+env.execute("u_pc")
+"""
+
+
+def test_partition_custom_after_a_union_of_different_parallelisms_is_refused_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "job.py"
+    script.write_text(UNION_THEN_PARTITION_CUSTOM)
+    code = main(["run", str(script), "--simulate", "-q"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.out == ""
+    assert "_partition_custom_map_operator" in captured.err
+
+
+# Flink 2.3 runs these: PyFlink's key-by operator takes the parallelism of what it follows
+# (the map at 2; a union whose inputs all run at 2), so its FORWARD edges keep it
+NARROW_MAP_THEN_KEY_BY = """\
+from pyflink.common import Types
+from pyflink.datastream import StreamExecutionEnvironment
+env = StreamExecutionEnvironment.get_execution_environment()
+env.set_parallelism(3)
+src = env.from_collection(list(range(6)), Types.INT())
+m = src.map(lambda v: v + 1, Types.INT()).set_parallelism(2)
+{stream}.key_by(lambda v: v % 2).reduce(lambda a, b: a + b).print()
+env.execute("fwd_a")
+"""
+
+
+@pytest.mark.parametrize(
+    ("stream", "sums"),
+    [
+        ("m", {9, 12}),
+        ("m.union(src.map(lambda v: v * 10, Types.INT()).set_parallelism(2))", {9, 162}),
+    ],
+    ids=["no union", "union of equal parallelisms"],
+)
+def test_key_by_after_a_narrower_operator_runs_as_on_flink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stream: str, sums: set[int]
+) -> None:
+    script = tmp_path / "job.py"
+    script.write_text(NARROW_MAP_THEN_KEY_BY.format(stream=stream))
+    code = main(["run", str(script), "--simulate", "-q"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert sums <= {int(line.split("> ")[1]) for line in captured.out.splitlines()}
 
 
 # Flink 2.3 prints ``date> 0001-01-03``: PyFlink hands the date to Java as days since

@@ -77,6 +77,7 @@ class _Environment(Protocol):
     _sink_lines: dict[int, StreamNode]
     _pinned: set[int]
     _key_by_ranks: dict[int, float]
+    _forward_fed: list[ForwardFed]
 
     def _cache(self, node: StreamNode) -> None: ...
 
@@ -110,6 +111,31 @@ class Converter:
             return batch
         fn = self.fn
         return [fn(v) for v in batch]
+
+
+class ForwardFed:
+    """A Python operator PyFlink puts after a ``union()`` (``key_by``'s and
+    ``partition_custom``'s): it runs at the parallelism of the union's first input, and
+    PyFlink's Java side connects every input to it by a FORWARD edge, so Flink refuses the job
+    when an input runs at another parallelism. ckptsim has no such operator (each input
+    routes its records itself); this remembers it for that check at ``execute()``: it is in
+    the job when an edge carries ``selector`` (``key_by``) or the job has ``node_id``
+    (``partition_custom``'s tagging operator)."""
+
+    __slots__ = ("inputs", "name", "node_id", "selector")
+
+    def __init__(
+        self,
+        name: str,
+        inputs: list[StreamNode],
+        *,
+        selector: object | None = None,
+        node_id: int | None = None,
+    ) -> None:
+        self.name = name
+        self.inputs = [node.node_id for node in inputs]
+        self.selector = selector
+        self.node_id = node_id
 
 
 class DataStream:
@@ -270,6 +296,10 @@ class DataStream:
         )
         # PyFlink's key_by operator comes after every operator made so far
         self._env._key_by_ranks[id(keyed._key_selector)] = keyed.env.graph._next_id - 0.5
+        if len(self._stream.nodes) > 1:
+            self._env._forward_fed.append(
+                ForwardFed(KEY_BY_MAP, list(self._stream.nodes), selector=keyed._key_selector)
+            )
         return KeyedStream(self._env, keyed, self, key_type)
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy) -> DataStream:
@@ -345,6 +375,10 @@ class DataStream:
         tagging = tagged.nodes[0]
         upstream = self._operator()
         tagging.parallelism = upstream.parallelism if upstream is not None else None
+        if len(self._stream.nodes) > 1:
+            self._env._forward_fed.append(
+                ForwardFed(PARTITION_CUSTOM_MAP, list(self._stream.nodes), node_id=tagging.node_id)
+            )
         self._env._python_nodes.add(tagging.node_id)
         self._env._partition_taggers[tagging.node_id] = tagger
         values = tagged.partition_custom(_id_partition, _partition_of).map(
@@ -1172,6 +1206,7 @@ def unaligned(strategy: WatermarkStrategy) -> None:
 #: PyFlink's names of the Python operators around a custom partitioning and out of a keyed
 #: stream (``PythonConfigUtil``'s)
 PARTITION_CUSTOM_MAP = "_partition_custom_map_operator"
+KEY_BY_MAP = "_stream_key_by_map_operator"
 VALUES_OPERATOR = "_keyed_stream_values_operator"
 
 

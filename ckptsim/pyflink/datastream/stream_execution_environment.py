@@ -38,6 +38,7 @@ from ckptsim.pyflink.datastream.checkpoint_config import CheckpointConfig
 from ckptsim.pyflink.datastream.data_stream import (
     Converter,
     DataStream,
+    ForwardFed,
     PartitionTagger,
 )
 from ckptsim.pyflink.datastream.execution_mode import RuntimeExecutionMode
@@ -160,6 +161,8 @@ class StreamExecutionEnvironment:
         #: where each key_by's operator is in the order the program made operators (PyFlink
         #: makes it at the key_by() call), by the id of the key selector its edges carry
         self._key_by_ranks: dict[int, float] = {}
+        #: the Python operators PyFlink feeds from a union by FORWARD edges
+        self._forward_fed: list[ForwardFed] = []
         #: operators up to this node id ran in an earlier execute()
         self._executed = 0
 
@@ -488,6 +491,47 @@ class StreamExecutionEnvironment:
                 cache.sink.parallelism = graph.nodes[node_id].parallelism
                 cache.capturing = self._setting("execution.runtime-mode") == "BATCH"
 
+    def _check_forward_fed(self, graph: StreamGraph) -> None:
+        """Flink's refusal of a FORWARD edge between different parallelisms, where PyFlink
+        makes one: from each input of a union to the ``key_by`` or ``partition_custom``
+        operator after it, which runs at the parallelism of the union's first input."""
+        p = self._env.parallelism
+        for fed in self._forward_fed:
+            if not all(i in graph.nodes for i in fed.inputs):
+                continue
+            if fed.node_id is not None:
+                present = fed.node_id in graph.nodes
+            else:
+                present = any(
+                    edge.key_selector is fed.selector
+                    for i in fed.inputs
+                    for edge in graph.outputs(i)
+                    if edge.target in graph.nodes
+                )
+            if not present:
+                continue
+            down = graph.nodes[fed.inputs[0]].parallelism or p
+            for i in fed.inputs[1:]:
+                up = graph.nodes[i].parallelism or p
+                if up != down:
+                    raise GraphError(
+                        "Forward partitioning does not allow change of parallelism. Upstream "
+                        f"operation: '{self._user_operator(graph, i).name}' parallelism: {up}, "
+                        f"downstream operation: '{fed.name}' parallelism: {down} (PyFlink's "
+                        "operator after union(), at the parallelism of its first input) You "
+                        "must use another partitioning strategy, such as broadcast, rebalance, "
+                        "shuffle or global."
+                    )
+
+    def _user_operator(self, graph: StreamGraph, node_id: int) -> StreamNode:
+        """The operator the program made whose records ``node_id`` emits: the operator itself,
+        or the one before a conversion to an output type."""
+        if node_id in self._converters:
+            inputs = graph.inputs(node_id)
+            if len(inputs) == 1:
+                return graph.nodes[inputs[0].source]
+        return graph.nodes[node_id]
+
     def _fused(self, graph: StreamGraph, node_id: int) -> bool:
         """Whether PyFlink fuses the Python operator after ``node_id`` (a conversion, after
         the operator it converts) into the same Python function: then no serializer runs."""
@@ -541,6 +585,7 @@ class StreamExecutionEnvironment:
             )
         graph = self._graph_to_run(only)
         self._align(graph)
+        self._check_forward_fed(graph)
         # PyFlink's operators are Python operators: their timers fire in rounds
         graph.nodes = {
             i: dataclasses.replace(node, timers_in_rounds=True) for i, node in graph.nodes.items()
@@ -615,6 +660,7 @@ class StreamExecutionEnvironment:
         its fusion of Python operators, Jackson's formatting (``_plan``)."""
         graph = self._graph_to_run()
         self._align(graph)
+        self._check_forward_fed(graph)
         return jackson(PyFlinkGraph(graph, self, self._env.parallelism).plan())
 
 
