@@ -133,11 +133,6 @@ env.execute("dates")
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41: an SQL_DATE before 1582-10-15 prints in the proleptic Gregorian "
-    "calendar (0001-01-01); Flink's java.sql.Date prints it Julian (0001-01-03)",
-)
 def test_a_date_before_the_gregorian_reform_prints_as_javas_sql_date_prints_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -313,7 +313,7 @@ class DateTypeInfo(TypeInformation):
     identity = True
 
     def java_str(self, value: Any) -> str:
-        return "null" if value is None else value.isoformat()
+        return "null" if value is None else _sql_date(value)
 
 
 class TimeTypeInfo(TypeInformation):
@@ -334,7 +334,30 @@ class TimestampTypeInfo(TypeInformation):
         if value is None:
             return "null"
         fraction = f"{value.microsecond:06d}000".rstrip("0") or "0"
-        return f"{value.strftime('%Y-%m-%d %H:%M:%S')}.{fraction}"
+        return f"{_sql_date(value.date())} {value.strftime('%H:%M:%S')}.{fraction}"
+
+
+#: the first day of the Gregorian calendar (1582-10-15) as a proleptic Gregorian ordinal
+_GREGORIAN_REFORM = datetime.date(1582, 10, 15).toordinal()
+
+
+def _sql_date(value: datetime.date) -> str:
+    """A date as ``java.sql.Date`` / ``Timestamp`` print it: PyFlink hands Java the day
+    (days since 1970-01-01, proleptic Gregorian as Python counts), and Java's calendar shows a
+    day before 1582-10-15 in the Julian calendar (``date(1, 1, 1)`` prints ``0001-01-03``,
+    ``date(1582, 10, 4)`` ``1582-09-24``)."""
+    ordinal = value.toordinal()
+    if ordinal >= _GREGORIAN_REFORM:
+        return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+    # the Julian calendar's date of the Julian day number
+    c = ordinal + 1721425 + 32082
+    d = (4 * c + 3) // 1461
+    e = c - 1461 * d // 4
+    m = (5 * e + 2) // 153
+    day = e - (153 * m + 2) // 5 + 1
+    month = m + 3 - 12 * (m // 10)
+    year = d - 4800 + m // 10
+    return f"{year:04d}-{month:02d}-{day:02d}"
 
 
 class LocalTimeTypeInfo(TypeInformation):
