@@ -101,7 +101,14 @@ class PrintConnector(NoTransactions):
         if fmt is None:
             text = "".join(f"{prefix}{r}\n" for r in records)
         else:
-            text = "".join(f"{prefix}{fmt(r)}\n" for r in records)
+            lines: list[str] = []
+            try:
+                for r in records:
+                    lines.append(f"{prefix}{fmt(r)}\n")
+            except Exception:  # a record the formatter fails on: those before it are printed
+                self._output(self.stream.write, "".join(lines))
+                raise
+            text = "".join(lines)
         self._output(self.stream.write, text)
 
     def _output(self, call: Callable[..., Any], *args: Any) -> None:

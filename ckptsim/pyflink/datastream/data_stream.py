@@ -138,6 +138,25 @@ class ForwardFed:
         self.node_id = node_id
 
 
+class NullPointerException(Exception):
+    """A None record of a typed stream reached Java's print sink: PyFlink hands it to Java as
+    null, and the sink's ``record.toString()`` fails the job."""
+
+
+def _non_null(formatter: Callable[[Any], str]) -> Callable[[Any], str]:
+    """``formatter`` as Java's print sink applies ``toString``: a None record fails."""
+
+    def formatted(record: Any) -> str:
+        if record is None:
+            raise NullPointerException(
+                'Cannot invoke "Object.toString()" because "record" is null (a None record of '
+                "a typed stream reached Java's print sink)"
+            )
+        return formatter(record)
+
+    return formatted
+
+
 class DataStream:
     """A stream: what its operators emit, with its type information (None: pickled)."""
 
@@ -423,7 +442,7 @@ class DataStream:
             # stream as +I[...], both by a Python map before the sink
             out = self._aligned(fn)._plain().print(name, identifier=sink_identifier)
         else:  # Java's objects: the print sink writes their toString itself
-            out = self._plain().print(name, identifier=sink_identifier, formatter=fn)
+            out = self._plain().print(name, identifier=sink_identifier, formatter=_non_null(fn))
         out.node.flink_name = "Sink: Print to Std. Out"  # Flink's name, also for the 2nd, 3rd...
         return DataStreamSink(out, self._env)
 
@@ -447,7 +466,10 @@ class DataStream:
             unsupported(f"add_sink({type(sink_func).__name__}) (a Java SinkFunction)", CONNECTORS)
         name = self._env._sink_name("Unnamed")
         if sink_func.kind == "print":
-            out = self._plain().print(name, formatter=printed(self._type))
+            formatter = printed(self._type)
+            if self._type is not None and not isinstance(self._type, PickledBytesTypeInfo):
+                formatter = _non_null(formatter)
+            out = self._plain().print(name, formatter=formatter)
         else:
             out = self._plain().sink_to(_Discarding, name=name)
         return DataStreamSink(out, self._env)
