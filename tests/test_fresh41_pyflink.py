@@ -144,6 +144,53 @@ def test_a_date_before_the_gregorian_reform_prints_as_javas_sql_date_prints_it(
     assert captured.out.splitlines() == ["date> 2024-02-29", "date> 0001-01-03"]
 
 
+# Flink 2.3's output of these (checked): a day before 1582-10-15 in the Julian calendar, for
+# an SQL_TIMESTAMP's day as well; the day of the reform and later as they are
+REFORM_DAYS = """\
+import datetime as dt
+from pyflink.common import Types
+from pyflink.datastream import StreamExecutionEnvironment
+env = StreamExecutionEnvironment.get_execution_environment()
+env.set_parallelism(1)
+env.from_collection(
+    [dt.datetime(2024, 2, 29, 1, 2, 3, 4000), dt.datetime(1, 1, 1), dt.datetime(1582, 10, 4, 12),
+     dt.datetime(1582, 10, 15, 12), dt.datetime(1000, 3, 1)],
+    Types.SQL_TIMESTAMP(),
+).print("ts")
+env.execute("ts")
+env.from_collection(
+    [dt.date(1582, 10, 4), dt.date(1582, 10, 10), dt.date(1582, 10, 15), dt.date(1000, 3, 1),
+     dt.date(1000, 2, 28), dt.date(200, 2, 28), dt.date(9999, 12, 31)],
+    Types.SQL_DATE(),
+).print("date")
+env.execute("dates")
+"""
+
+
+def test_dates_and_timestamps_around_the_gregorian_reform_print_as_in_flink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "dates.py"
+    script.write_text(REFORM_DAYS)
+    code = main(["run", str(script), "--simulate", "-q"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert captured.out.splitlines() == [
+        "ts> 2024-02-29 01:02:03.004",
+        "ts> 0001-01-03 00:00:00.0",
+        "ts> 1582-09-24 12:00:00.0",
+        "ts> 1582-10-15 12:00:00.0",
+        "ts> 1000-02-24 00:00:00.0",
+        "date> 1582-09-24",
+        "date> 1582-09-30",
+        "date> 1582-10-15",
+        "date> 1000-02-24",
+        "date> 1000-02-23",
+        "date> 0200-02-29",
+        "date> 9999-12-31",
+    ]
+
+
 # Flink 2.3 prints ``str> a`` (``long> 1``), then the job fails: Java's print sink gets a null
 # record (``NullPointerException: Cannot invoke "Object.toString()" because "record" is
 # null``). A ROW's or MAP's None fields print there as here (``+I[None,None]``, ``{a=null}``).
@@ -158,11 +205,6 @@ env.execute("nones")
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41: a None record of a typed stream is printed ('str> None', 'long> null'); "
-    "Flink's print sink fails the job on the null record",
-)
 @pytest.mark.parametrize(
     ("name", "expr", "type_info"),
     [("str", "v or None", "Types.STRING()"), ("long", "len(v) or None", "Types.LONG()")],
@@ -196,11 +238,6 @@ env.execute("nones")
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41: a None element of a Types.LIST(Types.STRING()) passes ('list> [a, null]'); "
-    "Flink's coder fails the job",
-)
 def test_a_none_element_of_a_string_list_fails_the_job_as_in_flink(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -210,3 +247,26 @@ def test_a_none_element_of_a_string_list_fails_the_job_as_in_flink(
     captured = capsys.readouterr()
     assert code == 1
     assert captured.out == ""
+
+
+# Flink 2.3 runs these (checked): PyFlink's coder of a BASIC_ARRAY or OBJECT_ARRAY writes a null
+# flag per element, and a None in a LIST of pickled values pickles (Java prints the arrays as
+# identity hashes, ``[Ljava.lang.String;@4fa626f6``, where ckptsim prints their elements)
+@pytest.mark.parametrize(
+    "type_info",
+    [
+        "Types.BASIC_ARRAY(Types.STRING())",
+        "Types.OBJECT_ARRAY(Types.STRING())",
+        "Types.LIST(Types.PICKLED_BYTE_ARRAY())",
+    ],
+    ids=["BASIC_ARRAY", "OBJECT_ARRAY", "LIST of PICKLED_BYTE_ARRAY"],
+)
+def test_a_none_element_where_pyflinks_coder_writes_it_runs_as_in_flink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], type_info: str
+) -> None:
+    script = tmp_path / "nones.py"
+    script.write_text(NONE_IN_A_STRING_LIST.replace("Types.LIST(Types.STRING())", type_info))
+    code = main(["run", str(script), "--simulate", "-q"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert len(captured.out.splitlines()) == 3

@@ -624,6 +624,10 @@ class _Elements(TypeInformation):
     """Arrays and lists: Python lists of one element type."""
 
     label = ""
+    #: whether PyFlink's coder writes a None element (a BASIC_ARRAY's or OBJECT_ARRAY's, with a
+    #: null flag per element), or writes each element as its type (a LIST's or
+    #: PRIMITIVE_ARRAY's) and so fails the job on a None one
+    null_elements = False
 
     def __init__(self, element_type: TypeInformation) -> None:
         super().__init__()
@@ -632,7 +636,16 @@ class _Elements(TypeInformation):
     def convert(self, value: Any) -> Any:
         if value is None:
             return None
-        return [self._element_type.convert(v) for v in value]
+        element_type = self._element_type
+        if not self.null_elements and not isinstance(element_type, PickledBytesTypeInfo):
+            for index, v in enumerate(value):
+                if v is None:  # PyFlink's PrimitiveArrayCoder
+                    raise TypeError(
+                        f"element {index} of the {self.label} {value!r} is None: PyFlink's coder "
+                        "of a LIST or PRIMITIVE_ARRAY cannot write a None element (a "
+                        "BASIC_ARRAY's or OBJECT_ARRAY's may be None)"
+                    )
+        return [element_type.convert(v) for v in value]
 
     def holds_float(self) -> bool:
         return self._element_type.holds_float()
@@ -665,10 +678,12 @@ class PrimitiveArrayTypeInfo(_Elements):
 
 class BasicArrayTypeInfo(PrimitiveArrayTypeInfo):
     label = "BasicArrayTypeInfo"
+    null_elements = True
 
 
 class ObjectArrayTypeInfo(PrimitiveArrayTypeInfo):
     label = "ObjectArrayTypeInfo"
+    null_elements = True
 
 
 class ListTypeInfo(_Elements):
