@@ -16,11 +16,6 @@ import pytest
 from spark_bridge import ParquetSink, SchemaMismatch
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41: a new Decimal column of a quotient (28 digits, scale 27) is inferred as "
-    "decimal(38, 27), not Spark's decimal(38, 18)",
-)
 def test_a_new_decimal_column_of_a_quotient_is_inferred_as_spark_infers_it(
     tmp_path: Path,
 ) -> None:
@@ -29,11 +24,6 @@ def test_a_new_decimal_column_of_a_quotient_is_inferred_as_spark_infers_it(
     assert batch.column(1).to_pylist() == [Decimal("1.333333333333333333")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41: a running average whose first value had scale <= 18 fails the job at its "
-    "first quotient ('Rescaling Decimal value would cause data loss'); Spark rounds it",
-)
 def test_a_later_quotient_fits_the_decimal_column_the_first_records_made(
     tmp_path: Path,
 ) -> None:
@@ -43,11 +33,6 @@ def test_a_later_quotient_fits_the_decimal_column_the_first_records_made(
     assert batch.column(1).to_pylist() == [Decimal("1.333333333333333333")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41: a Decimal of a larger scale than the given schema's is refused, where "
-    "Spark rounds it half-up into the column (1.005 -> 1.01 in decimal(10, 2))",
-)
 def test_a_decimal_of_a_larger_scale_is_rounded_into_the_given_schema_as_spark_does(
     tmp_path: Path,
 ) -> None:
@@ -55,11 +40,6 @@ def test_a_decimal_of_a_larger_scale_is_rounded_into_the_given_schema_as_spark_d
     assert sink.to_batch([(Decimal("1.005"),)]).column(0).to_pylist() == [Decimal("1.01")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41: a sum too large for the given decimal(38, 18) schema says 'precision 22 "
-    "does not fit into precision ... 38' and asks for the schema=... the user gave",
-)
 def test_a_decimal_too_large_for_the_given_schema_is_named_as_too_large(tmp_path: Path) -> None:
     sink = ParquetSink(tmp_path, pa.schema([("s", pa.decimal128(38, 18))]))
     with pytest.raises(SchemaMismatch) as refused:
