@@ -53,7 +53,7 @@ from runtime.row import Row
 from runtime.task.sinks import Lineage
 from spark_bridge.locations import Location, resolve
 from spark_bridge.session import arrow_schema_of, require_pyarrow, require_pyspark
-from spark_bridge.values import UTC, field_names, infer_type, to_arrow_column
+from spark_bridge.values import UTC, Unrepresentable, field_names, infer_type, to_arrow_column
 
 log = get_logger(__name__)
 
@@ -98,6 +98,8 @@ class ParquetSink:
             TypeError,
         )
         self.schema: Any = None
+        #: whether the user gave the schema (else the first records made it)
+        self.schema_given = schema is not None
         if schema is not None:
             self._set_schema(_arrow_schema(schema))
         #: called when a sink subtask finishes (after its final checkpoint completed, before
@@ -213,13 +215,24 @@ class ParquetSink:
         for field, values in zip(schema, columns, strict=True):
             try:
                 arrays.append(to_arrow_column(pa, values, field.type, self.time_zone))
+            except Unrepresentable as error:
+                raise SchemaMismatch(f"column {field.name!r}: {error}{self._advice()}") from None
             except self._errors as error:
                 raise SchemaMismatch(
-                    f"column {field.name!r} does not fit its type {field.type}: {error}. Give "
-                    "the sink a schema (schema=...) if the first records did not show the "
-                    "column's type"
+                    f"column {field.name!r} does not fit its type {field.type}: {error}"
+                    f"{self._advice()}"
                 ) from None
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    def _advice(self) -> str:
+        """What to do about records that do not fit the schema: give one, if the first records
+        made it; nothing to add if the user gave it."""
+        if self.schema_given:
+            return ""
+        return (
+            ". Give the sink a schema (schema=...) if the first records did not show the "
+            "column's type"
+        )
 
     def _infer_schema(self, records: Sequence[Any]) -> Any:
         """A schema for the first buffer's records: names from rows, named tuples or dicts
@@ -240,8 +253,8 @@ class ParquetSink:
             kind = None
             if named and hint is not None and name in hint.names:
                 kind = parquet_type(pa, hint.field(hint.names.index(name)).type)
-                try:
-                    to_arrow_column(pa, values, kind, self.time_zone)
+                try:  # values of a larger scale than the input's decimal: a new column
+                    to_arrow_column(pa, values, kind, self.time_zone, rounding=False)
                 except self._errors:
                     kind = None  # not the input's column any more: infer its type
             if kind is None and hint is not None:
@@ -271,7 +284,7 @@ class ParquetSink:
             self.pa, self.pa.struct([hint.field(hint.names.index(name)) for name in names])
         )
         try:
-            to_arrow_column(self.pa, values, kind, self.time_zone)
+            to_arrow_column(self.pa, values, kind, self.time_zone, rounding=False)
         except self._errors:
             return None
         return kind

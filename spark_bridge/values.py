@@ -199,7 +199,9 @@ def field_names(record: Any) -> list[str] | None:
 def infer_type(pa: Any, values: Sequence[Any]) -> Any:
     """The Arrow type Spark would give a column of these Python values (``createDataFrame``'s
     inference): a dict is a map, a row or a tuple a struct, a list an array, a datetime a
-    timestamp (UTC instants), a Decimal decimal(38, 18); otherwise what Arrow infers."""
+    timestamp (UTC instants), a Decimal decimal(38, 18) (whatever its scale, as Spark's
+    ``_infer_type``: a value of a larger scale is rounded into it); otherwise what Arrow
+    infers."""
     present = [v for v in values if v is not None]
     if not present:
         return pa.null()
@@ -227,10 +229,8 @@ def infer_type(pa: Any, values: Sequence[Any]) -> Any:
         return pa.list_(infer_type(pa, [x for v in present for x in v]))
     if isinstance(first, dt.datetime):
         return pa.timestamp("us", tz="UTC")
-    if isinstance(first, decimal.Decimal):
-        exponents = [v.as_tuple().exponent for v in present if v.is_finite()]
-        scale = max((-e for e in exponents if isinstance(e, int)), default=0)
-        return pa.decimal128(DECIMAL_PRECISION, max(DECIMAL_SCALE, min(scale, DECIMAL_PRECISION)))
+    if isinstance(first, decimal.Decimal):  # whatever the scale: a larger one is rounded
+        return pa.decimal128(DECIMAL_PRECISION, DECIMAL_SCALE)
     return pa.array(present).type
 
 
@@ -239,10 +239,41 @@ def _at(record: Any, index: int) -> Any:
     return values[index] if index < len(values) else None
 
 
-def _arrow_value(pa: Any, kind: Any, zone: dt.tzinfo) -> Callable[[Any], Any] | None:
+class Unrepresentable(ValueError):
+    """A value its column's type cannot hold (a Decimal with too many digits before the point
+    for its decimal(p, s)); the message names the value and the type."""
+
+
+#: where Decimals are rounded into a column's scale: half up, ties away from zero (Spark's
+#: ``Decimal.changePrecision``, Java's ``ROUND_HALF_UP``); every digit kept; an infinity raises
+#: ``InvalidOperation`` (the caller reports what Arrow said of it)
+_ROUNDING = decimal.Context(
+    prec=decimal.MAX_PREC, rounding=decimal.ROUND_HALF_UP, traps=[decimal.InvalidOperation]
+)
+
+
+@functools.cache
+def _step(scale: int) -> decimal.Decimal:
+    """``1E-scale``: what ``quantize`` rounds to for ``scale`` digits after the point."""
+    return decimal.Decimal(1).scaleb(-scale)
+
+
+def _rounder(scale: int) -> Callable[[Any], Any]:
+    """A Decimal rounded half up to ``scale`` digits after the point (other values as they
+    are: Arrow takes or refuses them)."""
+    quantize, step, kind = _ROUNDING.quantize, _step(scale), decimal.Decimal
+    return lambda value: quantize(value, step) if isinstance(value, kind) else value
+
+
+def _arrow_value(
+    pa: Any, kind: Any, zone: dt.tzinfo, rounding: bool = False
+) -> Callable[[Any], Any] | None:
     """What turns one Python value (not None) into what Arrow takes for ``kind``; None: it
     takes the value as it is. A naive datetime bound for a zoned timestamp is wall-clock time
-    in ``zone`` (the Spark session's); a row becomes a tuple, positionally."""
+    in ``zone`` (the Spark session's); a row becomes a tuple, positionally; with ``rounding``
+    a Decimal is rounded into its decimal's scale."""
+    if pa.types.is_decimal(kind):
+        return _rounder(kind.scale) if rounding else None
     if pa.types.is_timestamp(kind):
         if kind.tz is None:  # timestamp_ntz: an aware datetime's wall clock in the session zone
 
@@ -260,7 +291,9 @@ def _arrow_value(pa: Any, kind: Any, zone: dt.tzinfo) -> Callable[[Any], Any] | 
 
         return instant
     if pa.types.is_struct(kind):
-        parts = [_arrow_value(pa, kind.field(i).type, zone) for i in range(kind.num_fields)]
+        parts = [
+            _arrow_value(pa, kind.field(i).type, zone, rounding) for i in range(kind.num_fields)
+        ]
         names = [kind.field(i).name for i in range(kind.num_fields)]
 
         def struct(value: Any) -> Any:
@@ -273,8 +306,8 @@ def _arrow_value(pa: Any, kind: Any, zone: dt.tzinfo) -> Callable[[Any], Any] | 
 
         return struct
     if pa.types.is_map(kind):
-        key = _arrow_value(pa, kind.key_type, zone)
-        item = _arrow_value(pa, kind.item_type, zone)
+        key = _arrow_value(pa, kind.key_type, zone, rounding)
+        item = _arrow_value(pa, kind.item_type, zone, rounding)
         if key is None and item is None:
             return None
         return lambda value: [
@@ -282,7 +315,7 @@ def _arrow_value(pa: Any, kind: Any, zone: dt.tzinfo) -> Callable[[Any], Any] | 
             for k, v in (value.items() if isinstance(value, dict) else value)
         ]
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        element = _arrow_value(pa, kind.value_type, zone)
+        element = _arrow_value(pa, kind.value_type, zone, rounding)
         if element is None:
             return None
         part = element
@@ -290,8 +323,17 @@ def _arrow_value(pa: Any, kind: Any, zone: dt.tzinfo) -> Callable[[Any], Any] | 
     return None
 
 
-def to_arrow_column(pa: Any, values: Sequence[Any], kind: Any, zone: dt.tzinfo) -> Any:
-    """``values`` as an Arrow array of type ``kind`` (Arrow's errors propagate)."""
+def to_arrow_column(
+    pa: Any, values: Sequence[Any], kind: Any, zone: dt.tzinfo, *, rounding: bool = True
+) -> Any:
+    """``values`` as an Arrow array of type ``kind``. A Decimal of a larger scale than its
+    decimal(p, s) (also in a struct, an array or a map) is rounded half up into scale s, as
+    Spark's ``createDataFrame`` does (``rounding=False``: refused); one with more than p - s
+    digits before the point raises ``Unrepresentable``; Arrow's other errors propagate. What
+    fits as it is costs nothing more: the rounding is a second pass, after Arrow refused."""
+    if pa.types.is_decimal(kind):
+        return _decimal_column(pa, values, kind, rounding)
+    given = values
     convert = _arrow_value(pa, kind, zone)
     if convert is not None:
         if pa.types.is_timestamp(kind) and all(
@@ -302,4 +344,73 @@ def to_arrow_column(pa: Any, values: Sequence[Any], kind: Any, zone: dt.tzinfo) 
         else:
             part = convert
             values = [v if v is None else part(v) for v in values]
-    return pa.array(values, type=kind)
+    try:
+        return pa.array(values, type=kind)
+    except pa.ArrowInvalid as error:
+        if not rounding or not _holds_decimal(pa, kind):
+            raise
+        refused = error
+    rounded = _arrow_value(pa, kind, zone, rounding=True)
+    assert rounded is not None  # a decimal inside: it rounds
+    try:
+        return pa.array([v if v is None else rounded(v) for v in given], type=kind)
+    except decimal.InvalidOperation:  # an infinity (or sNaN): what Arrow said of it
+        raise refused from None
+
+
+def _decimal_column(pa: Any, values: Sequence[Any], kind: Any, rounding: bool) -> Any:
+    """A decimal column: as it is if Arrow takes it, else rounded (a column at a time)."""
+    try:
+        return pa.array(values, type=kind)
+    except pa.ArrowInvalid as error:
+        refused = error
+    if rounding:
+        quantize, step, decimal_ = _ROUNDING.quantize, _step(kind.scale), decimal.Decimal
+        try:
+            rounded = [quantize(v, step) if isinstance(v, decimal_) else v for v in values]
+        except decimal.InvalidOperation:  # an infinity (or sNaN): what Arrow said of it
+            raise refused from None
+        try:
+            return pa.array(rounded, type=kind)
+        except pa.ArrowInvalid as error:
+            refused = error
+    misfit = _misfit(values, kind, rounding)
+    if misfit is None:
+        raise refused
+    raise Unrepresentable(misfit) from None
+
+
+def _misfit(values: Sequence[Any], kind: Any, rounding: bool) -> str | None:
+    """What is wrong with the first finite Decimal in ``values`` that decimal ``kind`` cannot
+    hold (rounded into its scale, with ``rounding``); None if there is none."""
+    room = kind.precision - kind.scale
+    name = f"decimal({kind.precision}, {kind.scale})"
+    for value in values:
+        if not isinstance(value, decimal.Decimal) or not value.is_finite():
+            continue
+        exponent = value.as_tuple().exponent
+        assert isinstance(exponent, int)  # finite
+        if not rounding and -exponent > kind.scale:
+            return f"the value {value} has more digits after the point than {name} holds"
+        made = _ROUNDING.quantize(value, _step(kind.scale)) if rounding else value
+        if made and made.adjusted() >= room:
+            rounded = f" (rounded half up: {made})" if rounding and made != value else ""
+            return (
+                f"the value {value}{rounded} does not fit {name}, which holds {room} digits "
+                f"before the point (Spark: cannot be represented as Decimal({kind.precision}, "
+                f"{kind.scale}))"
+            )
+    return None
+
+
+def _holds_decimal(pa: Any, kind: Any) -> bool:
+    """Whether a decimal is part of ``kind`` (a struct's field, an array's or a map's)."""
+    if pa.types.is_decimal(kind):
+        return True
+    if pa.types.is_struct(kind):
+        return any(_holds_decimal(pa, kind.field(i).type) for i in range(kind.num_fields))
+    if pa.types.is_map(kind):
+        return _holds_decimal(pa, kind.key_type) or _holds_decimal(pa, kind.item_type)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return _holds_decimal(pa, kind.value_type)
+    return False

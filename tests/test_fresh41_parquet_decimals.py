@@ -16,11 +16,6 @@ import pytest
 from spark_bridge import ParquetSink, SchemaMismatch
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41: a new Decimal column of a quotient (28 digits, scale 27) is inferred as "
-    "decimal(38, 27), not Spark's decimal(38, 18)",
-)
 def test_a_new_decimal_column_of_a_quotient_is_inferred_as_spark_infers_it(
     tmp_path: Path,
 ) -> None:
@@ -29,11 +24,6 @@ def test_a_new_decimal_column_of_a_quotient_is_inferred_as_spark_infers_it(
     assert batch.column(1).to_pylist() == [Decimal("1.333333333333333333")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41: a running average whose first value had scale <= 18 fails the job at its "
-    "first quotient ('Rescaling Decimal value would cause data loss'); Spark rounds it",
-)
 def test_a_later_quotient_fits_the_decimal_column_the_first_records_made(
     tmp_path: Path,
 ) -> None:
@@ -43,11 +33,6 @@ def test_a_later_quotient_fits_the_decimal_column_the_first_records_made(
     assert batch.column(1).to_pylist() == [Decimal("1.333333333333333333")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41: a Decimal of a larger scale than the given schema's is refused, where "
-    "Spark rounds it half-up into the column (1.005 -> 1.01 in decimal(10, 2))",
-)
 def test_a_decimal_of_a_larger_scale_is_rounded_into_the_given_schema_as_spark_does(
     tmp_path: Path,
 ) -> None:
@@ -55,11 +40,6 @@ def test_a_decimal_of_a_larger_scale_is_rounded_into_the_given_schema_as_spark_d
     assert sink.to_batch([(Decimal("1.005"),)]).column(0).to_pylist() == [Decimal("1.01")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41: a sum too large for the given decimal(38, 18) schema says 'precision 22 "
-    "does not fit into precision ... 38' and asks for the schema=... the user gave",
-)
 def test_a_decimal_too_large_for_the_given_schema_is_named_as_too_large(tmp_path: Path) -> None:
     sink = ParquetSink(tmp_path, pa.schema([("s", pa.decimal128(38, 18))]))
     with pytest.raises(SchemaMismatch) as refused:
@@ -67,3 +47,52 @@ def test_a_decimal_too_large_for_the_given_schema_is_named_as_too_large(tmp_path
     message = str(refused.value)
     assert "112345678901234567890.1" in message
     assert "Give the sink a schema" not in message
+
+
+def test_ties_round_away_from_zero_as_spark_rounds_them(tmp_path: Path) -> None:
+    """Spark's HALF_UP is Java's: -1.005 is -1.01 (Arrow's own ``half_up`` would make it -1.00);
+    checked with ``createDataFrame([(Decimal("-1.005"),)], "x decimal(10,2)")``."""
+    sink = ParquetSink(tmp_path, pa.schema([("x", pa.decimal128(10, 2))]))
+    values = [Decimal("-1.005"), None, Decimal("-2.345"), Decimal("1E+3")]
+    batch = sink.to_batch([(v,) for v in values])
+    assert batch.column(0).to_pylist() == [Decimal("-1.01"), None, Decimal("-2.35"), 1000]
+
+
+def test_a_decimal_inside_a_struct_an_array_or_a_map_is_rounded_too(tmp_path: Path) -> None:
+    money = pa.decimal128(10, 2)
+    sink = ParquetSink(
+        tmp_path,
+        pa.schema(
+            [
+                ("m", pa.map_(pa.string(), money)),
+                ("a", pa.list_(pa.struct([("x", money), ("n", pa.int64())]))),
+            ]
+        ),
+    )
+    batch = sink.to_batch([({"k": Decimal("1.005")}, [{"x": Decimal("2.675"), "n": 1}])])
+    assert batch.to_pylist() == [
+        {"m": [("k", Decimal("1.01"))], "a": [{"x": Decimal("2.68"), "n": 1}]}
+    ]
+
+
+def test_a_column_named_as_an_input_decimal_with_a_larger_scale_is_a_new_column(
+    tmp_path: Path,
+) -> None:
+    """The input's decimal(10, 2) types a passed-through column only when its values fit it as
+    they are; a price times a rate is a new column, decimal(38, 18), not rounded to cents."""
+    sink = ParquetSink(tmp_path, input_schema=pa.schema([("price", pa.decimal128(10, 2))]))
+    sink.to_batch([{"price": Decimal("1.21") * Decimal("1.075")}])  # 1.30075
+    assert sink.schema.field("price").type == pa.decimal128(38, 18)
+
+
+def test_a_decimal_too_large_for_an_inferred_column_says_to_give_a_schema(
+    tmp_path: Path,
+) -> None:
+    sink = ParquetSink(tmp_path)
+    sink.to_batch([(Decimal("1.5"),)])
+    with pytest.raises(SchemaMismatch) as refused:
+        sink.to_batch([(Decimal("1E+25"),)])
+    message = str(refused.value)
+    assert "column '_1'" in message
+    assert "1E+25 does not fit decimal(38, 18)" in message
+    assert "Give the sink a schema" in message
