@@ -40,6 +40,7 @@ and a failure replays its job and faults, not its schedule.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -95,6 +96,14 @@ class FaultSpec:
     #: fail_task / crash_task: after this many records (fail_task with 0, and
     #: fail_checkpoint: while taking checkpoint ``checkpoint_id``)
     at_record: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in ALL_FAULTS:
+            near = difflib.get_close_matches(str(self.kind), ALL_FAULTS, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ValueError(
+                f"FaultSpec kind {self.kind!r} is not a fault{hint}: one of {', '.join(ALL_FAULTS)}"
+            )
 
     def resolve(self, tasks: list[str], channels: list[tuple[str, str]]) -> Fault:
         task = tasks[self.target % len(tasks)]

@@ -24,6 +24,7 @@ runtime of its own: ``actors.execute_environment`` runs an environment on Pykka 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
@@ -249,9 +250,27 @@ class StreamEnvironment:
         name: str = "Generator Source",
         parallelism: int | None = None,
     ) -> DataStream:
-        """Records ``fn(0) .. fn(count - 1)``, at most ``rate`` per second if given."""
-        if count < 0:
-            raise GraphError(f"from_generator needs a count >= 0, got {count}")
+        """Records ``fn(0) .. fn(count - 1)``, at most ``rate`` per second if given (a number
+        above 0; ``math.inf`` or None: no limit, as Flink's ``RateLimiterStrategy.perSecond``
+        refuses a rate that is not positive)."""
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise GraphError(
+                f"from_generator needs a count that is an int >= 0, got {count!r} "
+                f"({type(count).__name__})"
+            )
+        if rate is not None:
+            if (
+                not isinstance(rate, (int, float))
+                or isinstance(rate, bool)
+                or math.isnan(rate)
+                or rate <= 0
+            ):
+                raise GraphError(
+                    f"from_generator needs a rate above 0 (records per second; None or "
+                    f"math.inf for no limit), got {rate!r} ({type(rate).__name__})"
+                )
+            if math.isinf(rate):
+                rate = None
 
         def reader(ctx: OperatorContext) -> SourceReader:
             return GeneratorReader(fn, count, ctx.subtask, ctx.parallelism, rate)

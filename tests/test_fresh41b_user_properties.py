@@ -45,12 +45,6 @@ def test_crashed_consumer_leaves_no_unhandled_channel_exception(
     assert unhandled == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41b: FaultSpec(kind=...) with a kind it does not know (a typo: 'crash', "
-    "'fail-task') silently becomes DropAcknowledgement; with the default 10 min checkpoint "
-    "timeout the run then waits out Simulation.run's 600 s virtual timeout",
-)
 def test_unknown_fault_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="kind"):
         FaultSpec(kind="crash").resolve(["source-1#0"], [])
