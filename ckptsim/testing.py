@@ -137,6 +137,11 @@ class _CheckedRun:
     events: list[MutableMapping[str, Any]]
     report: TraceReport | None
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """How Hypothesis prints a falsifying example: the run's own repr, only what replays
+        it (its pretty-printer would show every dataclass field, the last run's trace too)."""
+        printer.text(repr(self))
+
     def _run(
         self,
         build: Build,

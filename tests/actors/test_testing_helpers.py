@@ -121,3 +121,24 @@ def test_a_failing_property_stops_shrinking_once_its_budget_is_spent() -> None:
         _failing_property(math.inf, unbounded)()
     assert len(unbounded) > len(runs)
     assert unbounded[-1].schedule == (0, 0, 0)  # shrunk to the smallest failure
+
+
+def test_hypothesis_prints_a_falsifying_simulation_as_the_repr_that_replays_it() -> None:
+    """Hypothesis's pretty-printer shows every dataclass field; a Simulation after a run holds
+    its whole trace. What a failing property prints is the Simulation's own repr: its seed,
+    schedule and faults, nothing of the last run (fresh41b)."""
+    from hypothesis.vendor.pretty import pretty  # noqa: PLC0415
+
+    sim = Simulation(seed=3, faults=(FaultSpec(kind="drop_ack", checkpoint_id=1),))
+
+    def build(env: StreamExecutionEnvironment) -> None:
+        env.set_parallelism(1)
+        env.enable_checkpointing(20)
+        env.from_generator(lambda i: (i % 3, 1), 300, rate=10_000).key_by(lambda r: r[0]).sum(
+            1
+        ).collect()
+
+    sim.run(build)
+    assert sim.events
+    assert pretty(sim) == repr(sim)
+    assert "events" not in pretty(sim) and "seed=3" in pretty(sim)
