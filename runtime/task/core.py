@@ -639,8 +639,7 @@ class StreamTaskCore:
         if not len(batch):
             self._wait_for_source(short_batch=False)
             return
-        self.records_in += len(batch)
-        self._write(*self.chain.run(batch, None, self.chain.read_through))
+        self._run_read(batch)
         if self.status is TaskStatus.RUNNING and (
             len(batch) < limit or self.chain.source_knows_its_pace
         ):
@@ -661,9 +660,9 @@ class StreamTaskCore:
         buffer's worth is ready, or just before the output flusher's tick that would send
         the first of them, whichever comes sooner; at ``first`` where its reads are seen
         before they are sent (a sink, a clock or timers in its chain) or every write is
-        flushed (interval 0). Reading any earlier would change nothing that leaves the task: a mail that
-        comes meanwhile (a checkpoint's trigger, a timer, a credit) has the source catch up
-        first (``_catch_up_source``), as if it had read each record as soon as it was ready."""
+        flushed (interval 0). Reading any earlier would change nothing that leaves the task:
+        a mail that comes meanwhile (a checkpoint's trigger, a timer, a credit) has the source
+        catch up first (``_catch_up_source``), as if it had read each record on time."""
         interval = self._flush_interval
         if interval == 0 or self.writer is None or not self.chain.source_read_is_unseen_until_sent:
             return first
@@ -690,10 +689,14 @@ class StreamTaskCore:
         batch = self.chain.read_source(limit, self._now)
         if not batch:
             return  # nothing ready yet, or the end, which the default action meets
-        self.records_in += len(batch)
-        self._write(*self.chain.run(batch, None, self.chain.read_through))
+        self._run_read(batch)
         if len(batch) >= limit:
             self.mailbox.waiting_for_timer = False
+
+    def _run_read(self, batch: Sequence[Any]) -> None:
+        """What the source read runs through its chain and leaves the task."""
+        self.records_in += len(batch)
+        self._write(*self.chain.run(batch, None, self.chain.read_through))
 
     def _on_input(self, poll: InputPoll) -> None:
         inputs = self.inputs
