@@ -8,10 +8,17 @@ back to the producer (``OutputCredit``: Flink's credit-based flow control, the p
 buffer only against a credit) and the consumer's acknowledgement of the end of data
 (``AllDataProcessed``, FLIP-147). An injected ``StallChannel`` holds deliveries back for a
 while (a slow link), in order.
+
+A channel outlives the tasks it connects by a little: when one of them crashes or is cancelled,
+the JobMaster fails the job over and stops the channel, but mail already on its way still
+arrives. What the channel would pass on to a task that is already dead is dropped, as Flink's
+network stack drops buffers for a released partition (``_tell``); the dead task's failure is
+the JobMaster's to handle, not the channel's.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, assert_never
@@ -92,10 +99,10 @@ class InputChannel(pykka.ThreadingActor):
                     self._deliver(item)
             case Credit(credits=credits):
                 assert self.producer is not None, "a channel is wired before it carries data"
-                self.producer.tell(OutputCredit(channel=self.output_index, credits=credits))
+                _tell(self.producer, OutputCredit(channel=self.output_index, credits=credits))
             case AllRecordsProcessed():
                 assert self.producer is not None, "a channel is wired before it carries data"
-                self.producer.tell(AllDataProcessed(channel=self.output_index))
+                _tell(self.producer, AllDataProcessed(channel=self.output_index))
             case WireChannel(producer=producer):
                 self.producer = producer
             case TimerFired(key=key):
@@ -114,7 +121,14 @@ class InputChannel(pykka.ThreadingActor):
     def _deliver(self, item: ChannelItem) -> None:
         if isinstance(item, CheckpointBarrier) and item.is_unaligned:
             self.log.debug("priority_barrier_sent", checkpoint_id=item.checkpoint_id)
-        self.consumer.tell(InputItem(channel=self.input_index, item=item))
+        _tell(self.consumer, InputItem(channel=self.input_index, item=item))
+
+
+def _tell(task: pykka.ActorRef[Any], message: Any) -> None:
+    """Tell a task the channel connects; if it is dead already (it crashed or was cancelled:
+    the job fails over), drop the message."""
+    with contextlib.suppress(pykka.ActorDeadError):
+        task.tell(message)
 
 
 class InlineInputChannel(InlineActor, InputChannel):

@@ -109,8 +109,10 @@ class _ConnectorFailed(Exception):
 class StreamTask(ExpectedFailures):
     #: an injected crash (``CrashTask``) is the run's, not an unhandled error: no traceback
     #: as is a record that cannot cross to another process (``CannotCross``), which the task
-    #: reports in one line
-    expected_failures = (InjectedCrash, CannotCross)
+    #: reports in one line, and a peer found dead (``ActorDeadError``: a channel the JobMaster
+    #: stopped as it fails the job over or cancels it), which ``on_failure`` reports as a task
+    #: failure
+    expected_failures = (InjectedCrash, CannotCross, pykka.ActorDeadError)
     #: user code runs here: a function that never returns must not keep the process alive
     #: after its job was given up (Flink's TaskManager kills such a task)
     use_daemon_thread = True

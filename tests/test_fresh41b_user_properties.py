@@ -9,7 +9,7 @@ import pytest
 
 from actors.faults import CrashTask
 from ckptsim import StreamExecutionEnvironment
-from ckptsim.testing import FaultSpec, Simulation
+from ckptsim.testing import FaultSpec, Simulation, ThreadedRun
 
 PAIRS = [(f"w{i % 7}", i) for i in range(600)]
 
@@ -26,20 +26,26 @@ def _filtered_sum(env: StreamExecutionEnvironment) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41b: an injected CrashTask of a consumer makes its SimulatedInputChannel die "
-    "of ActorDeadError (Pykka logs 'Unhandled exception' at ERROR with a traceback), though "
-    "docs/testing.md says an injected crash's traceback stays out of the test's output (on "
-    "threads the InlineInputChannel and then the producing StreamTask die the same way; "
-    "StreamTask.on_failure treats ActorDeadError as expected but expected_failures lacks it)",
-)
 def test_crashed_consumer_leaves_no_unhandled_channel_exception(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     sim = Simulation(seed=0, faults=(CrashTask(task="reduce-3#0", at_record=1),))
     with caplog.at_level(logging.ERROR, logger="pykka"):
         result = sim.run(_filtered_sum, {"restart-strategy.type": "fixed-delay"})
+    assert result.succeeded and result.restarts == 1
+    unhandled = [r.getMessage() for r in caplog.records if "Unhandled exception" in r.getMessage()]
+    assert unhandled == []
+
+
+def test_crashed_consumer_leaves_no_unhandled_exception_on_threads(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """On threads the channel runs on the producer's thread: it met the dead consumer, died,
+    and then the producer met the dead channel (two tracebacks). The crash comes at the 50th
+    record, when the producer still holds credits for the channel."""
+    run = ThreadedRun(faults=(CrashTask(task="reduce-3#0", at_record=50),))
+    with caplog.at_level(logging.ERROR, logger="pykka"):
+        result = run.run(_filtered_sum, {"restart-strategy.type": "fixed-delay"})
     assert result.succeeded and result.restarts == 1
     unhandled = [r.getMessage() for r in caplog.records if "Unhandled exception" in r.getMessage()]
     assert unhandled == []
