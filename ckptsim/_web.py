@@ -471,6 +471,8 @@ class JobRegistry:
         if path == "/applications/overview":
             entries = [rest.job_overview_entry(v) for v in views.values()]
             return rest.applications_overview_body(entries + archived_jobs)
+        if path == "/jobs/metrics":
+            return rest.jobs_metrics_body(list(views.values()), query)
         if path == "/jobs":
             statuses = [{"id": v.job_id, "status": v.status} for v in views.values()]
             statuses += [{"id": a["jid"], "status": a["state"]} for a in archived_jobs]
@@ -497,6 +499,8 @@ class JobRegistry:
         if parts[0] == "taskmanagers":
             if len(parts) == 1:
                 return rest.taskmanagers_body(views)
+            if parts[1:] == ["metrics"]:
+                return rest.taskmanagers_metrics_body(views, query)
             index, view = self._taskmanager(parts[1], views)
             what = "/".join(parts[2:])
             bodies: dict[str, Callable[[], rest.Body]] = {

@@ -1880,37 +1880,43 @@ def _subtask_filter(text: str) -> set[int] | None:
     return chosen
 
 
-def subtask_metrics_body(
-    view: JobView,
-    vertex: VertexView,
-    names: str | None,
-    aggregations: str = "",
-    subtasks: str = "",
-) -> list[JsonDict]:
-    """``GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics``, as Flink's aggregating
-    handler: without ``get`` the ids of the metrics the subtasks have; with ``get=a,b`` each
-    aggregated over the subtasks (``subtasks=0,2-3`` only those), with every aggregation or
-    those ``agg=min,sum`` names."""
+def _aggregation_modes(aggregations: str) -> list[str]:
+    """``agg=min,SUM`` (Flink's ``MetricsAggregationParameter``, any case): those, in Flink's
+    order; none given: every one; a name Flink does not know is its 400."""
     wanted = [a.strip().lower() for a in aggregations.split(",") if a.strip()]
     for a in wanted:
         if a not in AGGREGATIONS:
             raise bad_parameter("query", "agg", aggregations)
-    modes = [a for a in AGGREGATIONS if a in wanted] if wanted else list(AGGREGATIONS)
-    chosen = _subtask_filter(subtasks)
-    values: dict[str, list[float]] = {}
-    for s in vertex.subtasks:
-        if chosen is not None and s.index not in chosen:
-            continue
-        for name, value in subtask_metric_values(view, vertex, s).items():
-            if isinstance(value, int | float):
-                values.setdefault(name, []).append(float(value))
+    return [a for a in AGGREGATIONS if a in wanted] if wanted else list(AGGREGATIONS)
+
+
+def _number(value: Any) -> float | None:
+    """A metric's value as the double Flink aggregates (its text parsed); None: not a number."""
+    if isinstance(value, int | float):
+        return float(value)
+    try:
+        return float(str(value))
+    except ValueError:
+        return None
+
+
+def aggregated_metrics_body(
+    stores: Sequence[Mapping[str, Any]], names: str | None, aggregations: str = ""
+) -> list[JsonDict]:
+    """Flink's aggregating metrics handlers (``/jobs/metrics``, ``/taskmanagers/metrics``,
+    ``.../subtasks/metrics``) over ``stores``, one metric map per job, task manager or
+    subtask: without ``get`` (``names`` None) the ids any of them has; with ``get=a,b`` each
+    aggregated over the stores that have it (a name none has, or whose value is not a
+    number, is left out), with every aggregation or those ``agg=min,sum`` names."""
+    modes = _aggregation_modes(aggregations)
     if names is None:
-        return [{"id": name} for name in values]
+        return [{"id": name} for name in dict.fromkeys(n for store in stores for n in store)]
     out = []
     for name in dict.fromkeys(n for n in names.split(",") if n):
-        if name not in values:
+        numbers = [_number(store[name]) for store in stores if name in store]
+        if not numbers or None in numbers:
             continue
-        vs = values[name]
+        vs = [v for v in numbers if v is not None]
         avg = sum(vs) / len(vs)
         every = {
             "min": min(vs),
@@ -1921,6 +1927,58 @@ def subtask_metrics_body(
         }
         out.append({"id": name, **{mode: every[mode] for mode in modes}})
     return out
+
+
+def subtask_metrics_body(
+    view: JobView,
+    vertex: VertexView,
+    names: str | None,
+    aggregations: str = "",
+    subtasks: str = "",
+) -> list[JsonDict]:
+    """``GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics``, as Flink's aggregating
+    handler (``aggregated_metrics_body``) over the subtasks' numeric metrics
+    (``subtasks=0,2-3`` only those)."""
+    _aggregation_modes(aggregations)  # a wrong agg is refused before the subtask filter
+    chosen = _subtask_filter(subtasks)
+    stores = [
+        {
+            name: value
+            for name, value in subtask_metric_values(view, vertex, s).items()
+            if isinstance(value, int | float)
+        }
+        for s in vertex.subtasks
+        if chosen is None or s.index in chosen
+    ]
+    return aggregated_metrics_body(stores, names, aggregations)
+
+
+def _ids_filter(text: str) -> list[str]:
+    """A comma-separated ``jobs=`` / ``taskmanagers=`` filter; empty: none given."""
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def jobs_metrics_body(views: Sequence[JobView], query: Mapping[str, str]) -> list[JsonDict]:
+    """``GET /jobs/metrics``: the jobs' metrics (``job_metrics``) aggregated over the jobs
+    run in this process (``jobs=a,b``: those; an id of no such job is skipped, one that is
+    not a job id is Flink's 400)."""
+    _aggregation_modes(query.get("agg", ""))  # Flink resolves agg before jobs
+    wanted = _ids_filter(query.get("jobs", ""))
+    for job_id in wanted:
+        if not _HEX32.match(job_id.lower()):
+            raise bad_parameter("query", "jobs", query["jobs"])
+    chosen = {j.lower() for j in wanted}
+    stores = [job_metrics(v) for v in views if not chosen or v.job_id in chosen]
+    return aggregated_metrics_body(stores, query.get("get"), query.get("agg", ""))
+
+
+def taskmanagers_metrics_body(views: Sequence[JobView], query: Mapping[str, str]) -> list[JsonDict]:
+    """``GET /taskmanagers/metrics``: the task managers' metrics (``process_metrics``, what
+    ``/taskmanagers/:id/metrics`` serves) aggregated over the task managers, one per job run
+    in this process (``taskmanagers=a,b``: those; an id of no task manager is skipped)."""
+    chosen = set(_ids_filter(query.get("taskmanagers", "")))
+    stores = [process_metrics(v.process) for v in views if not chosen or v.taskmanager_id in chosen]
+    return aggregated_metrics_body(stores, query.get("get"), query.get("agg", ""))
 
 
 #: the metrics of a subtask (``_subtask_rates``), by name
