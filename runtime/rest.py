@@ -1906,15 +1906,18 @@ def aggregated_metrics_body(
     """Flink's aggregating metrics handlers (``/jobs/metrics``, ``/taskmanagers/metrics``,
     ``.../subtasks/metrics``) over ``stores``, one metric map per job, task manager or
     subtask: without ``get`` (``names`` None) the ids any of them has; with ``get=a,b`` each
-    aggregated over the stores that have it (a name none has, or whose value is not a
-    number, is left out), with every aggregation or those ``agg=min,sum`` names."""
+    aggregated over the stores that have it (a name whose value is not a number is left
+    out), with every aggregation or those ``agg=min,sum`` names. A name none of them has
+    empties the whole answer, as Flink's handler answers then."""
     modes = _aggregation_modes(aggregations)
     if names is None:
         return [{"id": name} for name in dict.fromkeys(n for store in stores for n in store)]
     out = []
     for name in dict.fromkeys(n for n in names.split(",") if n):
         numbers = [_number(store[name]) for store in stores if name in store]
-        if not numbers or None in numbers:
+        if not numbers:
+            return []
+        if None in numbers:
             continue
         vs = [v for v in numbers if v is not None]
         avg = sum(vs) / len(vs)

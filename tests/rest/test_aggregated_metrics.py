@@ -110,11 +110,13 @@ def test_agg_keeps_those_aggregations_in_flinks_order(
 
 
 def test_unknown_names_and_ids(two_jobs: tuple[JobRegistry, list[rest.JobView]]) -> None:
-    """A name no job has, and one whose value is not a number (the last checkpoint's path),
-    are left out; an id of no job or task manager is skipped (none left: nothing)."""
+    """A name whose value is not a number (the last checkpoint's path) is left out; a name no
+    job has empties the whole answer, as Flink's handler answers; an id of no job or task
+    manager is skipped (none left: nothing)."""
     registry, views = two_jobs
-    asked = get(registry, "/jobs/metrics", get="numRestarts,nosuch,lastCheckpointExternalPath")
+    asked = get(registry, "/jobs/metrics", get="numRestarts,lastCheckpointExternalPath")
     assert [m["id"] for m in asked] == ["numRestarts"]
+    assert get(registry, "/jobs/metrics", get="numRestarts,nosuch") == []
     assert get(registry, "/taskmanagers/metrics", get="nosuch") == []
     (both,) = get(registry, "/jobs/metrics", get="numRestarts")
     (skipped,) = get(
