@@ -162,3 +162,25 @@ def test_a_stopped_session_is_refused_with_a_clear_error(
         run_topology(spark, data, _identity, runtime="simulation")
     assert not isinstance(refused.value, AttributeError), repr(refused.value)
     assert "stopped" in str(refused.value).lower()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="fresh41c: an input with duplicate column names (a join's id and id) runs the "
+    "whole topology and writes its Parquet files, then reading them back fails with Spark's "
+    "COLUMN_ALREADY_EXISTS; Spark's own df.write.parquet refuses such a schema before "
+    "writing anything",
+)
+def test_duplicate_column_names_are_refused_before_the_job_runs(spark: Any, tmp_path: Path) -> None:
+    left = spark.range(3).selectExpr("id", "id AS v")
+    right = spark.range(3).selectExpr("id", "id * 10 AS v")
+    out = tmp_path / "out"
+    with pytest.raises(Exception) as refused:
+        run_topology(
+            spark,
+            left.join(right, left.id == right.id),
+            _identity,
+            output=out,
+            runtime="simulation",
+        )
+    assert not list(out.glob("*.parquet")), f"ran and wrote, then failed: {refused.value!r}"[:300]
