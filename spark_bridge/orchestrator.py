@@ -206,6 +206,7 @@ def run_topology_job(
     spark_schema = _spark_schema(spark, schema)
     master = str(spark.sparkContext.master)
     settings = _driver_folders(dict(config or {}))
+    resuming = any(settings.get(key) is not None for key in RESTORE_KEYS)
     attempt = None
     if state is not None:
         if checkpoint_interval is None:
@@ -217,7 +218,7 @@ def run_topology_job(
         settings = attempt.config(settings)
     elif run_id is not None:
         raise ValueError("run_id= names a run of a state folder: give state= too")
-    location = _output_location(output, master)
+    location = _output_location(output, master, resuming=resuming)
     input_schema = _input_schema(data)
     sink = ParquetSink(
         location,
@@ -443,9 +444,19 @@ def _remove_temporary() -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _output_location(output: str | os.PathLike[str] | None, master: str) -> Location:
-    """Where the output goes: ``output`` (a new or empty folder, a path or a URI Spark reads;
-    checked before the job runs) or a temporary folder on the driver, removed at exit."""
+#: the Flink keys that start a job from a checkpoint or savepoint (the second deprecated)
+RESTORE_KEYS = ("execution.state-recovery.path", "execution.savepoint.path")
+
+
+def _output_location(
+    output: str | os.PathLike[str] | None, master: str, *, resuming: bool = False
+) -> Location:
+    """Where the output goes: ``output`` (a path or a URI Spark reads; checked before the
+    job runs) or a temporary folder on the driver, removed at exit. A fresh run's folder is
+    new or empty (its files are that run's output); a run ``resuming`` from a checkpoint or
+    savepoint continues the files already there, as ``ckptsim run -s`` does for a file sink
+    (the sink's restore keeps what the checkpoint's lineage committed and retracts what
+    came after)."""
     if output is None:
         if not _temporary:
             atexit.register(_remove_temporary)
@@ -459,12 +470,21 @@ def _output_location(output: str | os.PathLike[str] | None, master: str) -> Loca
     filesystem = location.filesystem
     try:
         found = filesystem.get_file_info(location.path).type
-        if found != FileType.NotFound and (
-            found != FileType.Directory or filesystem.get_file_info(FileSelector(location.path))
+        if found not in (FileType.NotFound, FileType.Directory):
+            raise FileExistsError(
+                f"the output {location.uri} exists and is not a directory: give run_topology "
+                "a new or empty directory (its files are the job's output)"
+            )
+        if (
+            found == FileType.Directory
+            and not resuming
+            and filesystem.get_file_info(FileSelector(location.path))
         ):
             raise FileExistsError(
                 f"the output {location.uri} exists and is not an empty directory: give "
-                "run_topology a new or empty directory (its files are the job's output)"
+                "run_topology a new or empty directory (its files are the job's output), or "
+                "resume the run that wrote them (config execution.state-recovery.path: one "
+                "of its retained checkpoints) to continue them"
             )
         filesystem.create_dir(location.path, recursive=True)
     except OSError as error:

@@ -45,13 +45,6 @@ def _totals(poison: bool) -> Any:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41c: run_topology refuses to resume a retained checkpoint into its own output "
-    "folder (FileExistsError from orchestrator._output_location, which ignores "
-    "execution.state-recovery.path), where docs/recovery.md and docs/spark.md say a resumed "
-    "job continues the files already there",
-)
 def test_a_failed_run_resumes_from_its_retained_checkpoint_into_the_same_output(
     spark: Any, tmp_path: Path
 ) -> None:
