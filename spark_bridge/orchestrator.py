@@ -218,8 +218,10 @@ def run_topology_job(
         settings = attempt.config(settings)
     elif run_id is not None:
         raise ValueError("run_id= names a run of a state folder: give state= too")
-    location = _output_location(output, master, resuming=resuming)
     input_schema = _input_schema(data)
+    if input_schema is not None:
+        _check_column_names(input_schema, _case_sensitive(spark))
+    location = _output_location(output, master, resuming=resuming)
     sink = ParquetSink(
         location,
         spark_schema if spark_schema is not None else schema,
@@ -408,6 +410,47 @@ def _input_schema(data: Any) -> Any:
     from pyspark.sql import DataFrame  # noqa: PLC0415
 
     return data.schema if isinstance(data, DataFrame) else None
+
+
+def _case_sensitive(spark: Any) -> bool:
+    """Whether the session tells column names apart by case (``spark.sql.caseSensitive``)."""
+    return str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+
+
+def _check_column_names(struct: Any, case_sensitive: bool, where: str = "") -> None:
+    """Refuse an input whose columns (or a struct column's fields) repeat a name (a join's
+    ``id`` and ``id``), before the job runs: its records' fields could not be told apart
+    by name, and Spark would not read the output back (its ``df.write.parquet`` refuses
+    such a schema up front, COLUMN_ALREADY_EXISTS)."""
+    from pyspark.sql.types import ArrayType, MapType, StructType  # noqa: PLC0415
+
+    if isinstance(struct, ArrayType):
+        _check_column_names(struct.elementType, case_sensitive, where)
+        return
+    if isinstance(struct, MapType):
+        _check_column_names(struct.keyType, case_sensitive, where)
+        _check_column_names(struct.valueType, case_sensitive, where)
+        return
+    if not isinstance(struct, StructType):
+        return
+    seen: dict[str, str] = {}
+    repeated: list[str] = []
+    for field in struct.fields:
+        key = field.name if case_sensitive else field.name.lower()
+        if key in seen and seen[key] not in repeated:
+            repeated.append(seen[key])
+        seen.setdefault(key, field.name)
+    if repeated:
+        names = ", ".join(f"`{where}{name}`" for name in repeated)
+        inside = f" (inside column `{where.rstrip('.')}`)" if where else ""
+        raise SparkBridgeError(
+            f"[COLUMN_ALREADY_EXISTS] the input has more than one column named {names}"
+            f"{inside}, as Spark's df.write.parquet refuses too: rename or drop them before "
+            "run_topology (e.g. select with aliases after a join: "
+            "left.id.alias('left_id'), right.id.alias('right_id'))"
+        )
+    for field in struct.fields:
+        _check_column_names(field.dataType, case_sensitive, f"{where}{field.name}.")
 
 
 def _arrow_or_none(struct: Any) -> Any:

@@ -157,13 +157,6 @@ def test_a_stopped_session_is_refused_with_a_clear_error(
     assert "stopped" in str(refused.value).lower()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41c: an input with duplicate column names (a join's id and id) runs the "
-    "whole topology and writes its Parquet files, then reading them back fails with Spark's "
-    "COLUMN_ALREADY_EXISTS; Spark's own df.write.parquet refuses such a schema before "
-    "writing anything",
-)
 def test_duplicate_column_names_are_refused_before_the_job_runs(spark: Any, tmp_path: Path) -> None:
     left = spark.range(3).selectExpr("id", "id AS v")
     right = spark.range(3).selectExpr("id", "id * 10 AS v")
