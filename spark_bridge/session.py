@@ -158,9 +158,17 @@ def is_connect(obj: Any) -> bool:
 
 
 def require_classic_session(spark: Any) -> None:
-    """Refuse a Spark Connect session with a message saying what to do instead."""
+    """Refuse a Spark Connect session, or a stopped one, with a message saying what to do
+    instead."""
     if is_connect(spark):
         raise SparkConnectNotSupported(CONNECT_MESSAGE.format(what="session"))
+    context = getattr(spark, "sparkContext", None)
+    if context is not None and getattr(context, "_jsc", None) is None:  # what stop() leaves
+        raise SparkBridgeError(
+            "the SparkSession is stopped (spark.stop() or its SparkContext's stop() was "
+            "called): give run_topology a running session (SparkSession.builder.getOrCreate() "
+            "starts a new one; DataFrames of the stopped session cannot be read again)"
+        )
 
 
 _LOG4J = """\

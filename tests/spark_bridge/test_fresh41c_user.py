@@ -138,12 +138,6 @@ def test_a_variant_column_passes_through_with_its_type(spark: Any) -> None:
     assert out.schema.simpleString() == data.schema.simpleString()  # today v:struct<...>
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41c: a stopped SparkSession given to run_topology fails with AttributeError "
-    "'NoneType' object has no attribute 'getLocalProperty' (PySpark's context), not a clear "
-    "SparkBridgeError saying the session is stopped",
-)
 def test_a_stopped_session_is_refused_with_a_clear_error(
     spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
