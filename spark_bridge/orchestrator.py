@@ -221,6 +221,7 @@ def run_topology_job(
     input_schema = _input_schema(data)
     if input_schema is not None:
         _check_column_names(input_schema, _case_sensitive(spark))
+        _check_column_types(input_schema)
     location = _output_location(output, master, resuming=resuming)
     sink = ParquetSink(
         location,
@@ -451,6 +452,47 @@ def _check_column_names(struct: Any, case_sensitive: bool, where: str = "") -> N
         )
     for field in struct.fields:
         _check_column_names(field.dataType, case_sensitive, f"{where}{field.name}.")
+
+
+def _unreadable_types() -> tuple[type, ...]:
+    """The Spark types PySpark cannot turn into Python values (NOT_IMPLEMENTED in a Python
+    worker): a calendar interval and a year-month interval."""
+    from pyspark.sql import types  # noqa: PLC0415
+
+    names = ("CalendarIntervalType", "YearMonthIntervalType")
+    return tuple(getattr(types, name) for name in names if hasattr(types, name))
+
+
+def _check_column_types(struct: Any) -> None:
+    """Refuse, before any Spark job runs, an input column of a type whose values Python
+    cannot read (a struct's field, an array's elements, a map's keys or values too): the
+    source would fail in a Python worker at every restart of the job."""
+    from pyspark.sql.types import ArrayType, MapType, StructType  # noqa: PLC0415
+
+    unreadable = _unreadable_types()
+
+    def found(kind: Any) -> Any:
+        if isinstance(kind, unreadable):
+            return kind
+        if isinstance(kind, StructType):
+            return next((t for f in kind.fields if (t := found(f.dataType)) is not None), None)
+        if isinstance(kind, ArrayType):
+            return found(kind.elementType)
+        if isinstance(kind, MapType):
+            key = found(kind.keyType)
+            return key if key is not None else found(kind.valueType)
+        return None
+
+    for field in struct.fields:
+        kind = found(field.dataType)
+        if kind is not None:
+            inside = "" if kind is field.dataType else f" (in {field.dataType.simpleString()})"
+            raise SparkBridgeError(
+                f"column `{field.name}` is of type {kind.simpleString()} "
+                f"({type(kind).__name__}){inside}, whose values "
+                "PySpark cannot read into Python (NOT_IMPLEMENTED): cast it to a string "
+                f"(CAST(`{field.name}` AS STRING)) or drop it before run_topology"
+            )
 
 
 def _arrow_or_none(struct: Any) -> Any:

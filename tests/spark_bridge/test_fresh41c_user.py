@@ -69,12 +69,6 @@ def test_a_failed_run_resumes_from_its_retained_checkpoint_into_the_same_output(
     assert len(rows) == ROWS and len(set(rows)) == ROWS  # every record's total once
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh41c: a CalendarInterval (or year-month interval) column is not refused up "
-    "front; the job starts, the source fails in a Python worker with PySpark's "
-    "NOT_IMPLEMENTED traceback and TopologyFailed after the restarts",
-)
 @pytest.mark.parametrize(
     "expression", ["make_interval(0, 0, 0, id, 0, 0, 0)", "make_ym_interval(1, CAST(id AS INT))"]
 )
