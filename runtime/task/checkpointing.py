@@ -222,7 +222,11 @@ class SubtaskCheckpointCoordinator:
             unaligned_checkpoint=pending.options.is_unaligned,
             total_bytes_persisted=msg.state.state_size,
         )
+        # the fact goes to the trace before the acknowledgement leaves: once sent, the
+        # checkpoint may complete (and a test may kill this task's process) before a fact
+        # traced after it is written, and the trace would show a completion nobody acknowledged
         return [
+            Traced(event="checkpoint_acknowledged", fields={"checkpoint_id": msg.checkpoint_id}),
             Send(
                 to=Role.COORDINATOR,
                 message=AcknowledgeCheckpoint(
@@ -237,7 +241,6 @@ class SubtaskCheckpointCoordinator:
                     metrics=metrics,
                 ),
             ),
-            Traced(event="checkpoint_acknowledged", fields={"checkpoint_id": msg.checkpoint_id}),
         ]
 
     def snapshot_failed(self, msg: SnapshotFailed) -> list[TaskEffect]:
@@ -273,7 +276,11 @@ class SubtaskCheckpointCoordinator:
     def decline(
         self, checkpoint_id: int, reason: CheckpointFailureReason, message: str | None
     ) -> list[TaskEffect]:
-        return [
+        return [  # traced first, as an acknowledgement (``snapshot_written``)
+            Traced(
+                event="checkpoint_declined",
+                fields={"checkpoint_id": checkpoint_id, "reason": reason.name},
+            ),
             Send(
                 to=Role.COORDINATOR,
                 message=DeclineCheckpoint(
@@ -283,10 +290,6 @@ class SubtaskCheckpointCoordinator:
                     reason=reason,
                     message=message,
                 ),
-            ),
-            Traced(
-                event="checkpoint_declined",
-                fields={"checkpoint_id": checkpoint_id, "reason": reason.name},
             ),
         ]
 

@@ -3,6 +3,8 @@ part's outcome, aborts and notifications."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from runtime.barrier.mode import GateMode
 from runtime.checkpoint import StateHandle, TaskId, TaskStateSnapshot
 from runtime.effects import (
@@ -123,6 +125,24 @@ def test_the_acknowledgement_carries_the_metrics_the_sync_part_included() -> Non
     assert coord.snapshot_written(SnapshotWritten(checkpoint_id=1, state=state)) == []
 
 
+def _traced_before_sent(effects: list[Any], event: str) -> bool:
+    """The task's fact is traced before its message to the coordinator leaves: once sent, the
+    checkpoint may complete (or abort) before a fact traced after it is written."""
+    traced = [i for i, e in enumerate(effects) if isinstance(e, Traced) and e.event == event]
+    sent = [i for i, e in enumerate(effects) if isinstance(e, Send)]
+    return bool(traced) and bool(sent) and traced[0] < sent[0]
+
+
+def test_the_acknowledgement_is_traced_before_it_leaves() -> None:
+    coord = coordinator()
+    coord.checkpoint_state(
+        barrier(1), start_delay_ms=0, alignment_ms=0, processed_bytes=0, ended_input=False
+    )
+    state = TaskStateSnapshot(handles=(StateHandle(key="k", size=1),))
+    effects = coord.snapshot_written(SnapshotWritten(checkpoint_id=1, state=state))
+    assert _traced_before_sent(effects, "checkpoint_acknowledged")
+
+
 def test_a_failed_asynchronous_part_declines() -> None:
     coord = coordinator()
     coord.checkpoint_state(
@@ -139,7 +159,9 @@ def test_a_failed_asynchronous_part_declines() -> None:
 def test_an_abort_on_barrier_declines_and_tells_downstream() -> None:
     coord = coordinator()
     effects = coord.abort_on_barrier(3, CheckpointFailureReason.CHECKPOINT_DECLINED_SUBSUMED)
-    assert isinstance(effects[0], Send) and effects[0].to is Role.COORDINATOR
+    (decline,) = only(effects, Send)
+    assert decline.to is Role.COORDINATOR and isinstance(decline.message, DeclineCheckpoint)
+    assert _traced_before_sent(effects, "checkpoint_declined")
     assert only(effects, SendToOutput) == [SendToOutput(channel=0, item=CancelCheckpointMarker(3))]
 
 
