@@ -1608,10 +1608,14 @@ class GeneratorReader:
                 # a restored reader goes on at the rate from where it was, not from nothing:
                 # as if it had started when its emitted records would have begun
                 self._started_at = now - int(self._emitted / self.rate * 1000)
-            allowed = int((now - self._started_at) / 1000 * self.rate) + 1 - self._emitted
-            limit = max(0, min(limit, allowed))
+            limit = max(0, min(limit, self._allowed(now)))
         stop = min(self.count, self.index + limit * self.stride)
         return range(self.index, stop, self.stride)
+
+    def _allowed(self, now: int) -> int:
+        """How many more records the rate allows by ``now`` (rate-limited, started)."""
+        assert self.rate is not None and self._started_at is not None
+        return int((now - self._started_at) / 1000 * self.rate) + 1 - self._emitted
 
     def advance(self, emitted: int) -> None:
         self.index += emitted * self.stride
@@ -1620,7 +1624,7 @@ class GeneratorReader:
     def next_ready(self, now: int) -> int | None:
         if self.rate is None or self.index >= self.count or self._started_at is None:
             return None
-        if int((now - self._started_at) / 1000 * self.rate) + 1 > self._emitted:
+        if self._allowed(now) > 0:
             return now  # one is ready already (a read stopped short of it at its limit)
         due = self._started_at + int(self._emitted / self.rate * 1000)
         return max(due, now + 1)

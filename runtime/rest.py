@@ -1901,15 +1901,14 @@ def _number(value: Any) -> float | None:
 
 
 def aggregated_metrics_body(
-    stores: Sequence[Mapping[str, Any]], names: str | None, aggregations: str = ""
+    stores: Sequence[Mapping[str, Any]], names: str | None, modes: Sequence[str]
 ) -> list[JsonDict]:
     """Flink's aggregating metrics handlers (``/jobs/metrics``, ``/taskmanagers/metrics``,
     ``.../subtasks/metrics``) over ``stores``, one metric map per job, task manager or
     subtask: without ``get`` (``names`` None) the ids any of them has; with ``get=a,b`` each
     aggregated over the stores that have it (a name whose value is not a number is left
-    out), with every aggregation or those ``agg=min,sum`` names. A name none of them has
-    empties the whole answer, as Flink's handler answers then."""
-    modes = _aggregation_modes(aggregations)
+    out), with the aggregations ``modes`` (``_aggregation_modes`` of ``agg=``). A name none
+    of them has empties the whole answer, as Flink's handler answers then."""
     if names is None:
         return [{"id": name} for name in dict.fromkeys(n for store in stores for n in store)]
     out = []
@@ -1942,7 +1941,7 @@ def subtask_metrics_body(
     """``GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics``, as Flink's aggregating
     handler (``aggregated_metrics_body``) over the subtasks' numeric metrics
     (``subtasks=0,2-3`` only those)."""
-    _aggregation_modes(aggregations)  # a wrong agg is refused before the subtask filter
+    modes = _aggregation_modes(aggregations)  # a wrong agg is refused before the filter
     chosen = _subtask_filter(subtasks)
     stores = [
         {
@@ -1953,7 +1952,7 @@ def subtask_metrics_body(
         for s in vertex.subtasks
         if chosen is None or s.index in chosen
     ]
-    return aggregated_metrics_body(stores, names, aggregations)
+    return aggregated_metrics_body(stores, names, modes)
 
 
 def _ids_filter(text: str) -> list[str]:
@@ -1965,23 +1964,24 @@ def jobs_metrics_body(views: Sequence[JobView], query: Mapping[str, str]) -> lis
     """``GET /jobs/metrics``: the jobs' metrics (``job_metrics``) aggregated over the jobs
     run in this process (``jobs=a,b``: those; an id of no such job is skipped, one that is
     not a job id is Flink's 400)."""
-    _aggregation_modes(query.get("agg", ""))  # Flink resolves agg before jobs
+    modes = _aggregation_modes(query.get("agg", ""))  # Flink resolves agg before jobs
     wanted = _ids_filter(query.get("jobs", ""))
     for job_id in wanted:
         if not _HEX32.match(job_id.lower()):
             raise bad_parameter("query", "jobs", query["jobs"])
     chosen = {j.lower() for j in wanted}
     stores = [job_metrics(v) for v in views if not chosen or v.job_id in chosen]
-    return aggregated_metrics_body(stores, query.get("get"), query.get("agg", ""))
+    return aggregated_metrics_body(stores, query.get("get"), modes)
 
 
 def taskmanagers_metrics_body(views: Sequence[JobView], query: Mapping[str, str]) -> list[JsonDict]:
     """``GET /taskmanagers/metrics``: the task managers' metrics (``process_metrics``, what
     ``/taskmanagers/:id/metrics`` serves) aggregated over the task managers, one per job run
     in this process (``taskmanagers=a,b``: those; an id of no task manager is skipped)."""
+    modes = _aggregation_modes(query.get("agg", ""))
     chosen = set(_ids_filter(query.get("taskmanagers", "")))
     stores = [process_metrics(v.process) for v in views if not chosen or v.taskmanager_id in chosen]
-    return aggregated_metrics_body(stores, query.get("get"), query.get("agg", ""))
+    return aggregated_metrics_body(stores, query.get("get"), modes)
 
 
 #: the metrics of a subtask (``_subtask_rates``), by name

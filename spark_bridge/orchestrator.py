@@ -25,7 +25,7 @@ import dataclasses
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -418,40 +418,48 @@ def _case_sensitive(spark: Any) -> bool:
     return str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
 
 
-def _check_column_names(struct: Any, case_sensitive: bool, where: str = "") -> None:
+def _types_within(kind: Any, where: str = "") -> Iterator[tuple[str, Any]]:
+    """``kind`` and every type inside it (a struct's fields, an array's elements, a map's keys
+    and values), each with the path of the struct fields it is in (``a.b.``)."""
+    from pyspark.sql.types import ArrayType, MapType, StructType  # noqa: PLC0415
+
+    yield where, kind
+    if isinstance(kind, StructType):
+        for field in kind.fields:
+            yield from _types_within(field.dataType, f"{where}{field.name}.")
+    elif isinstance(kind, ArrayType):
+        yield from _types_within(kind.elementType, where)
+    elif isinstance(kind, MapType):
+        yield from _types_within(kind.keyType, where)
+        yield from _types_within(kind.valueType, where)
+
+
+def _check_column_names(struct: Any, case_sensitive: bool) -> None:
     """Refuse an input whose columns (or a struct column's fields) repeat a name (a join's
     ``id`` and ``id``), before the job runs: its records' fields could not be told apart
     by name, and Spark would not read the output back (its ``df.write.parquet`` refuses
     such a schema up front, COLUMN_ALREADY_EXISTS)."""
-    from pyspark.sql.types import ArrayType, MapType, StructType  # noqa: PLC0415
+    from pyspark.sql.types import StructType  # noqa: PLC0415
 
-    if isinstance(struct, ArrayType):
-        _check_column_names(struct.elementType, case_sensitive, where)
-        return
-    if isinstance(struct, MapType):
-        _check_column_names(struct.keyType, case_sensitive, where)
-        _check_column_names(struct.valueType, case_sensitive, where)
-        return
-    if not isinstance(struct, StructType):
-        return
-    seen: dict[str, str] = {}
-    repeated: list[str] = []
-    for field in struct.fields:
-        key = field.name if case_sensitive else field.name.lower()
-        if key in seen and seen[key] not in repeated:
-            repeated.append(seen[key])
-        seen.setdefault(key, field.name)
-    if repeated:
-        names = ", ".join(f"`{where}{name}`" for name in repeated)
-        inside = f" (inside column `{where.rstrip('.')}`)" if where else ""
-        raise SparkBridgeError(
-            f"[COLUMN_ALREADY_EXISTS] the input has more than one column named {names}"
-            f"{inside}, as Spark's df.write.parquet refuses too: rename or drop them before "
-            "run_topology (e.g. select with aliases after a join: "
-            "left.id.alias('left_id'), right.id.alias('right_id'))"
-        )
-    for field in struct.fields:
-        _check_column_names(field.dataType, case_sensitive, f"{where}{field.name}.")
+    for where, kind in _types_within(struct):
+        if not isinstance(kind, StructType):
+            continue
+        seen: dict[str, str] = {}
+        repeated: list[str] = []
+        for field in kind.fields:
+            key = field.name if case_sensitive else field.name.lower()
+            if key in seen and seen[key] not in repeated:
+                repeated.append(seen[key])
+            seen.setdefault(key, field.name)
+        if repeated:
+            names = ", ".join(f"`{where}{name}`" for name in repeated)
+            inside = f" (inside column `{where.rstrip('.')}`)" if where else ""
+            raise SparkBridgeError(
+                f"[COLUMN_ALREADY_EXISTS] the input has more than one column named {names}"
+                f"{inside}, as Spark's df.write.parquet refuses too: rename or drop them "
+                "before run_topology (e.g. select with aliases after a join: "
+                "left.id.alias('left_id'), right.id.alias('right_id'))"
+            )
 
 
 def _unreadable_types() -> tuple[type, ...]:
@@ -467,24 +475,10 @@ def _check_column_types(struct: Any) -> None:
     """Refuse, before any Spark job runs, an input column of a type whose values Python
     cannot read (a struct's field, an array's elements, a map's keys or values too): the
     source would fail in a Python worker at every restart of the job."""
-    from pyspark.sql.types import ArrayType, MapType, StructType  # noqa: PLC0415
-
     unreadable = _unreadable_types()
-
-    def found(kind: Any) -> Any:
-        if isinstance(kind, unreadable):
-            return kind
-        if isinstance(kind, StructType):
-            return next((t for f in kind.fields if (t := found(f.dataType)) is not None), None)
-        if isinstance(kind, ArrayType):
-            return found(kind.elementType)
-        if isinstance(kind, MapType):
-            key = found(kind.keyType)
-            return key if key is not None else found(kind.valueType)
-        return None
-
     for field in struct.fields:
-        kind = found(field.dataType)
+        kinds = (kind for _, kind in _types_within(field.dataType))
+        kind: Any = next((k for k in kinds if isinstance(k, unreadable)), None)
         if kind is not None:
             inside = "" if kind is field.dataType else f" (in {field.dataType.simpleString()})"
             raise SparkBridgeError(

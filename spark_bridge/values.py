@@ -329,10 +329,9 @@ def to_arrow_column(
     """``values`` as an Arrow array of type ``kind``. A Decimal of a larger scale than its
     decimal(p, s) (also in a struct, an array or a map) is rounded half up into scale s, as
     Spark's ``createDataFrame`` does (``rounding=False``: refused); one with more than p - s
-    digits before the point raises ``Unrepresentable``; Arrow's other errors propagate. What
-    fits as it is costs nothing more: the rounding is a second pass, after Arrow refused."""
-    if pa.types.is_decimal(kind):
-        return _decimal_column(pa, values, kind, rounding)
+    digits before the point of a decimal column raises ``Unrepresentable``; Arrow's other
+    errors propagate. What fits as it is costs nothing more: the rounding is a second pass,
+    after Arrow refused."""
     given = values
     convert = _arrow_value(pa, kind, zone)
     if convert is not None:
@@ -347,34 +346,17 @@ def to_arrow_column(
     try:
         return pa.array(values, type=kind)
     except pa.ArrowInvalid as error:
-        if not rounding or not _holds_decimal(pa, kind):
-            raise
         refused = error
-    rounded = _arrow_value(pa, kind, zone, rounding=True)
-    assert rounded is not None  # a decimal inside: it rounds
-    try:
-        return pa.array([v if v is None else rounded(v) for v in given], type=kind)
-    except decimal.InvalidOperation:  # an infinity (or sNaN): what Arrow said of it
-        raise refused from None
-
-
-def _decimal_column(pa: Any, values: Sequence[Any], kind: Any, rounding: bool) -> Any:
-    """A decimal column: as it is if Arrow takes it, else rounded (a column at a time)."""
-    try:
-        return pa.array(values, type=kind)
-    except pa.ArrowInvalid as error:
-        refused = error
-    if rounding:
-        quantize, step, decimal_ = _ROUNDING.quantize, _step(kind.scale), decimal.Decimal
+    if rounding and _holds_decimal(pa, kind):
+        rounded = _arrow_value(pa, kind, zone, rounding=True)
+        assert rounded is not None  # a decimal inside: it rounds
         try:
-            rounded = [quantize(v, step) if isinstance(v, decimal_) else v for v in values]
+            return pa.array([v if v is None else rounded(v) for v in given], type=kind)
         except decimal.InvalidOperation:  # an infinity (or sNaN): what Arrow said of it
             raise refused from None
-        try:
-            return pa.array(rounded, type=kind)
         except pa.ArrowInvalid as error:
             refused = error
-    misfit = _misfit(values, kind, rounding)
+    misfit = _misfit(given, kind, rounding) if pa.types.is_decimal(kind) else None
     if misfit is None:
         raise refused
     raise Unrepresentable(misfit) from None
